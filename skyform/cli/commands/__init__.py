@@ -1,0 +1,17 @@
+"""One module per verb. Each exposes `register(app)`; keep imports inside command bodies."""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+# Order here is the order `skyform --help` lists them.
+COMMAND_MODULES: tuple[str, ...] = (
+    "check",
+)
+
+
+def register_all(app: typer.Typer) -> None:
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"skyform.cli.commands.{name}").register(app)

@@ -1,0 +1,92 @@
+"""The Typer app and the single boundary where errors become exit codes.
+
+Command modules under `cli/commands/` register themselves on `app` (or on a sub-app)
+when imported below. They must stay light at import time: `skyform --help` imports
+every one of them, so heavy modules (pulumi, pulp, fabric, the catalog) are imported
+inside the command functions.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from skyform import __version__
+from skyform.errors import Interrupted, SkyformError
+
+app = typer.Typer(
+    name="skyform",
+    help="Plan and run compute jobs across clouds, declaratively.\n\n"
+    "skyform plan task.yaml -o plan.json  ·  skyform apply plan.json",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"skyform {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Plan and run compute jobs across clouds, declaratively."""
+
+
+def _register_commands() -> None:
+    # Importing a command module registers its commands on `app`.
+    from skyform.cli.commands import register_all
+
+    register_all(app)
+
+
+_register_commands()
+
+USAGE_EXIT = 1  # click uses 2 for usage errors; skyform keeps 2 for "plan has changes".
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Console-script entry point: run the app, map every outcome to an exit code."""
+    code = 0
+    try:
+        result = app(args=argv, standalone_mode=False, prog_name="skyform")
+        code = result if isinstance(result, int) else 0
+    except SkyformError as err:
+        _report(err)
+        code = err.exit_code
+    except (KeyboardInterrupt, typer.Abort):
+        _report(Interrupted("Interrupted."))
+        code = Interrupted.exit_code
+    except typer.Exit as err:
+        code = err.exit_code
+    except typer.TyperException as err:  # usage errors from the (vendored) click parser
+        err.show()  # type: ignore[attr-defined]
+        raw = getattr(err, "exit_code", 1)
+        code = USAGE_EXIT if raw == 2 else raw
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+def _report(err: SkyformError) -> None:
+    from skyform.cli.render.errors import render_error
+
+    render_error(err)
+    if os.environ.get("SKYFORM_DEBUG") == "1" and err.__traceback__ is not None:
+        import traceback
+
+        traceback.print_exception(type(err), err, err.__traceback__, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run()

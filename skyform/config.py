@@ -1,0 +1,146 @@
+"""SKYFORM_HOME and its config.yaml (node pools, local node, planning defaults).
+
+SKYFORM_HOME defaults to ~/.skyform; it is created 0700 because it holds state,
+keys and known_hosts. The config file is optional: a fresh machine has none.
+
+    # $SKYFORM_HOME/config.yaml
+    local:                      # the embedded `local` infra (this machine)
+      hourly_price: 0.0
+    ssh_pools:                  # SkyPilot's ssh_node_pools.yaml shape, plus labels
+      lab:
+        user: ubuntu
+        identity_file: ~/.ssh/id_ed25519
+        hosts:
+          - 10.0.0.5
+          - {host: 10.0.0.6, port: 2222, labels: {region: west, zone: west-a, spot: true}}
+    plan:
+      clouds: [aws, gcp]        # clouds considered when a task does not name its infra
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from skyform.errors import ConfigError
+
+DEFAULT_HOME = "~/.skyform"
+CATALOG_CLOUDS = ("aws", "gcp")
+
+
+def home() -> Path:
+    """SKYFORM_HOME as an absolute path (not created)."""
+    return Path(os.environ.get("SKYFORM_HOME") or DEFAULT_HOME).expanduser().resolve()
+
+
+def ensure_dir(path: Path) -> Path:
+    """Create `path` (and parents) with mode 0700 and tighten it if it already exists."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path, 0o700)
+    return path
+
+
+def ensure_home() -> Path:
+    return ensure_dir(home())
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HostLabels(_Strict):
+    """Labels that make a host behave like a cloud offer for the optimizer."""
+
+    region: str | None = None
+    zone: str | None = None
+    spot: bool = False
+    instance_type: str | None = None
+
+
+class SSHHost(_Strict):
+    host: str
+    port: int | None = Field(default=None, ge=1, le=65535)
+    user: str | None = None
+    identity_file: str | None = None
+    labels: HostLabels = HostLabels()
+    cpus: float | None = Field(default=None, gt=0)
+    memory: float | None = Field(default=None, gt=0, description="GiB")
+    accelerators: dict[str, float] = {}
+    hourly_price: float | None = Field(default=None, ge=0)
+
+    @classmethod
+    def parse(cls, raw: Any) -> SSHHost:
+        if isinstance(raw, str):
+            return cls(host=raw)
+        if isinstance(raw, dict) and "ip" in raw and "host" not in raw:
+            raw = {("host" if k == "ip" else k): v for k, v in raw.items()}
+        return cls.model_validate(raw)
+
+
+class SSHPool(_Strict):
+    user: str | None = None
+    identity_file: str | None = None
+    port: int = Field(default=22, ge=1, le=65535)
+    hourly_price: float = Field(default=0.0, ge=0)
+    hosts: list[SSHHost]
+
+    @field_validator("hosts", mode="before")
+    @classmethod
+    def _hosts(cls, value: Any) -> Any:
+        if not isinstance(value, list) or not value:
+            raise ValueError("hosts must be a non-empty list")
+        return [SSHHost.parse(h) if not isinstance(h, SSHHost) else h for h in value]
+
+
+class LocalNode(_Strict):
+    cpus: float | None = Field(default=None, gt=0)
+    memory: float | None = Field(default=None, gt=0)
+    accelerators: dict[str, float] = {}
+    hourly_price: float = Field(default=0.0, ge=0)
+
+
+class PlanDefaults(_Strict):
+    clouds: list[str] = list(CATALOG_CLOUDS)
+
+
+class PulumiSettings(_Strict):
+    backend_url: str | None = None
+    project: str = "skyform"
+
+
+class Config(_Strict):
+    local: LocalNode = LocalNode()
+    ssh_pools: dict[str, SSHPool] = {}
+    plan: PlanDefaults = PlanDefaults()
+    pulumi: PulumiSettings = PulumiSettings()
+
+
+def config_path() -> Path:
+    return home() / "config.yaml"
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Read config.yaml; a missing file is an empty config."""
+    import yaml
+
+    path = path or config_path()
+    if not path.exists():
+        return Config()
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    try:
+        return Config.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(
+            f"{path}: {where}: {first['msg']}",
+            hint="See the config.yaml example in skyform/config.py's docstring or the README.",
+        ) from None

@@ -1,0 +1,135 @@
+"""The one error tree. Every user-facing failure is a SkyformError.
+
+Each class carries its exit code; `cli/main.py` is the only place that turns an
+error into process output and an exit status. Messages say what was wrong and
+where; `hint` says what to do about it.
+"""
+
+from __future__ import annotations
+
+
+class SkyformError(Exception):
+    """Root of every error skyform reports to a user (exit 1 unless a branch says otherwise)."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+# --- input ------------------------------------------------------------------------------
+
+
+class SpecError(SkyformError):
+    """A task file (or --env input) is malformed. Names file, line, column and field."""
+
+    def __init__(
+        self,
+        message: str,
+        hint: str | None = None,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message, hint)
+        self.path = path
+        self.line = line
+        self.column = column
+        self.field = field
+
+    @property
+    def location(self) -> str:
+        """`file:line:col` as editors and terminals link it (parts omitted when unknown)."""
+        parts = [p for p in (self.path, self.line, self.column) if p is not None]
+        return ":".join(str(p) for p in parts)
+
+
+class UnsupportedError(SpecError):
+    """Valid SkyPilot input that skyform deliberately does not run (a cloud, `service:` ...)."""
+
+
+class ConfigError(SkyformError):
+    """SKYFORM_HOME/config.yaml is malformed or names something that does not exist."""
+
+
+# --- catalog and planning ----------------------------------------------------------------
+
+
+class CatalogError(SkyformError):
+    """The price catalog could not be loaded, refreshed or validated."""
+
+
+class PlanError(SkyformError):
+    """A plan could not be made, read or used."""
+
+
+class NoOffersError(PlanError):
+    """Nothing in the catalog satisfies a task's resources (or all of it is blocked)."""
+
+    exit_code = 4
+
+
+class StalePlanError(PlanError):
+    """A saved plan no longer matches the task file, the catalog or the state."""
+
+    exit_code = 3
+
+
+class PlanFileError(PlanError):
+    """A plan file is corrupt, truncated, or of another format version."""
+
+
+# --- state, stacks, execution ---------------------------------------------------------------
+
+
+class StateError(SkyformError):
+    """The state database is unusable, or a record it should have is missing."""
+
+
+class LockedError(StateError):
+    """Another skyform process holds the lock on a cluster."""
+
+
+class StackError(SkyformError):
+    """An engine could not bring a cluster up, refresh it or tear it down."""
+
+
+class CapacityError(StackError):
+    """The infra has no capacity for the placement (e.g. every host of an ssh pool is taken)."""
+
+    exit_code = 4
+
+
+class ExecError(SkyformError):
+    """Running something on a cluster's nodes failed."""
+
+
+class NodeUnreachable(ExecError):
+    """A node did not answer over SSH (down, wrong key, host key mismatch, timeout)."""
+
+
+class NodeCommandFailed(ExecError):
+    """A command on one or more nodes exited non-zero."""
+
+    def __init__(self, message: str, hint: str | None = None, *, exit_code: int = 1) -> None:
+        super().__init__(message, hint)
+        self.exit_code = exit_code
+
+
+class RecoveryExhausted(SkyformError):
+    """A managed job gave up relaunching: no capacity left after the allowed rounds."""
+
+    exit_code = 4
+
+
+class Interrupted(SkyformError):
+    """The user pressed Ctrl-C."""
+
+    exit_code = 130
