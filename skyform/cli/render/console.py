@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from rich.console import Console
 
+PIPE_WIDTH = 120  # rich assumes 80 columns when not on a terminal; tables need more
+
 
 def make_console(*, stderr: bool = False, width: int | None = None) -> Console:
     stream = sys.stderr if stderr else sys.stdout
+    if width is None and not stream.isatty() and not os.environ.get("COLUMNS"):
+        width = PIPE_WIDTH
     return Console(file=stream, width=width, highlight=False, soft_wrap=False)
 
 
@@ -17,6 +22,11 @@ def plain_console(width: int = 100) -> Console:
     import io
 
     return Console(
-        file=io.StringIO(), width=width, no_color=True, color_system=None,
-        highlight=False, force_terminal=False, legacy_windows=False,
+        file=io.StringIO(),
+        width=width,
+        no_color=True,
+        color_system=None,
+        highlight=False,
+        force_terminal=False,
+        legacy_windows=False,
     )

@@ -1,0 +1,173 @@
+"""What `skyform check` looks at: which infra this machine can use right now.
+
+Only local facts are read (environment, credential files, kubeconfig, PATH, a TCP
+banner from ssh hosts); nothing here calls a cloud API, so it is quick and offline.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from skyform.config import Config, SSHPool, load_config
+
+SSH_PROBE_TIMEOUT = 2.0
+
+
+@dataclass(frozen=True)
+class InfraStatus:
+    name: str
+    usable: bool
+    detail: str
+    hint: str | None = None
+    items: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _sdk_installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _extra_hint(extra: str, module: str) -> str | None:
+    if _sdk_installed(module):
+        return None
+    return f"the Pulumi provider SDK is not installed: pip install 'skyform[{extra}]'"
+
+
+def check_local(config: Config) -> InfraStatus:
+    cpus = config.local.cpus or os.cpu_count() or 1
+    detail = f"this machine: {cpus:g} vCPUs"
+    return InfraStatus("local", True, detail)
+
+
+def _probe_ssh(host: str, port: int, timeout: float = SSH_PROBE_TIMEOUT) -> str | None:
+    """None when an SSH server answers with its banner, else a short reason."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            banner = sock.recv(64)
+    except TimeoutError:
+        return "timed out"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not banner.startswith(b"SSH-"):
+        return "answered, but not with an SSH banner"
+    return None
+
+
+def check_ssh_pool(name: str, pool: SSHPool) -> InfraStatus:
+    targets = [(h.host, h.port or pool.port) for h in pool.hosts]
+    with ThreadPoolExecutor(max_workers=min(16, len(targets))) as ex:
+        reasons = list(ex.map(lambda t: _probe_ssh(*t), targets))
+    items = [
+        f"{host}:{port} " + ("ok" if reason is None else f"unreachable ({reason})")
+        for (host, port), reason in zip(targets, reasons, strict=True)
+    ]
+    healthy = sum(r is None for r in reasons)
+    usable = healthy > 0
+    hint = None if healthy == len(targets) else "check the host is up and sshd listens on that port"
+    return InfraStatus(f"ssh/{name}", usable, f"{healthy}/{len(targets)} hosts answer", hint, items)
+
+
+def check_aws(env: dict[str, str], user_home: Path) -> InfraStatus:
+    if env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY"):
+        found = "AWS_ACCESS_KEY_ID in the environment"
+    elif env.get("AWS_PROFILE"):
+        found = f"AWS_PROFILE={env['AWS_PROFILE']}"
+    elif (user_home / ".aws" / "credentials").is_file():
+        found = "~/.aws/credentials"
+    elif (user_home / ".aws" / "config").is_file():
+        found = "~/.aws/config"
+    else:
+        return InfraStatus(
+            "aws",
+            False,
+            "no credentials found",
+            "run `aws configure` or set AWS_ACCESS_KEY_ID / AWS_PROFILE",
+        )
+    return InfraStatus("aws", True, f"credentials: {found}", _extra_hint("aws", "pulumi_aws"))
+
+
+def check_gcp(env: dict[str, str], user_home: Path) -> InfraStatus:
+    adc = env.get("GOOGLE_APPLICATION_CREDENTIALS")
+    default_adc = user_home / ".config" / "gcloud" / "application_default_credentials.json"
+    if adc and Path(adc).is_file():
+        found = f"GOOGLE_APPLICATION_CREDENTIALS={adc}"
+    elif default_adc.is_file():
+        found = "gcloud application-default credentials"
+    else:
+        return InfraStatus(
+            "gcp",
+            False,
+            "no credentials found",
+            "run `gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS",
+        )
+    project = env.get("GOOGLE_CLOUD_PROJECT") or env.get("CLOUDSDK_CORE_PROJECT")
+    detail = f"credentials: {found}" + (f", project {project}" if project else "")
+    return InfraStatus("gcp", True, detail, _extra_hint("gcp", "pulumi_gcp"))
+
+
+def check_kubernetes(env: dict[str, str], user_home: Path) -> InfraStatus:
+    import yaml
+
+    paths = [Path(p) for p in env.get("KUBECONFIG", "").split(os.pathsep) if p]
+    paths = paths or [user_home / ".kube" / "config"]
+    contexts: list[str] = []
+    current = None
+    for path in paths:
+        if not path.is_file():
+            continue
+        try:
+            doc = yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError):
+            continue
+        current = current or doc.get("current-context")
+        contexts += [c.get("name", "?") for c in doc.get("contexts") or [] if isinstance(c, dict)]
+    if not contexts:
+        return InfraStatus(
+            "kubernetes",
+            False,
+            "no kubeconfig context found",
+            "point KUBECONFIG at a kubeconfig, or create ~/.kube/config",
+        )
+    detail = f"{len(contexts)} context(s), current: {current or 'none'}"
+    return InfraStatus(
+        "kubernetes", True, detail, _extra_hint("kubernetes", "pulumi_kubernetes"), contexts
+    )
+
+
+def check_pulumi_cli() -> InfraStatus:
+    exe = shutil.which("pulumi")
+    if exe is None:
+        return InfraStatus(
+            "pulumi",
+            False,
+            "pulumi CLI not on PATH (needed to apply aws/gcp/kubernetes stacks)",
+            "install it: curl -fsSL https://get.pulumi.com | sh",
+        )
+    try:
+        out = subprocess.run(
+            [exe, "version"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        out = "version unknown"
+    return InfraStatus("pulumi", True, f"{exe} ({out or 'version unknown'})")
+
+
+def check_all(config: Config | None = None, env: dict[str, str] | None = None) -> list[InfraStatus]:
+    config = config or load_config()
+    env = dict(os.environ if env is None else env)
+    user_home = Path(env.get("HOME") or Path.home())
+    results = [check_local(config)]
+    results += [check_ssh_pool(name, pool) for name, pool in sorted(config.ssh_pools.items())]
+    results += [check_aws(env, user_home), check_gcp(env, user_home)]
+    results += [check_kubernetes(env, user_home), check_pulumi_cli()]
+    return results

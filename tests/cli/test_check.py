@@ -1,0 +1,87 @@
+"""`skyform check` reports local, ssh pools, cloud credentials, kubeconfig and the pulumi CLI."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+
+import pytest
+
+
+@pytest.fixture
+def fake_sshd():
+    """A TCP server that greets like sshd, then closes."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield server.getsockname()[1]
+    server.close()
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_check_reports_pool_health_and_missing_credentials(
+    cli, skyform_home, fake_sshd, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "GOOGLE_APPLICATION_CREDENTIALS", "KUBECONFIG"):
+        monkeypatch.delenv(var, raising=False)
+    (skyform_home / "config.yaml").write_text(
+        "ssh_pools:\n  lab:\n    hosts:\n"
+        f"      - {{host: 127.0.0.1, port: {fake_sshd}}}\n"
+        f"      - {{ip: 127.0.0.1, port: {_closed_port()}}}\n"
+    )
+    result = cli("check", "--json")
+    assert result.exit_code == 0
+    by_name = {r["name"]: r for r in json.loads(result.stdout)}
+    assert by_name["local"]["usable"] is True
+    assert by_name["ssh/lab"]["usable"] is True
+    assert by_name["ssh/lab"]["detail"] == "1/2 hosts answer"
+    assert any("unreachable" in item for item in by_name["ssh/lab"]["items"])
+    assert by_name["aws"]["usable"] is False and "aws configure" in by_name["aws"]["hint"]
+    assert by_name["gcp"]["usable"] is False
+    assert by_name["kubernetes"]["usable"] is False
+
+
+def test_check_finds_credentials_and_contexts(cli, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".aws").mkdir()
+    (tmp_path / ".aws" / "credentials").write_text("[default]\n")
+    kube = tmp_path / "kubeconfig"
+    kube.write_text("current-context: dev\ncontexts:\n  - name: dev\n  - name: prod\n")
+    monkeypatch.setenv("KUBECONFIG", str(kube))
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    result = cli("check", "--json")
+    by_name = {r["name"]: r for r in json.loads(result.stdout)}
+    assert by_name["aws"]["usable"] is True
+    assert by_name["aws"]["detail"] == "credentials: ~/.aws/credentials"
+    assert by_name["kubernetes"]["items"] == ["dev", "prod"]
+    assert "current: dev" in by_name["kubernetes"]["detail"]
+
+
+def test_check_human_output_marks_usable_infra(cli, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    result = cli("check")
+    assert result.exit_code == 0
+    assert "✔ local" in result.stdout
+    assert "Usable infra: local" in result.stdout

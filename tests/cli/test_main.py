@@ -1,0 +1,71 @@
+"""The CLI shell: version, help, exit codes at the one boundary, and start-up weight."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from skyform import __version__
+
+
+def test_version(cli):
+    result = cli("--version")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"skyform {__version__}"
+
+
+def test_help_lists_commands(cli):
+    result = cli("--help")
+    assert result.exit_code == 0
+    assert "check" in result.stdout
+
+
+def test_unknown_option_is_exit_1_not_2(cli):
+    # 2 is reserved for "plan has changes" (--detailed-exitcode); usage errors are 1.
+    result = cli("check", "--no-such-flag")
+    assert result.exit_code == 1
+    assert "No such option" in result.stderr
+
+
+def test_user_error_has_message_and_hint_but_no_traceback(cli, skyform_home):
+    (skyform_home / "config.yaml").write_text("ssh_pools:\n  lab:\n    hosts: []\n")
+    result = cli("check")
+    assert result.exit_code == 1
+    assert "config.yaml: ssh_pools.lab.hosts" in result.stderr
+    assert "non-empty list" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_debug_env_shows_traceback(cli, skyform_home, monkeypatch):
+    (skyform_home / "config.yaml").write_text("- not a mapping\n")
+    monkeypatch.setenv("SKYFORM_DEBUG", "1")
+    result = cli("check")
+    assert result.exit_code == 1
+    assert "Traceback" in result.stderr
+
+
+def _modules_loaded_by(args: list[str]) -> set[str]:
+    code = (
+        "import sys, json\n"
+        "from skyform.cli.main import run\n"
+        f"try:\n    run({args!r})\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write('\\nMODULES=' + json.dumps(sorted(sys.modules)))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        check=False,
+    )
+    return set(json.loads(proc.stderr.rsplit("MODULES=", 1)[1]))
+
+
+HEAVY = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes", "pulp", "fabric", "paramiko")
+
+
+def test_help_imports_no_heavy_sdk():
+    loaded = _modules_loaded_by(["--help"])
+    assert not [m for m in loaded if m.split(".")[0] in HEAVY]

@@ -1,0 +1,47 @@
+"""Shared fixtures: an isolated SKYFORM_HOME per test and a CLI runner."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def skyform_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own SKYFORM_HOME so nothing touches ~/.skyform."""
+    home = tmp_path_factory.mktemp("skyform-home")
+    monkeypatch.setenv("SKYFORM_HOME", str(home))
+    monkeypatch.delenv("SKYFORM_DEBUG", raising=False)
+    monkeypatch.setenv("COLUMNS", "120")
+    return home
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]):
+    """Run `skyform ARGS...` in-process through the real exit boundary."""
+    from skyform.cli.main import run
+
+    def invoke(*args: str | os.PathLike) -> CliResult:
+        capsys.readouterr()
+        code = run([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return CliResult(code, out, err)
+
+    return invoke

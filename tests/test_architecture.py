@@ -1,0 +1,74 @@
+"""Layering rules from DESIGN.md, checked on the source so a regression fails CI.
+
+- nothing imports `skyform.cli` except the CLI itself;
+- `rich` is imported only under `skyform/cli/render/`;
+- nothing below `skyform/cli/` calls print();
+- Pulumi SDKs only under `skyform/stacks/pulumi/`, PuLP only in the optimizer, and neither at
+  module level anywhere outside them (they cost seconds to import);
+- `skyform.plan` depends only on `spec`, `errors`, `config` (and itself).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "skyform"
+SOURCES = sorted(PKG.rglob("*.py"))
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(PKG.parent).as_posix()
+
+
+def _imports(path: Path) -> list[tuple[str, bool]]:
+    """(module, at_module_level) for every import in a file."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    top_level = {id(node) for node in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, id(node) in top_level) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.module, id(node) in top_level))
+    return found
+
+
+def _root(module: str) -> str:
+    return module.split(".")[0]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_rel)
+def test_layering(path: Path):
+    rel = _rel(path)
+    in_cli = rel.startswith("skyform/cli/")
+    in_render = rel.startswith("skyform/cli/render/")
+    in_pulumi = rel.startswith("skyform/stacks/pulumi/")
+    in_optimizer = rel.startswith("skyform/plan/optimizer")
+    for module, top in _imports(path):
+        if module.startswith("skyform.cli"):
+            assert in_cli, f"{rel} imports {module}: nothing outside cli/ may import the CLI"
+        if _root(module) == "rich":
+            assert in_render, f"{rel} imports rich: only skyform/cli/render/ may"
+        if _root(module).startswith("pulumi"):
+            assert in_pulumi, f"{rel} imports {module}: only skyform/stacks/pulumi/ may"
+        if _root(module) == "pulp":
+            assert in_optimizer and not top, f"{rel} imports pulp at module level or outside it"
+        if rel.startswith("skyform/plan/") and module.startswith("skyform."):
+            layer = module.split(".")[1]
+            assert layer in {"plan", "spec", "errors", "config"}, f"{rel} imports {module}"
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in SOURCES if not _rel(p).startswith("skyform/cli/")], ids=_rel
+)
+def test_no_print_below_cli(path: Path):
+    tree = ast.parse(path.read_text())
+    calls = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print"
+    ]
+    assert not calls, f"{_rel(path)} calls print() on line {calls[0].lineno}"
