@@ -24,6 +24,6 @@ def format_error(err: SkyformError) -> list[str]:
 def render_error(err: SkyformError) -> None:
     console = make_console(stderr=True)
     first, *rest = format_error(err)
-    console.print(f"[bold red]{escape(first)}[/]")
+    console.print(f"[bold red]{escape(first)}[/]", soft_wrap=True)
     for line in rest:
-        console.print(f"[yellow]{escape(line)}[/]")
+        console.print(f"[yellow]{escape(line)}[/]", soft_wrap=True)

@@ -1,0 +1,27 @@
+"""`skyform show PLAN.json`: render a saved plan for people, PR comments or programs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("show")(show)
+
+
+def show(
+    plan_file: Path = typer.Argument(..., help="A plan written by `skyform plan -o`."),
+    json_out: bool = typer.Option(False, "--json", help="Print the plan model as JSON."),
+    markdown: bool = typer.Option(False, "--markdown", help="Render a pull-request comment."),
+) -> None:
+    """Show a saved plan: Terraform-style text, --json, or --markdown for a PR comment."""
+    from skyform.cli.render.plan_output import emit_plan
+    from skyform.errors import SkyformError
+    from skyform.plan.planfile import read_plan
+
+    if json_out and markdown:
+        raise SkyformError("--json and --markdown are exclusive: pick one output format")
+    plan, _ = read_plan(plan_file)
+    emit_plan(plan, as_json=json_out, markdown=markdown)

@@ -1,0 +1,235 @@
+"""`skyform plan` / `skyform show`: the plan as a person reads it, Terraform style.
+
+Reads only the serialized Plan. Layout:
+  legend (only the symbols used) · one block per cluster change with its attributes and the
+  "considered resources" table · the multi-task "Best plan" table · egress · summary line.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.padding import Padding
+from rich.table import Table
+
+from skyform.cli.render import fmt
+from skyform.plan.model import Action, ClusterChange, ClusterSpec, Plan, TaskPlacement
+
+LEGEND = {
+    Action.CREATE: "create",
+    Action.UPDATE: "update in-place",
+    Action.REPLACE: "destroy and then create replacement",
+    Action.DELETE: "destroy",
+}
+VERB = {
+    Action.CREATE: "will be created",
+    Action.UPDATE: "will be updated in-place",
+    Action.REPLACE: "must be replaced",
+    Action.DELETE: "will be destroyed",
+}
+STYLE = {
+    Action.CREATE: "green",
+    Action.UPDATE: "yellow",
+    Action.REPLACE: "magenta",
+    Action.DELETE: "red",
+}
+
+
+Value = str | int | float | bool | None
+DIGEST_ATTRS = frozenset({"setup", "job"})
+
+
+def spec_attributes(spec: ClusterSpec, placement: TaskPlacement | None) -> list[tuple[str, Value]]:
+    offer = spec.offer
+    attrs: list[tuple[str, Value]] = [
+        ("infra", offer.infra),
+        ("instance_type", offer.instance_type),
+        ("spot", offer.spot),
+        ("nodes", spec.num_nodes),
+        ("accelerators", fmt.gpus(offer) if offer.accelerator else None),
+        ("vcpus", offer.vcpus),
+        ("memory_gb", offer.memory_gib),
+        ("disk_size_gb", spec.disk_size),
+    ]
+    if spec.ports:
+        attrs.append(("ports", ", ".join(spec.ports)))
+    if spec.labels:
+        attrs.append(("labels", ", ".join(f"{k}={v}" for k, v in sorted(spec.labels.items()))))
+    attrs.append(("hourly_cost", fmt.usd(spec.hourly_cost, hourly=True)))
+    if placement is not None:
+        attrs.append(
+            (
+                "estimated_cost",
+                f"{fmt.usd(placement.estimated_cost)} ({fmt.hours(placement.estimated_hours)})",
+            )
+        )
+    return attrs
+
+
+def _attr_lines(change: ClusterChange, placement: TaskPlacement | None) -> list[str]:
+    symbol = {Action.CREATE: "+", Action.DELETE: "-"}.get(change.action)
+    spec = change.after if change.action is not Action.DELETE else change.before
+    if symbol and spec is not None:
+        pairs = spec_attributes(spec, placement if change.action is Action.CREATE else None)
+        width = max(len(k) for k, _ in pairs)
+        return [f"{symbol} {k.ljust(width)} = {escape(repr_value(v))}" for k, v in pairs]
+    width = max((len(a.path) for a in change.attributes), default=0)
+    lines = []
+    for attr in change.attributes:
+        note = "  # forces replacement" if attr.forces_replacement else ""
+        before, after = (
+            repr_value(fmt.short_digest(v) if v and attr.path in DIGEST_ATTRS else v)
+            for v in (attr.before, attr.after)
+        )
+        lines.append(f"~ {attr.path.ljust(width)} = {escape(before)} -> {escape(after)}{note}")
+    return lines
+
+
+def repr_value(value: Value) -> str:
+    """HCL-ish literals: strings quoted, numbers and booleans bare, None as null."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return fmt.number(value)
+    return f'"{value}"'
+
+
+def considered_table(placement: TaskPlacement) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    for col, justify in (
+        ("INFRA", "left"),
+        ("INSTANCE", "left"),
+        ("vCPUs", "right"),
+        ("Mem(GB)", "right"),
+        ("GPUS", "left"),
+        ("COST ($/h)", "right"),
+        ("CHOSEN", "center"),
+    ):
+        table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for alt in placement.alternatives:
+        o = alt.offer
+        table.add_row(
+            escape(o.infra),
+            escape(fmt.instance(o)),
+            fmt.number(o.vcpus),
+            fmt.number(o.memory_gib),
+            escape(fmt.gpus(o)),
+            f"{alt.hourly_cost:.4f}",
+            "✔" if alt.chosen else "",
+        )
+    return table
+
+
+def best_plan_table(plan: Plan) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    for col, justify in (
+        ("TASK", "left"),
+        ("#NODES", "right"),
+        ("INFRA", "left"),
+        ("INSTANCE", "left"),
+        ("GPUS", "left"),
+        ("START (h)", "right"),
+        ("COST ($)", "right"),
+    ):
+        table.add_column(
+            col,
+            justify=justify,
+            no_wrap=col != "INFRA",  # type: ignore[arg-type]
+            overflow="fold",
+        )
+    for t in plan.tasks:
+        o = t.offer
+        table.add_row(
+            escape(t.task),
+            str(t.num_nodes),
+            escape(o.infra),
+            escape(fmt.instance(o)),
+            escape(fmt.gpus(o)),
+            f"{t.start_hours:g}",
+            f"{t.estimated_cost:.2f}",
+        )
+    return table
+
+
+def summary_line(plan: Plan) -> str:
+    s = plan.summary
+    return f"Plan: {s.add} to add, {s.change} to change, {s.destroy} to destroy."
+
+
+def cost_line(plan: Plan) -> str:
+    s = plan.summary
+    text = (
+        f"Estimated cost: {fmt.usd(s.estimated_cost)} over {fmt.hours(s.estimated_hours)}"
+        f" · hourly {fmt.usd(s.hourly_before, hourly=True)} → "
+        f"{fmt.usd(s.hourly_after, hourly=True)}"
+    )
+    if s.egress_cost:
+        text += f" · egress {fmt.usd(s.egress_cost)}"
+    return text
+
+
+def render_plan(plan: Plan, console: Console, *, saved_to: str | None = None) -> None:
+    visible = [c for c in plan.changes if c.action is not Action.NOOP]
+    used = [a for a in LEGEND if any(c.action is a for c in visible)]
+    if used:
+        console.print("Cluster actions are indicated with the following symbols:")
+        for action in used:
+            console.print(f"[{STYLE[action]}]{action.symbol:>3}[/] {LEGEND[action]}")
+        console.print()
+        console.print(f"skyform will perform the following actions (objective: {plan.objective}):")
+        console.print()
+    for change in visible:
+        _render_change(change, plan, console)
+    if plan.blocked:
+        console.print("Blocked placements honoured by this plan:")
+        for b in plan.blocked:
+            console.print(
+                f"  - {escape(b.describe())}" + (f" ({escape(b.reason)})" if b.reason else "")
+            )
+        console.print()
+    if len(plan.tasks) > 1 and not plan.destroy:
+        console.print("Best plan:")
+        console.print(best_plan_table(plan))
+        console.print()
+    for flow in plan.egress:
+        console.print(
+            f"Egress: {escape(flow.src_task)} → {escape(flow.dst_task)}: {flow.gigabytes:g} GB "
+            f"{escape(flow.src_infra)} → {escape(flow.dst_infra)}, {fmt.usd(flow.cost)}, "
+            f"~{flow.seconds:g} s"
+        )
+    if plan.egress:
+        console.print()
+    if not visible:
+        console.print("[green]No changes.[/] The clusters match the task file.")
+    else:
+        console.print(f"[bold]{summary_line(plan)}[/]")
+    if not plan.destroy:
+        console.print(cost_line(plan))
+    if saved_to and visible:
+        console.print()
+        console.print(f"Saved the plan to: {escape(saved_to)}")
+        console.print(f"To perform exactly these actions, run: skyform apply {escape(saved_to)}")
+
+
+def _render_change(change: ClusterChange, plan: Plan, console: Console) -> None:
+    style = STYLE[change.action]
+    placement = plan.placement_for(change.cluster)
+    name = escape(change.cluster)
+    console.print(f'  [bold]# cluster "{name}" {VERB[change.action]}[/]')
+    console.print(f"  # ({escape(change.reason)})", soft_wrap=True)
+    console.print(f'[{style}]{change.action.symbol:>3}[/] cluster "{name}" {{')
+    for line in _attr_lines(change, placement):
+        console.print(f"      {line}", soft_wrap=True)
+    console.print("    }")
+    if placement is not None and placement.alternatives and change.action is not Action.DELETE:
+        console.print()
+        console.print(
+            f"    Considered resources ({fmt.nodes(placement.num_nodes)}, "
+            f"asked: {escape(placement.request)}):"
+        )
+        table = considered_table(placement)
+        console.print(Padding(table, (0, 0, 0, 4)))
+    console.print()

@@ -1,0 +1,273 @@
+"""The plan artifact: what `skyform plan` writes and `skyform apply` executes.
+
+Everything here is a frozen pydantic model that round-trips through JSON. A plan holds
+no timestamps and nothing host-specific, so the same inputs give the same bytes; the
+file format is versioned by FORMAT_VERSION and planfile.py refuses other versions.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+FORMAT_VERSION = 1
+PRICE_DIGITS = 6  # every money and hour figure is rounded so float noise never reaches a file
+
+Objective = Literal["cost", "time"]
+
+
+def money(value: float) -> float:
+    return round(float(value), PRICE_DIGITS) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+Money = Annotated[float, AfterValidator(money)]  # dollars, hours, GB, seconds alike
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Action(str, Enum):
+    """Terraform's verbs. `replace` counts as one add and one destroy in the summary."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    REPLACE = "replace"
+    DELETE = "delete"
+    NOOP = "noop"
+
+    @property
+    def symbol(self) -> str:
+        return ACTION_SYMBOLS[self]
+
+
+ACTION_SYMBOLS = {
+    Action.CREATE: "+",
+    Action.UPDATE: "~",
+    Action.REPLACE: "-/+",
+    Action.DELETE: "-",
+    Action.NOOP: " ",
+}
+
+
+class PlacedOffer(_Model):
+    """A catalog Offer as recorded in a plan (same fields as skyform.plan.catalog.Offer)."""
+
+    cloud: str
+    region: str
+    zone: str | None
+    instance_type: str
+    spot: bool
+    hourly_price: Money
+    accelerator: str | None = None
+    accelerator_count: float = 0.0
+    vcpus: float | None = None
+    memory_gib: float | None = None
+    arch: str = "x86_64"
+    gpu_memory_gib: float | None = None
+    context: str | None = None
+    capacity: int | None = None
+
+    @property
+    def infra(self) -> str:
+        """As task YAML writes infra: `aws/us-east-1/use1-az4`, `ssh/lab/west/west-a`,
+        `kubernetes/my-context`, `local`."""
+        if self.cloud == "local":
+            return "local"
+        parts = [self.cloud]
+        if self.cloud == "ssh" and self.context:
+            parts.append(self.context)
+        parts.append(self.region)
+        if self.zone and self.zone != self.region:
+            parts.append(self.zone)
+        return "/".join(parts)
+
+    @property
+    def accelerators(self) -> dict[str, float]:
+        return {self.accelerator: self.accelerator_count} if self.accelerator else {}
+
+
+class BlockedPlacement(_Model):
+    """A placement the optimizer must not choose; None in any field is a wildcard."""
+
+    cloud: str | None = None
+    context: str | None = None
+    region: str | None = None
+    zone: str | None = None
+    instance_type: str | None = None
+    spot: bool | None = None
+    reason: str = ""
+
+    def matches(self, offer: PlacedOffer | object) -> bool:
+        for name in ("cloud", "context", "region", "zone", "instance_type", "spot"):
+            want = getattr(self, name)
+            if want is not None and getattr(offer, name) != want:
+                return False
+        return True
+
+    def describe(self) -> str:
+        parts = [
+            f"{name}={getattr(self, name)}"
+            for name in ("cloud", "context", "region", "zone", "instance_type", "spot")
+            if getattr(self, name) is not None
+        ]
+        return ", ".join(parts) or "everything"
+
+
+class FileMount(_Model):
+    """`dst: src` where src is a local path (relative to the task file) or a bucket URI."""
+
+    source: str
+    mode: str | None = None
+
+
+class JobSpec(_Model):
+    """What runs on a cluster: everything needed to sync, set up and run, minus secret values.
+
+    Secrets are recorded by name and sha256 only; apply takes their values from the task file
+    or `--secret` again and refuses to run when a hash differs.
+    """
+
+    name: str
+    workdir: str | None = None
+    setup: str | None = None
+    run: str | None = None
+    envs: dict[str, str] = {}
+    secret_digests: dict[str, str] = {}
+    file_mounts: dict[str, FileMount] = {}
+    num_nodes: int = 1
+    setup_digest: str
+    job_digest: str
+
+
+class ClusterSpec(_Model):
+    """The desired (or recorded) shape of one cluster: the offer and what it runs."""
+
+    name: str
+    offer: PlacedOffer
+    num_nodes: int = Field(ge=1)
+    disk_size: int = 256
+    disk_tier: str | None = None
+    network_tier: str | None = None
+    ports: list[str] = []
+    image_id: str | None = None
+    labels: dict[str, str] = {}
+    setup_digest: str | None = None
+    job_digest: str | None = None
+
+    @property
+    def hourly_cost(self) -> float:
+        return money(self.offer.hourly_price * self.num_nodes)
+
+
+class AttributeChange(_Model):
+    path: str
+    before: str | None
+    after: str | None
+    forces_replacement: bool = False
+
+
+class ClusterChange(_Model):
+    """One cluster's action. `reason` and `attributes` are for people; apply reads `action`."""
+
+    cluster: str
+    action: Action
+    reason: str
+    before: ClusterSpec | None = None
+    after: ClusterSpec | None = None
+    attributes: list[AttributeChange] = []
+
+
+class Alternative(_Model):
+    """A row of the "considered resources" table."""
+
+    offer: PlacedOffer
+    hourly_cost: Money
+    estimated_cost: Money
+    estimated_hours: Money
+    chosen: bool = False
+
+
+class TaskPlacement(_Model):
+    """The optimizer's choice for one task of the DAG."""
+
+    task: str
+    index: int
+    cluster: str
+    num_nodes: int
+    depends_on: list[str] = []
+    request: str  # what the user asked, in task-YAML words, e.g. "A100:8, spot"
+    offer: PlacedOffer
+    hourly_cost: Money
+    estimated_hours: Money
+    estimated_cost: Money
+    start_hours: Money = 0.0
+    finish_hours: Money = 0.0
+    alternatives: list[Alternative] = []
+    job: JobSpec
+
+
+class EgressFlow(_Model):
+    src_task: str
+    dst_task: str
+    gigabytes: Money
+    src_infra: str
+    dst_infra: str
+    cost: Money
+    seconds: Money
+
+
+class TaskSource(_Model):
+    """Where the plan came from. `path` is relative to the plan file's directory."""
+
+    path: str
+    name: str | None = None
+    file_digest: str  # sha256 of the task file's bytes
+    digest: str  # sha256 of the normalized task (secrets hashed), env overrides included
+    execution: str = "serial"
+
+
+class Prior(_Model):
+    """The state the plan was made against; apply refuses the plan when it moved on."""
+
+    lineage: str | None = None
+    serial: int = 0
+
+
+class Summary(_Model):
+    add: int
+    change: int
+    destroy: int
+    hourly_before: Money
+    hourly_after: Money
+    estimated_cost: Money
+    estimated_hours: Money
+    egress_cost: Money = 0.0
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.add or self.change or self.destroy)
+
+
+class Plan(_Model):
+    format_version: int = FORMAT_VERSION
+    skyform_version: str
+    objective: Objective
+    destroy: bool = False
+    task: TaskSource
+    catalog_digest: str
+    onprem_digest: str
+    prior: Prior
+    blocked: list[BlockedPlacement] = []
+    tasks: list[TaskPlacement] = []
+    egress: list[EgressFlow] = []
+    changes: list[ClusterChange] = []
+    summary: Summary
+
+    def change_for(self, cluster: str) -> ClusterChange | None:
+        return next((c for c in self.changes if c.cluster == cluster), None)
+
+    def placement_for(self, cluster: str) -> TaskPlacement | None:
+        return next((t for t in self.tasks if t.cluster == cluster), None)
