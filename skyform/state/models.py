@@ -1,0 +1,131 @@
+"""Typed records shared by state, engines and exec: what a cluster is once it exists.
+
+All JSON-serializable pydantic models; state.db stores them as JSON, never pickled.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict
+
+from skyform.plan.model import ClusterSpec, PlacedOffer
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class NodeKind(str, Enum):
+    SSH = "ssh"  # reached over SSH (ssh pools, cloud VMs, Kubernetes pods with sshd)
+    LOCAL = "local"  # a directory on this machine; commands run as local processes
+
+
+class NodeHandle(_Model):
+    """How to reach one node. `ip` is what other nodes use (SKYFORM_NODE_IPS)."""
+
+    rank: int
+    kind: NodeKind = NodeKind.SSH
+    host: str
+    port: int = 22
+    user: str | None = None
+    identity_file: str | None = None
+    ip: str
+    node_id: str  # engine's id: instance id, pool host id, local directory name
+    root: str | None = None  # LOCAL nodes: the directory that acts as the node's home
+
+
+class ClusterHandle(_Model):
+    """What an engine returns from `up`: everything needed to run on the cluster."""
+
+    name: str
+    engine: str  # local | ssh | pulumi
+    infra: str
+    offer: PlacedOffer
+    nodes: list[NodeHandle]
+    stack: str | None = None  # Pulumi stack name, when the engine is pulumi
+
+    @property
+    def head(self) -> NodeHandle:
+        return self.nodes[0]
+
+
+class ClusterStatus(str, Enum):
+    INIT = "INIT"  # an apply started and has not finished (Terraform would say tainted)
+    UP = "UP"
+    STOPPED = "STOPPED"
+
+
+class ClusterRecord(_Model):
+    name: str
+    status: ClusterStatus
+    spec: ClusterSpec
+    handle: ClusterHandle | None = None
+    source: str | None = None  # the task file that owns the cluster (as the plan names it)
+    launched_at: float | None = None
+    hourly_price: float  # per node, as recorded when the cluster was applied
+    setup_done: str | None = None  # setup digest that has completed on every node
+    plan_digest: str | None = None
+
+
+class JobStatus(str, Enum):
+    """The cluster-level job states (SkyPilot's names)."""
+
+    INIT = "INIT"
+    PENDING = "PENDING"
+    SETTING_UP = "SETTING_UP"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    FAILED_SETUP = "FAILED_SETUP"
+    CANCELLED = "CANCELLED"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in TERMINAL_JOB_STATUSES
+
+
+TERMINAL_JOB_STATUSES = frozenset(
+    {JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.FAILED_SETUP, JobStatus.CANCELLED}
+)
+
+
+class JobRecord(_Model):
+    cluster: str
+    job_id: int  # per cluster, increasing (what `queue` shows)
+    name: str
+    task_id: str  # stable across recoveries (SKYFORM_TASK_ID)
+    status: JobStatus
+    submitted_at: float
+    started_at: float | None = None
+    ended_at: float | None = None
+    exit_codes: dict[int, int | None] = {}  # node rank -> exit code (None while running)
+    resources: str = ""
+    managed_job_id: int | None = None
+
+
+class Event(_Model):
+    id: int
+    ts: float
+    kind: str
+    cluster: str | None = None
+    job_id: int | None = None
+    message: str
+    data: dict = {}
+
+
+class UsageInterval(_Model):
+    """One stretch of a cluster existing, at the price recorded when it was applied.
+
+    Cost reports multiply these; they are never repriced from a newer catalog.
+    """
+
+    id: int
+    cluster: str
+    offer: PlacedOffer
+    num_nodes: int
+    hourly_price: float  # per node
+    started_at: float
+    ended_at: float | None = None  # None while the cluster is up
+    managed_job_id: int | None = None
+    reason: str = ""
