@@ -1,0 +1,335 @@
+"""`Catalog`: every offer the planner can choose from, indexed for fast filtered queries.
+
+Offers are stored as tuples in `offer.FIELDS` order, bucketed by (cloud, accelerator); a query
+scans only the buckets it can match and builds `Offer` objects for the rows it returns.
+
+Query conventions (all filters optional, combined with AND):
+- `cloud` / `clouds`: which clouds; by default `default_clouds`, the price-catalog clouds (aws,
+  gcp; cloud-a and cloud-b for the test fixture). local, ssh and kubernetes offers are returned
+  only when named, since they are free or synthesised and would otherwise win every comparison.
+- `accelerator`: any spelling `canonical_accelerator` accepts; an unknown name matches nothing.
+  `accelerator_count` is exact (`V100:8` means exactly 8, as in SkyPilot; 0 means CPU-only);
+  `min_accelerator_count` is a lower bound. Without an accelerator filter, GPU offers match too.
+- `cpus` / `memory` (GiB): None, a number (= at least that much), or any object with `value`
+  and `at_least` attributes (the spec's `Range`; `at_least=False` means exactly). Offers whose
+  vCPUs/memory are unknown (TPU VMs, ssh hosts without `cpus:`/`memory:`) match only when the
+  corresponding filter is None.
+- `spot`: None = both, True/False = only spot / only on-demand.
+- `max_price`: hourly price per node, inclusive.
+Results are sorted by the offers' total order (price, cloud, region, zone, instance type, spot).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from skyform.plan.catalog.accelerators import AcceleratorNames
+from skyform.plan.catalog.egress import EgressTable
+from skyform.plan.catalog.kubernetes import GpuInfo, KubernetesPricing, kubernetes_offer_row
+from skyform.plan.catalog.offer import (
+    ACCEL,
+    ACCEL_COUNT,
+    CONTEXT,
+    INSTANCE_TYPE,
+    MEMORY,
+    PRICE,
+    PRICED_CLOUDS,
+    REGION,
+    SPOT,
+    VCPUS,
+    ZONE,
+    Location,
+    Offer,
+    row_sort_key,
+)
+
+
+@dataclass(frozen=True)
+class CatalogSource:
+    """Where the loaded data came from (for `skyform catalog show` and plan provenance)."""
+
+    kind: str  # "bundled" | "refreshed" | "fixture" | "directory"
+    path: str
+    fetched_at: str | None = None  # ISO time of the refresh, refreshed catalogs only
+    url: str | None = None
+    warning: str | None = None  # e.g. why a refreshed copy was ignored
+    file_rows: dict[str, int] = field(default_factory=dict)
+
+
+class Image(NamedTuple):
+    cloud: str
+    tag: str
+    region: str  # "" = any region (GCP global images, Kubernetes)
+    image_id: str
+    os: str
+    os_version: str
+    creation_date: str
+
+
+def _bound(spec: Any) -> tuple[float, bool] | None:
+    """(value, at_least) from None, a number, or a Range-like object."""
+    if spec is None:
+        return None
+    if isinstance(spec, (int, float)):
+        return float(spec), True
+    return float(spec.value), bool(spec.at_least)
+
+
+class Catalog:
+    def __init__(
+        self,
+        rows: list[tuple],
+        *,
+        names: AcceleratorNames,
+        egress: EgressTable,
+        digest: str,
+        onprem_digest: str,
+        source: CatalogSource,
+        k8s_pricing: KubernetesPricing | None = None,
+        k8s_gpus: dict[str, GpuInfo] | None = None,
+        accelerator_clouds: dict[str, list[str]] | None = None,
+        images: list[Image] | None = None,
+        default_clouds: tuple[str, ...] = PRICED_CLOUDS,
+    ) -> None:
+        self.egress = egress
+        self.digest = digest
+        self.onprem_digest = onprem_digest
+        self.source = source
+        self.k8s_pricing = k8s_pricing or KubernetesPricing([])
+        self.k8s_gpus = k8s_gpus or {}
+        self._names = names
+        self.default_clouds = default_clouds
+        self._accelerator_clouds = accelerator_clouds or {}
+        self._images = images or []
+        self._buckets: dict[tuple[str, str | None], list[tuple]] = {}
+        for row in rows:
+            self._buckets.setdefault((row[0], row[ACCEL]), []).append(row)
+        # (sort key, row) pairs per bucket, sorted; built the first time a query needs the bucket
+        self._keyed: dict[tuple[str, str | None], list[tuple[tuple, tuple]]] = {}
+        self._offers: dict[int, Offer] = {}
+        self._by_id: dict[str, Offer] | None = None
+
+    # --- queries -------------------------------------------------------------------------
+
+    def query(
+        self,
+        *,
+        cloud: str | None = None,
+        clouds: Iterable[str] | None = None,
+        region: str | None = None,
+        zone: str | None = None,
+        context: str | None = None,
+        accelerator: str | None = None,
+        accelerator_count: float | None = None,
+        min_accelerator_count: float | None = None,
+        cpus: Any = None,
+        memory: Any = None,
+        instance_type: str | None = None,
+        spot: bool | None = None,
+        max_price: float | None = None,
+        limit: int | None = None,
+    ) -> list[Offer]:
+        """Offers matching every given filter, cheapest first (see the module docstring);
+        `limit` keeps only the first N (building Offer objects is most of a big query's cost)."""
+        acc = None
+        if accelerator is not None:
+            acc = self._names.canonical(accelerator)
+            if acc is None:
+                return []
+        selected = self._clouds(cloud, clouds)
+        cpu_bound, mem_bound = _bound(cpus), _bound(memory)
+        found: list[tuple[tuple, tuple]] = []
+        for name in selected:
+            if name == "kubernetes":
+                k8s_context = context or region
+                row = self._kubernetes_row(
+                    k8s_context, cpu_bound, mem_bound, acc, accelerator_count, min_accelerator_count
+                )
+                pairs = [(row_sort_key(row), row)] if row is not None else []
+                where = (None, zone, None)
+            else:
+                pairs = self._candidates(name, acc, accelerator_count, min_accelerator_count)
+                where = (region, zone, context)
+            counts = (accelerator_count, min_accelerator_count)
+            sizes = (cpu_bound, mem_bound)
+            found.extend(_filter(pairs, where, counts, sizes, instance_type, spot, max_price))
+        found.sort(key=_first)
+        if limit is not None:
+            del found[limit:]
+        return [self._offer(row) for _, row in found]
+
+    def offer(self, offer_id: str) -> Offer | None:
+        """The offer with this id (see `Offer.id`), if the catalog still has it."""
+        if self._by_id is None:
+            self._by_id = {}
+            for rows in self._buckets.values():
+                for row in rows:
+                    found = self._offer(row)
+                    self._by_id[found.id] = found
+        return self._by_id.get(offer_id)
+
+    def all_offers(self, clouds: Iterable[str] | None = None) -> list[Offer]:
+        return self.query(clouds=clouds if clouds is not None else self.clouds())
+
+    # --- accelerators, regions, images ----------------------------------------------------
+
+    def canonical_accelerator(self, name: str) -> str | None:
+        """The catalog's spelling of an accelerator name (case-insensitive, aliases), or None."""
+        return self._names.canonical(name)
+
+    def suggest_accelerators(self, name: str, limit: int = 5) -> list[str]:
+        """Close matches for an unknown accelerator name, best first (for error messages)."""
+        return self._names.suggest(name, limit)
+
+    def accelerator_names(self) -> list[str]:
+        """Accelerators that at least one offer in this catalog carries."""
+        return sorted({acc for (_, acc) in self._buckets if acc is not None})
+
+    def accelerator_clouds(self, name: str) -> list[str]:
+        """Every SkyPilot cloud that offers `name` (accelerators.csv), including clouds skyform
+        does not run on — for "A10 is only on Azure, Lambda, OCI" messages."""
+        canonical = self._names.canonical(name) or name
+        return list(self._accelerator_clouds.get(canonical, []))
+
+    def clouds(self) -> list[str]:
+        return sorted({cloud for (cloud, _) in self._buckets})
+
+    def regions(self, cloud: str) -> list[str]:
+        return sorted({row[REGION] for row in self._cloud_rows(cloud)})
+
+    def zones(self, cloud: str, region: str) -> list[str]:
+        rows = self._cloud_rows(cloud)
+        return sorted({row[ZONE] for row in rows if row[REGION] == region and row[ZONE]})
+
+    def image_for(self, cloud: str, region: str | None, tag: str) -> str | None:
+        """Image id for a SkyPilot image tag (`skypilot:gpu-ubuntu-2204` or without prefix)."""
+        wanted = tag if tag.startswith("skypilot:") else f"skypilot:{tag}"
+        for image in self._images:
+            if image.cloud == cloud and image.tag == wanted and image.region in ("", region):
+                return image.image_id
+        return None
+
+    def images(self) -> list[Image]:
+        return list(self._images)
+
+    def offer_count(self) -> int:
+        return sum(len(rows) for rows in self._buckets.values())
+
+    def egress_cost(self, source: Location, destination: Location, gb: float) -> float:
+        return self.egress.cost(source, destination, gb)
+
+    def no_offers_hint(
+        self, *, clouds: Iterable[str] | None = None, cpus: Any = None, memory: Any = None
+    ) -> str | None:
+        """Why ssh pools cannot match a cpus/memory-constrained request, if that is why."""
+        if cpus is None and memory is None:
+            return None
+        selected = self._clouds(None, clouds)
+        if "ssh" not in selected:
+            return None
+        rows = self._cloud_rows("ssh")
+        vague = sorted({r[CONTEXT] for r in rows if r[VCPUS] is None or r[MEMORY] is None})
+        if not vague:
+            return None
+        return (
+            f"ssh pool(s) {', '.join(vague)} have hosts without declared cpus/memory, which only "
+            "match tasks that do not ask for cpus or memory; declare `cpus:` and `memory:` "
+            "(GiB) for those hosts in SKYFORM_HOME/config.yaml."
+        )
+
+    # --- internals ------------------------------------------------------------------------
+
+    def _clouds(self, cloud: str | None, clouds: Iterable[str] | None) -> list[str]:
+        if cloud is not None:
+            return [cloud]
+        if clouds is not None:
+            return sorted(set(clouds))
+        return list(self.default_clouds)
+
+    def _cloud_rows(self, cloud: str) -> list[tuple]:
+        return [row for key in self._buckets if key[0] == cloud for row in self._buckets[key]]
+
+    def _candidates(self, cloud, acc, count, min_count) -> list[tuple[tuple, tuple]]:
+        if acc is not None:
+            keys = [(cloud, acc)]
+        elif count == 0:
+            keys = [(cloud, None)]
+        else:
+            wants_accelerator = (count or 0) > 0 or (min_count or 0) > 0
+            keys = [k for k in self._buckets if k[0] == cloud and (k[1] or not wants_accelerator)]
+        if len(keys) == 1:
+            return self._keyed_bucket(keys[0])
+        return [pair for key in keys for pair in self._keyed_bucket(key)]
+
+    def _keyed_bucket(self, key: tuple[str, str | None]) -> list[tuple[tuple, tuple]]:
+        pairs = self._keyed.get(key)
+        if pairs is None:
+            pairs = [(row_sort_key(row), row) for row in self._buckets.get(key, ())]
+            pairs.sort(key=_first)
+            self._keyed[key] = pairs
+        return pairs
+
+    def _kubernetes_row(self, context, cpu_bound, mem_bound, acc, count, min_count):
+        if acc is None and ((count or 0) > 0 or (min_count or 0) > 0):
+            return None  # "N accelerators of any type" cannot be synthesised
+        wanted = count if count is not None else (min_count if min_count is not None else 1.0)
+        return kubernetes_offer_row(
+            self.k8s_pricing,
+            self.k8s_gpus,
+            context=context,
+            cpus=cpu_bound[0] if cpu_bound else None,
+            memory=mem_bound[0] if mem_bound else None,
+            accelerator=acc,
+            count=float(wanted) if acc else 0.0,
+        )
+
+    def _offer(self, row: tuple) -> Offer:
+        key = id(row)
+        found = self._offers.get(key)
+        if found is None:
+            found = self._offers[key] = Offer(*row)
+        return found
+
+
+def _first(pair: tuple) -> tuple:
+    return pair[0]
+
+
+def _filter(pairs, where, counts, sizes, instance_type, spot, max_price) -> list:
+    region, zone, context = where
+    count, min_count = counts
+    cpu_bound, mem_bound = sizes
+    out = []
+    for pair in pairs:
+        row = pair[1]
+        if region is not None and row[REGION] != region:
+            continue
+        if zone is not None and row[ZONE] != zone:
+            continue
+        if context is not None and row[CONTEXT] != context:
+            continue
+        if count is not None and row[ACCEL_COUNT] != count:
+            continue
+        if min_count is not None and row[ACCEL_COUNT] < min_count:
+            continue
+        if spot is not None and row[SPOT] != spot:
+            continue
+        if max_price is not None and row[PRICE] > max_price:
+            continue
+        if instance_type is not None and row[INSTANCE_TYPE] != instance_type:
+            continue
+        if cpu_bound is not None and not _fits(row[VCPUS], cpu_bound):
+            continue
+        if mem_bound is not None and not _fits(row[MEMORY], mem_bound):
+            continue
+        out.append(pair)
+    return out
+
+
+def _fits(have: float | None, bound: tuple[float, bool]) -> bool:
+    if have is None:
+        return False
+    value, at_least = bound
+    return have >= value if at_least else have == value

@@ -1,0 +1,118 @@
+"""Turn parsed AWS/GCP VM rows into offer rows (tuples in `offer.FIELDS` order).
+
+AWS: each row is one instance type in one AZ; it yields an on-demand offer when `Price` is set
+(the region's price, repeated per AZ) and a spot offer when `SpotPrice` is set.
+
+GCP: a GPU offer is a machine row plus a GPU row of the same zone, summed (on-demand and spot
+separately; both parts must have a price):
+- accelerator-optimized machine types (a2, a3, a4, g2) carry a fixed GPU given by
+  `gcp_accelerator_hosts.csv`; their VM rows alone are not offers (they exclude the GPU; a4's are
+  even priced 0), and a machine row with no GPU row in its zone yields nothing;
+- N1-attachable GPUs (T4, V100, P100, P4) combine with every n1-standard/highmem/highcpu row of
+  the zone whose vCPUs and memory are within GCP's cap for that GPU count;
+- TPU rows are whole-price offers with instance type = the TPU name and unknown vCPUs/memory;
+- any other VM row is a CPU-only offer; GPU rows of unknown pairing are skipped.
+"""
+
+from __future__ import annotations
+
+from skyform.plan.catalog.accelerators import N1_HOST_FAMILIES, n1_caps
+
+
+class GcpHosts:
+    """gcp_accelerator_hosts.csv: fixed machine type -> GPU, and attachable GPU -> counts."""
+
+    def __init__(self) -> None:
+        self.fixed: dict[str, tuple[str, float]] = {}
+        self.attachable: dict[str, tuple[float, ...]] = {}
+
+
+def _round(price: float) -> float:
+    # Sums of two 5-decimal prices pick up float noise (5.91582 + 23.47126); 8 places keep every
+    # source digit and make the sum print and hash the same everywhere.
+    return round(price, 8)
+
+
+def aws_offer_rows(vms: list[tuple]) -> list[tuple]:
+    out = []
+    for itype, acc, count, cpus, mem, gpu_mem, price, spot, region, zone, arch in vms:
+        if itype is None:
+            continue
+        specs = (acc, count, cpus, mem, arch, gpu_mem, None, None)
+        if price is not None:
+            out.append(("aws", region, zone, itype, False, price, *specs))
+        if spot is not None:
+            out.append(("aws", region, zone, itype, True, spot, *specs))
+    return out
+
+
+def gcp_offer_rows(vms: list[tuple], hosts: GcpHosts) -> tuple[list[tuple], int]:
+    """(offer rows, number of GPU/VM rows that could not be paired and were skipped)."""
+    gpus: dict[tuple[str, str, float], tuple] = {}
+    n1_by_zone: dict[str, list[tuple]] = {}
+    machines: list[tuple] = []
+    out: list[tuple] = []
+    for row in vms:
+        itype, acc = row[0], row[1]
+        if itype is None and acc is not None and acc.startswith("tpu-"):
+            out.extend(_tpu_offers(row))
+        elif itype is None:
+            gpus[(row[9], acc, row[2])] = row
+        else:
+            machines.append(row)
+            if itype.startswith(N1_HOST_FAMILIES):
+                n1_by_zone.setdefault(row[9], []).append(row)
+    used: set[tuple[str, str, float]] = set()
+    skipped = 0
+    for vm in machines:
+        itype, zone = vm[0], vm[9]
+        fixed = hosts.fixed.get(itype)
+        if fixed is None:
+            out.extend(_priced("gcp", vm, None, None, 0.0, None))
+            continue
+        key = (zone, fixed[0], fixed[1])
+        gpu = gpus.get(key)
+        if gpu is None:
+            skipped += 1
+            continue
+        used.add(key)
+        out.extend(_priced("gcp", vm, gpu, fixed[0], fixed[1], gpu[5]))
+    for key, gpu in gpus.items():
+        zone, acc, count = key
+        if count not in hosts.attachable.get(acc, ()):
+            skipped += key not in used
+            continue
+        caps = n1_caps(acc, count, zone)
+        if caps is None:
+            skipped += 1
+            continue
+        max_cpus, max_mem = caps
+        for vm in n1_by_zone.get(zone, ()):
+            if vm[3] is not None and vm[4] is not None and vm[3] <= max_cpus and vm[4] <= max_mem:
+                out.extend(_priced("gcp", vm, gpu, acc, count, gpu[5]))
+    return out, skipped
+
+
+def _priced(cloud, vm, gpu, acc, count, gpu_mem) -> list[tuple]:
+    itype, _, _, cpus, mem, _, price, spot, region, zone, arch = vm
+    if gpu is not None:
+        price = None if price is None or gpu[6] is None else _round(price + gpu[6])
+        spot = None if spot is None or gpu[7] is None else _round(spot + gpu[7])
+    specs = (acc, count, cpus, mem, arch, gpu_mem, None, None)
+    rows = []
+    if price is not None:
+        rows.append((cloud, region, zone, itype, False, price, *specs))
+    if spot is not None:
+        rows.append((cloud, region, zone, itype, True, spot, *specs))
+    return rows
+
+
+def _tpu_offers(row: tuple) -> list[tuple]:
+    _, acc, count, cpus, mem, _gpu_mem, price, spot, region, zone, arch = row
+    specs = (acc, count, cpus, mem, arch, None, None, None)
+    rows = []
+    if price is not None:
+        rows.append(("gcp", region, zone, acc, False, price, *specs))
+    if spot is not None:
+        rows.append(("gcp", region, zone, acc, True, spot, *specs))
+    return rows
