@@ -76,21 +76,19 @@ class AcceleratorNames:
         return sorted(set(self._canonical.values()))
 
     def suggest(self, name: str, limit: int = 5) -> list[str]:
-        """Close matches for an unknown name: prefix/substring matches first, then spelling."""
+        """Close matches for an unknown name, most similar first (prefix relations count)."""
+        import difflib  # only error messages need it
+
         key = name.strip().upper()
         if not key:
             return []
-        found: list[str] = []
-        for upper, canonical in sorted(self._canonical.items()):
-            if (upper.startswith(key) or key.startswith(upper)) and canonical not in found:
-                found.append(canonical)
-        # Prefer short names (A100 before A100-80GB) and skip TPU slice sizes that would flood.
-        found.sort(key=lambda n: (n.lower().startswith("tpu-"), len(n), n))
-        import difflib  # only error messages need it
-
-        close = difflib.get_close_matches(key, list(self._canonical), n=limit, cutoff=0.6)
-        for upper in close:
-            canonical = self._canonical[upper]
-            if canonical not in found:
-                found.append(canonical)
-        return found[:limit]
+        scores: dict[str, float] = {}
+        for upper, canonical in self._canonical.items():
+            ratio = difflib.SequenceMatcher(None, key, upper).ratio()
+            if upper.startswith(key) or key.startswith(upper):
+                ratio += 0.5
+            if ratio >= 0.6:
+                scores[canonical] = max(scores.get(canonical, 0.0), ratio)
+        # TPU slice sizes (tpu-v5p-8 ... -12288) would flood the list: rank them after GPUs.
+        ranked = sorted(scores, key=lambda n: (n.startswith("tpu-"), -scores[n], len(n), n))
+        return ranked[:limit]

@@ -158,7 +158,7 @@ class Catalog:
         found.sort(key=_first)
         if limit is not None:
             del found[limit:]
-        return [self._offer(row) for _, row in found]
+        return [self._offer(row) if row[0] != "kubernetes" else Offer(*row) for _, row in found]
 
     def offer(self, offer_id: str) -> Offer | None:
         """The offer with this id (see `Offer.id`), if the catalog still has it."""
@@ -286,6 +286,8 @@ class Catalog:
         )
 
     def _offer(self, row: tuple) -> Offer:
+        # Keyed by identity: only for rows the catalog keeps (never synthesised ones), so an id
+        # is never reused by another row while cached.
         key = id(row)
         found = self._offers.get(key)
         if found is None:

@@ -12,6 +12,9 @@ separately; both parts must have a price):
   the zone whose vCPUs and memory are within GCP's cap for that GPU count;
 - TPU rows are whole-price offers with instance type = the TPU name and unknown vCPUs/memory;
 - any other VM row is a CPU-only offer; GPU rows of unknown pairing are skipped.
+
+Duplicate rows for the same (type, zone) — the GCP source repeats 94 TPU rows in europe-west4-b —
+are collapsed, keeping the cheaper on-demand price if they ever disagree, so offer ids are unique.
 """
 
 from __future__ import annotations
@@ -33,9 +36,31 @@ def _round(price: float) -> float:
     return round(price, 8)
 
 
+def unique_rows(vms: list[tuple]) -> list[tuple]:
+    """VM rows with one row per (instance type, accelerator, count, zone)."""
+    seen: dict[tuple, int] = {}
+    out: list[tuple] = []
+    for row in vms:
+        key = (row[0], row[1], row[2], row[9])
+        at = seen.get(key)
+        if at is None:
+            seen[key] = len(out)
+            out.append(row)
+        elif _cheaper(row, out[at]):
+            out[at] = row
+    return out
+
+
+def _cheaper(row: tuple, other: tuple) -> bool:
+    inf = float("inf")
+    mine = (inf if row[6] is None else row[6], inf if row[7] is None else row[7])
+    theirs = (inf if other[6] is None else other[6], inf if other[7] is None else other[7])
+    return mine < theirs
+
+
 def aws_offer_rows(vms: list[tuple]) -> list[tuple]:
     out = []
-    for itype, acc, count, cpus, mem, gpu_mem, price, spot, region, zone, arch in vms:
+    for itype, acc, count, cpus, mem, gpu_mem, price, spot, region, zone, arch in unique_rows(vms):
         if itype is None:
             continue
         specs = (acc, count, cpus, mem, arch, gpu_mem, None, None)
@@ -52,7 +77,7 @@ def gcp_offer_rows(vms: list[tuple], hosts: GcpHosts) -> tuple[list[tuple], int]
     n1_by_zone: dict[str, list[tuple]] = {}
     machines: list[tuple] = []
     out: list[tuple] = []
-    for row in vms:
+    for row in unique_rows(vms):
         itype, acc = row[0], row[1]
         if itype is None and acc is not None and acc.startswith("tpu-"):
             out.extend(_tpu_offers(row))
