@@ -8,6 +8,7 @@ import typer
 
 # Order here is the order `skyform --help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
+    "validate",
     "show",
     "check",
     # more verbs are added here, one per line

@@ -1,0 +1,35 @@
+"""`skyform validate TASK.yaml`: parse and normalize a task file; change nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate)
+
+
+def validate(
+    task_file: Path = typer.Argument(..., help="Task YAML (SkyPilot format; may be a pipeline)."),
+    env: list[str] = typer.Option(
+        [], "--env", metavar="K[=V]", help="Set an env var (K alone: from your shell). Repeatable."
+    ),
+    env_file: list[Path] = typer.Option(
+        [], "--env-file", metavar="FILE", help="Read env vars from a dotenv file. Repeatable."
+    ),
+    secret: list[str] = typer.Option(
+        [], "--secret", metavar="K[=V]", help="Set a secret (K alone: from your shell). Repeatable."
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print the normalized task as JSON (secrets redacted)."
+    ),
+) -> None:
+    """Check a task file and print it normalized: resources, envs, pipeline shape, warnings."""
+    from skyform.cli.render.task import render_validation
+    from skyform.spec import check_supported, load_task, task_digest
+
+    dag = load_task(task_file, env_overrides=env, env_files=env_file, secret_overrides=secret)
+    warnings = check_supported(dag)
+    render_validation(dag, warnings, task_digest(dag), as_json=json_out)

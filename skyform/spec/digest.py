@@ -1,0 +1,47 @@
+"""task_digest: a stable fingerprint of what a task file asks for (plans record it).
+
+The digest covers the normalized dag only: not the file path, line numbers, dict order
+or hash seed. Secret values are replaced by their sha256, so changing a secret changes
+the digest while the digest never contains it. Alternatives inside one group are a set,
+so they are sorted; the order of groups is meaning and is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from skyform.spec.dag import Dag
+from skyform.spec.models import TaskSpec
+
+DIGEST_VERSION = 1
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _canonical_task(task: TaskSpec) -> dict[str, Any]:
+    data = task.model_dump(mode="json", exclude={"source", "resources"})
+    data["secrets"] = {k: _sha256(v) for k, v in task.secret_values().items()}
+    data["resources"] = [
+        sorted(r.canonical_json() for r in group) for group in task.resources.groups
+    ]
+    return data
+
+
+def canonical_dag(dag: Dag) -> dict[str, Any]:
+    return {
+        "digest_version": DIGEST_VERSION,
+        "name": dag.name,
+        "execution": dag.execution,
+        "edges": sorted([list(e) for e in dag.edges]),
+        "tasks": [_canonical_task(t) for t in dag.tasks],
+    }
+
+
+def task_digest(dag: Dag) -> str:
+    """sha256 hex of the canonical JSON of the normalized dag."""
+    text = json.dumps(canonical_dag(dag), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _sha256(text)

@@ -1,0 +1,191 @@
+"""envs and secrets: YAML values, --env / --env-file / --secret overrides, substitution.
+
+Precedence is SkyPilot's: `--env` over `--env-file` over the YAML (`--secret` over YAML
+for secrets); overrides apply to every task of a pipeline. `$VAR` / `${VAR}` are
+substituted from envs+secrets in file_mounts, workdir, service and volumes only (setup
+and run get them exported instead); unknown names stay literal. skyform also accepts
+`${VAR:-default}`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path as FsPath
+from typing import Any
+
+from skyform.errors import SpecError
+from skyform.spec.errors import Where, describe
+from skyform.spec.yamlpos import Path
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_VARIABLES = 10_000
+_REFERENCE = re.compile(
+    r"\$\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}"
+    r"|\$(?P<bare>[A-Za-z_][A-Za-z0-9_]*)"
+)
+_DOTENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+
+
+def parse_overrides(
+    items: Iterable[str], *, flag: str, environ: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """`K=V` pairs; a bare `K` takes its value from the environment of this process."""
+    pairs = []
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not ENV_NAME.fullmatch(name):
+            raise SpecError(
+                f"{flag} {item!r}: '{name}' is not a valid variable name",
+                "Names are letters, digits and '_' and do not start with a digit: "
+                f"{flag} NAME=VALUE.",
+                field=flag,
+            )
+        if not sep:
+            if name not in environ:
+                raise SpecError(
+                    f"{flag} {name}: {name} is not set in this shell's environment",
+                    f"Export it first, or pass the value: {flag} {name}=VALUE.",
+                    field=flag,
+                )
+            value = environ[name]
+        pairs.append((name, value))
+    return pairs
+
+
+def read_env_file(path: FsPath) -> list[tuple[str, str]]:
+    """A dotenv file: `KEY=VALUE`, `export KEY=VALUE`, quotes, `#` comments."""
+    label = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(
+            f"cannot read env file: {exc.strerror or exc}", "Check the --env-file path.", path=label
+        ) from None
+    except UnicodeDecodeError:
+        raise SpecError("env file is not UTF-8 text", path=label) from None
+    pairs = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _DOTENV_LINE.match(line)
+        if not match:
+            raise SpecError(
+                "expected KEY=VALUE",
+                "Each line of an env file is KEY=VALUE (optionally prefixed by 'export').",
+                path=label,
+                line=number,
+                column=1,
+            )
+        name, raw = match.groups()
+        pairs.append((name, _dotenv_value(raw, label, number)))
+    return pairs
+
+
+def _dotenv_value(raw: str, label: str, number: int) -> str:
+    if raw[:1] in ("'", '"'):
+        quote = raw[0]
+        end = raw.find(quote, 1)
+        while quote == '"' and end > 0 and raw[end - 1] == "\\":
+            end = raw.find(quote, end + 1)
+        if end < 0:
+            raise SpecError(f"unterminated {quote} quote", path=label, line=number)
+        inner = raw[1:end]
+        if quote == '"':
+            inner = inner.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
+        return inner
+    return re.split(r"\s+#", raw, maxsplit=1)[0].strip()
+
+
+def yaml_variables(raw: Any, where: Where, key: str) -> dict[str, str | None]:
+    """`envs:` / `secrets:` from YAML; numbers and booleans become strings like SkyPilot's."""
+    if raw is None:
+        return {}
+    if isinstance(raw, list):
+        where.fail(
+            (key,),
+            f"{key} as a list (managed secret references) is not supported",
+            "Give values inline: 'secrets: {NAME: value}', or pass --secret NAME.",
+            unsupported=True,
+        )
+    if not isinstance(raw, dict):
+        where.fail((key,), f"{key} must be a mapping NAME: value, got {describe(raw)}")
+    if len(raw) > MAX_VARIABLES:
+        where.fail((key,), f"more than {MAX_VARIABLES} variables in {key}")
+    out: dict[str, str | None] = {}
+    for name, value in raw.items():
+        path: Path = (key, name)
+        if name.startswith("secrets:"):
+            where.fail(
+                path,
+                "managed secret references ('secrets:NAME') are not supported",
+                "Give the value inline or with --secret NAME=VALUE.",
+                at_key=True,
+                unsupported=True,
+            )
+        if not ENV_NAME.fullmatch(name):
+            where.fail(
+                path,
+                f"'{name}' is not a valid variable name",
+                "Names are letters, digits and '_' and do not start with a digit.",
+                at_key=True,
+            )
+        if value is None or isinstance(value, str):
+            out[name] = value
+        elif isinstance(value, bool | int | float):
+            out[name] = str(value)
+        else:
+            where.fail(path, f"value of {name} must be a string, got {describe(value)}")
+    return out
+
+
+def require_values(
+    values: dict[str, str | None], where: Where, key: str, flag: str
+) -> dict[str, str]:
+    for name, value in values.items():
+        if value is None:
+            kind = "secret" if key == "secrets" else "environment variable"
+            where.fail(
+                (key, name),
+                f"{kind} '{name}' has no value",
+                f"Pass it with {flag} {name}=VALUE (or {flag} {name} to take it from your "
+                f'shell); to make it empty, write {name}: "" in the task file.',
+                at_key=True,
+            )
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def substitute(value: Any, variables: Mapping[str, str]) -> Any:
+    """Replace `$VAR`, `${VAR}`, `${VAR:-default}` in every string (keys included)."""
+    if isinstance(value, str):
+        return _REFERENCE.sub(lambda m: _replacement(m, variables), value)
+    if isinstance(value, dict):
+        return {substitute(k, variables): substitute(v, variables) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, variables) for v in value]
+    return value
+
+
+def references(value: Any) -> set[str]:
+    """Variable names referenced anywhere in `value`."""
+    found: set[str] = set()
+    if isinstance(value, str):
+        for match in _REFERENCE.finditer(value):
+            found.add(match.group("braced") or match.group("bare"))
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            found |= references(k) | references(v)
+    elif isinstance(value, list):
+        for v in value:
+            found |= references(v)
+    return found
+
+
+def _replacement(match: re.Match[str], variables: Mapping[str, str]) -> str:
+    name = match.group("braced") or match.group("bare")
+    default = match.group("default")
+    if default is not None:
+        current = variables.get(name)
+        return current if current else default
+    return variables.get(name, match.group(0))

@@ -1,0 +1,201 @@
+"""Errors that point at the file, line, column and field, with a hint.
+
+`Where` ties a document's position map to the file label; every parser in this package
+reports through it. Pydantic's ValidationError is translated here too, so users see
+"unknown key 'rn' ... did you mean 'run'?" instead of pydantic's own wording.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, NoReturn, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from skyform.errors import SpecError, UnsupportedError
+from skyform.spec.yamlpos import Document, Path
+
+M = TypeVar("M", bound=BaseModel)
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class Problem(ValueError):
+    """A value is wrong; the caller knows where it is and turns this into a SpecError."""
+
+    def __init__(self, message: str, hint: str | None = None, *, unsupported: bool = False):
+        super().__init__(message)
+        self.hint = hint
+        self.unsupported = unsupported
+
+
+def field_name(path: Path) -> str:
+    """`resources.any_of[0].cpus`; keys that are not identifiers are quoted: `file_mounts['/x']`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENT.fullmatch(part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{part!r}]"
+    return out
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if not matches:
+        lowered = {c.lower(): c for c in choices}
+        matches = [lowered[word.lower()]] if word.lower() in lowered else []
+    return matches[0] if matches else None
+
+
+def describe(value: Any) -> str:
+    """How a YAML value reads back to the user: `null`, `true`, `integer 5`, `list [...]`."""
+    if value is None:
+        return "null (an empty value)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"integer {value}"
+    if isinstance(value, float):
+        return f"number {value:g}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"string {shown!r}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+@dataclass
+class Where:
+    """Positions of one YAML document in one file."""
+
+    label: str
+    doc: Document
+
+    def error(
+        self,
+        path: Path,
+        message: str,
+        hint: str | None = None,
+        *,
+        at_key: bool = False,
+        unsupported: bool = False,
+    ) -> SpecError:
+        pos = self.doc.pos(path)
+        line = column = None
+        if pos is not None:
+            line, column = pos.line, pos.column
+            if at_key and pos.key_line is not None:
+                line, column = pos.key_line, pos.key_column
+        cls = UnsupportedError if unsupported else SpecError
+        return cls(
+            message,
+            hint,
+            path=self.label,
+            line=line,
+            column=column,
+            field=field_name(path) or None,
+        )
+
+    def fail(self, path: Path, message: str, hint: str | None = None, **kw: Any) -> NoReturn:
+        raise self.error(path, message, hint, **kw)
+
+    def problem(self, path: Path, exc: Problem) -> SpecError:
+        return self.error(path, str(exc), exc.hint, unsupported=exc.unsupported)
+
+    def line(self, path: Path) -> int | None:
+        pos = self.doc.pos(path)
+        if pos is None:
+            return None
+        return pos.key_line if pos.key_line is not None else pos.line
+
+    def validate(self, model: type[M], data: Any, path: Path) -> M:
+        """Validate raw YAML data with a pydantic model; the first error (in file order) wins."""
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            raise self._translate(exc, model, data, path) from None
+
+    def _translate(
+        self, exc: ValidationError, model: type[BaseModel], data: Any, path: Path
+    ) -> SpecError:
+        errors = exc.errors(include_url=False)
+
+        def order(err: dict) -> tuple[int, int]:
+            pos = self.doc.pos((*path, *err["loc"]))
+            return (pos.line, pos.column) if pos else (0, 0)
+
+        err = min(errors, key=order)
+        loc = (*path, *err["loc"])
+        kind = err["type"]
+        value = err.get("input")
+        if kind == "extra_forbidden":
+            key = str(err["loc"][-1])
+            owner = _owner_model(model, err["loc"][:-1])
+            known = sorted(_keys(owner)) if owner else []
+            guess = did_you_mean(key, known)
+            where = field_name(loc[:-1]) or "the task"
+            hint = f"Did you mean '{guess}'?" if guess else None
+            if known:
+                listed = ", ".join(known)
+                hint = f"{hint + ' ' if hint else ''}Allowed keys in {where}: {listed}."
+            return self.error(loc, f"unknown key '{key}'", hint, at_key=True)
+        if kind == "missing":
+            return self.error(loc[:-1], f"missing required key '{loc[-1]}'")
+        expected = _EXPECTED.get(kind)
+        if expected:
+            hint = "Fill in a value or remove the key." if value is None else None
+            return self.error(loc, f"expected {expected}, got {describe(value)}", hint)
+        message = str(err.get("msg", "invalid value"))
+        message = message.removeprefix("Value error, ")
+        return self.error(loc, f"{message[:1].lower()}{message[1:]}")
+
+
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "list_type": "a list",
+    "tuple_type": "a list",
+}
+
+
+def _keys(model: type[BaseModel]) -> set[str]:
+    names = set()
+    for name, info in model.model_fields.items():
+        names.add(info.alias or name)
+    return names
+
+
+def _owner_model(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
+    """The model class that owns the mapping at `loc` (to list its keys)."""
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if current is None or isinstance(part, int):
+            continue
+        info = current.model_fields.get(str(part))
+        current = _model_in(info.annotation) if info else None
+    return current
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,194 @@
+"""The normalized task: what the planner, the engines and the renderers consume.
+
+Everything here is a frozen pydantic model built by the loader from validated YAML; none
+of it is user input any more, so these models carry the meaning, not the syntax:
+`V100:8` is `accelerator="V100", accelerator_count=8`, `cpus: 4+` is `Range(4, at_least)`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, SecretStr, field_serializer
+
+DEFAULT_DISK_SIZE_GB = 256
+DEFAULT_ESTIMATED_HOURS = 1.0
+REDACTED = "<redacted>"
+
+Execution = Literal["serial", "parallel"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Range(_Frozen):
+    """`N` (exactly N) or `N+` (at least N). Memory is in GiB."""
+
+    value: float
+    at_least: bool = False
+
+    def admits(self, amount: float) -> bool:
+        if self.at_least:
+            return amount >= self.value - 1e-9
+        return abs(amount - self.value) <= 1e-9
+
+    def __str__(self) -> str:
+        return f"{self.value:g}{'+' if self.at_least else ''}"
+
+
+class JobRecovery(_Frozen):
+    """`strategy` None means the default (EAGER_NEXT_REGION)."""
+
+    strategy: str | None = None
+    max_restarts_on_errors: int = 0
+    recover_on_exit_codes: tuple[int, ...] = ()
+
+
+class Autostop(_Frozen):
+    enabled: bool = True
+    idle_minutes: int = 5
+    down: bool = False
+    wait_for: str | None = None
+    hook: str | None = None
+    hook_timeout: int | None = None
+
+
+class ResourceRequest(_Frozen):
+    """One concrete alternative of what a task asked for. None is a wildcard.
+
+    `context` is the Kubernetes context or the ssh node-pool name. `accelerator` keeps the
+    name as written, upper-cased (TPU names lower-case); the catalog canonicalizes it.
+    `image_id` is a string, or {region: image} which also restricts the regions.
+    """
+
+    cloud: str | None = None
+    region: str | None = None
+    zone: str | None = None
+    context: str | None = None
+    accelerator: str | None = None
+    accelerator_count: float | None = None
+    cpus: Range | None = None
+    memory: Range | None = None
+    instance_type: str | None = None
+    use_spot: bool = False
+    disk_size: int = DEFAULT_DISK_SIZE_GB
+    disk_tier: str | None = None
+    network_tier: str | None = None
+    ports: tuple[str, ...] = ()
+    image_id: str | dict[str, str] | None = None
+    labels: dict[str, str] = {}
+    max_hourly_cost: float | None = None
+    job_recovery: JobRecovery | None = None
+    autostop: Autostop | None = None
+
+    def __hash__(self) -> int:  # dict fields are not hashable; hash the canonical form
+        return hash(self.canonical_json())
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+    @property
+    def infra(self) -> str:
+        """`aws/us-east-1`, `k8s/my-context`, `*` ... as a user would write it."""
+        cloud = self.cloud or "*"
+        if cloud in ("kubernetes", "ssh"):
+            return f"{cloud}/{self.context}" if self.context else cloud
+        parts = [cloud, self.region or "*", self.zone or "*"]
+        while len(parts) > 1 and parts[-1] == "*":
+            parts.pop()
+        return "/".join(parts)
+
+
+class ResourceChoices(_Frozen):
+    """Ordered groups of alternatives: the planner takes the first group with any feasible
+    candidate, and the best candidate within that group."""
+
+    groups: tuple[tuple[ResourceRequest, ...], ...]
+
+    def alternatives(self) -> list[ResourceRequest]:
+        return [r for group in self.groups for r in group]
+
+
+class GitWorkdir(_Frozen):
+    url: str
+    ref: str | None = None
+
+
+class FileMount(_Frozen):
+    """A file mount's source: a local path, a bucket URI, or a storage spec (name/store/mode)."""
+
+    source: str | tuple[str, ...] | None = None
+    name: str | None = None
+    store: str | None = None
+    mode: str | None = None
+    persistent: bool | None = None
+    options: dict[str, Any] = {}
+
+    @property
+    def is_bucket(self) -> bool:
+        return self.source is None or (isinstance(self.source, str) and is_uri(self.source))
+
+
+def is_uri(value: str) -> bool:
+    return "://" in value
+
+
+class SkyformExt(_Frozen):
+    """The `skyform:` key. `estimated_hours` is a number or {accelerator|default: hours}."""
+
+    estimated_hours: float | dict[str, float] | None = None
+    depends_on: tuple[str, ...] = ()
+    inputs_location: str | None = None
+
+    def hours_for(self, accelerator: str | None) -> float:
+        hours = self.estimated_hours
+        if hours is None:
+            return DEFAULT_ESTIMATED_HOURS
+        if isinstance(hours, float | int):
+            return float(hours)
+        if accelerator:
+            for name, value in hours.items():
+                if name.lower() == accelerator.lower():
+                    return value
+        return hours.get("default", DEFAULT_ESTIMATED_HOURS)
+
+
+class SourceRef(_Frozen):
+    """Where the task came from (display only; not part of the task digest)."""
+
+    path: str
+    line: int
+    resources_line: int | None = None
+
+
+class TaskSpec(_Frozen):
+    name: str | None = None
+    workdir: str | GitWorkdir | None = None
+    num_nodes: int = 1
+    resources: ResourceChoices
+    envs: dict[str, str] = {}
+    secrets: dict[str, SecretStr] = {}
+    file_mounts: dict[str, FileMount] = {}
+    setup: str | None = None
+    run: str | None = None
+    inputs: dict[str, float] = {}
+    outputs: dict[str, float] = {}
+    config: dict[str, Any] | None = None
+    service: dict[str, Any] | None = None
+    pool: dict[str, Any] | None = None
+    volumes: dict[str, Any] | None = None
+    skyform: SkyformExt = SkyformExt()
+    source: SourceRef
+
+    @field_serializer("secrets")
+    def _redact(self, secrets: dict[str, SecretStr]) -> dict[str, str]:
+        return dict.fromkeys(secrets, REDACTED)
+
+    def label(self, index: int) -> str:
+        return self.name or f"task #{index + 1}"
+
+    def secret_values(self) -> dict[str, str]:
+        """Plain secret values, for the executor only; never log or serialize them."""
+        return {k: v.get_secret_value() for k, v in self.secrets.items()}

@@ -1,0 +1,255 @@
+"""One YAML document -> TaskSpec (everything except the pipeline around it)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import SecretStr
+
+from skyform.spec.accelerators import canonical_name
+from skyform.spec.envs import references, require_values, substitute, yaml_variables
+from skyform.spec.errors import Problem, Where, describe
+from skyform.spec.infra import format_location, infer_location, parse_infra
+from skyform.spec.models import FileMount, GitWorkdir, SkyformExt, SourceRef, TaskSpec, is_uri
+from skyform.spec.raw import IGNORED_TASK_KEYS, RawSkyform, RawStorage, RawTask, RawWorkdirGit
+from skyform.spec.resources import parse_resources
+
+MAX_NUM_NODES = 4096
+MAX_DATA_GB = 10_000_000  # 10 PB
+MAX_HOURS = 100_000
+TASK_NAME = re.compile(r"[a-zA-Z0-9]+(?:[._-]{1,2}[a-zA-Z0-9]+)*")
+STORES = ("s3", "gcs", "azure", "r2", "ibm", "oci", "nebius", "coreweave", "hf", "volume")
+MODES = ("MOUNT", "COPY", "MOUNT_CACHED")
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Command-line values, in increasing precedence (env files first, then --env)."""
+
+    envs: tuple[tuple[str, str], ...] = ()
+    secrets: tuple[tuple[str, str], ...] = ()
+
+
+def parse_task(
+    raw: Any, where: Where, overrides: Overrides, note: Callable[[str], None]
+) -> TaskSpec:
+    if not isinstance(raw, dict):
+        where.fail((), f"expected a mapping of task fields, got {describe(raw)}")
+    spec = where.validate(RawTask, raw, ())
+    if spec.name is not None and not TASK_NAME.fullmatch(spec.name):
+        where.fail(
+            ("name",),
+            f"invalid task name '{spec.name}'",
+            "Use letters, digits and single '.', '-' or '_' (at most two in a row) between them.",
+        )
+    num_nodes = 1 if spec.num_nodes is None else spec.num_nodes
+    if not 1 <= num_nodes <= MAX_NUM_NODES:
+        where.fail(
+            ("num_nodes",), f"num_nodes must be between 1 and {MAX_NUM_NODES}, got {num_nodes}"
+        )
+    for key in IGNORED_TASK_KEYS:
+        if raw.get(key) is not None:
+            note(f"{where.label}:{where.line((key,))}: {key} is accepted but not used by skyform")
+    if raw.get("managed_secrets"):
+        where.fail(
+            ("managed_secrets",),
+            "managed secrets are not supported",
+            "Give secret values inline or with --secret NAME=VALUE.",
+            unsupported=True,
+        )
+
+    envs = yaml_variables(raw.get("envs"), where, "envs")
+    envs.update(overrides.envs)
+    secrets = yaml_variables(raw.get("secrets"), where, "secrets")
+    secrets.update(overrides.secrets)
+    env_values = require_values(envs, where, "envs", "--env")
+    secret_values = require_values(secrets, where, "secrets", "--secret")
+    variables = {**env_values, **secret_values}
+
+    substituted = {
+        key: substitute(raw.get(key), variables)
+        for key in ("workdir", "file_mounts", "service", "volumes")
+    }
+    for key in substituted:
+        leaked = sorted(references(raw.get(key)) & set(secret_values))
+        if leaked:
+            note(
+                f"{where.label}:{where.line((key,))}: secret {', '.join(leaked)} is substituted "
+                f"into {key}, so its value appears wherever {key} is shown"
+            )
+    return TaskSpec(
+        name=spec.name,
+        workdir=_workdir(substituted["workdir"], where),
+        num_nodes=num_nodes,
+        resources=parse_resources(raw.get("resources"), where, note),
+        envs=env_values,
+        secrets={k: SecretStr(v) for k, v in secret_values.items()},
+        file_mounts=_file_mounts(raw.get("file_mounts"), variables, where),
+        setup=spec.setup,
+        run=spec.run,
+        inputs=_data(spec.inputs, "inputs", where),
+        outputs=_data(spec.outputs, "outputs", where),
+        config=spec.config,
+        service=substituted["service"],
+        pool=spec.pool,
+        volumes=substituted["volumes"],
+        skyform=_skyform(raw.get("skyform"), spec.inputs, where),
+        source=SourceRef(
+            path=where.label, line=where.doc.line, resources_line=where.line(("resources",))
+        ),
+    )
+
+
+def _workdir(value: Any, where: Where) -> str | GitWorkdir | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        git = where.validate(RawWorkdirGit, value, ("workdir",))
+        return GitWorkdir(url=git.url, ref=git.ref)
+    where.fail(
+        ("workdir",),
+        f"workdir must be a directory path or {{url, ref}}, got {describe(value)}",
+        "Write e.g. 'workdir: .' or 'workdir: {url: https://github.com/org/repo, ref: main}'.",
+    )
+
+
+def _file_mounts(raw: Any, variables: dict[str, str], where: Where) -> dict[str, FileMount]:
+    if not raw:
+        return {}
+    mounts: dict[str, FileMount] = {}
+    for key, value in raw.items():
+        path = ("file_mounts", key)
+        dst, src = substitute(key, variables), substitute(value, variables)
+        if not dst or is_uri(dst):
+            where.fail(
+                path, f"file mount destination '{dst}' must be a path on the node", at_key=True
+            )
+        if dst.endswith("/") and dst != "/":
+            where.fail(
+                path,
+                f"file mount destination '{dst}' ends with '/'",
+                f"Write '{dst.rstrip('/')}'.",
+                at_key=True,
+            )
+        if dst in mounts:
+            where.fail(
+                path, f"two file mounts resolve to the same destination '{dst}'", at_key=True
+            )
+        if isinstance(src, str):
+            if not src.strip():
+                where.fail(path, "file mount source is empty")
+            mounts[dst] = FileMount(source=src)
+        elif isinstance(src, dict):
+            mounts[dst] = _storage(src, path, where)
+        else:
+            where.fail(
+                path,
+                f"file mount source must be a path, a bucket URI or a mapping, got {describe(src)}",
+                "Write e.g. '/data: s3://bucket/path' or '/data: {source: ./data, mode: COPY}'.",
+            )
+    return mounts
+
+
+def _storage(value: dict[str, Any], path: tuple, where: Where) -> FileMount:
+    for key, item in value.items():
+        if item is None:
+            where.fail(
+                (*path, key),
+                f"'{key}' is empty",
+                "Fill in a value (e.g. your bucket name) or remove the key.",
+            )
+    spec = where.validate(RawStorage, value, path)
+    if spec.name is None and spec.source is None:
+        where.fail(
+            path,
+            "a storage file mount needs 'source' or 'name'",
+            "Give a bucket name ('name: my-bucket') or a source ('source: s3://bucket').",
+        )
+    store = spec.store.lower() if spec.store is not None else None
+    if store is not None and store not in STORES:
+        where.fail(
+            (*path, "store"),
+            f"unknown store '{spec.store}'",
+            f"Choose one of: {', '.join(STORES)}.",
+        )
+    mode = spec.mode.upper() if spec.mode is not None else None
+    if mode is not None and mode not in MODES:
+        where.fail(
+            (*path, "mode"), f"unknown mode '{spec.mode}'", f"Choose one of: {', '.join(MODES)}."
+        )
+    if isinstance(spec.source, list) and not spec.source:
+        where.fail((*path, "source"), "source list is empty")
+    options = {k: v for k in ("mount_options", "type", "config") if (v := value.get(k)) is not None}
+    return FileMount(
+        source=tuple(spec.source) if isinstance(spec.source, list) else spec.source,
+        name=spec.name,
+        store=store,
+        mode=mode,
+        persistent=spec.persistent,
+        options=options,
+    )
+
+
+def _data(value: dict[str, float] | None, key: str, where: Where) -> dict[str, float]:
+    if not value:
+        return {}
+    if len(value) > 1:
+        where.fail((key,), f"{key} takes one entry {{path_or_uri: size_GB}}, got {len(value)}")
+    for name, size in value.items():
+        if not (math.isfinite(size) and 0 <= size <= MAX_DATA_GB):
+            where.fail(
+                (key, name), f"{key} size must be between 0 and {MAX_DATA_GB} GB, got {size:g}"
+            )
+    return {name: float(size) for name, size in value.items()}
+
+
+def _skyform(raw: Any, inputs: dict[str, float] | None, where: Where) -> SkyformExt:
+    path = ("skyform",)
+    if isinstance(raw, dict) and isinstance(raw.get("depends_on"), str):
+        raw = {**raw, "depends_on": [raw["depends_on"]]}
+    spec = where.validate(RawSkyform, raw or {}, path)
+    location = None
+    if spec.inputs_location is not None:
+        try:
+            infra = parse_infra(spec.inputs_location)
+        except Problem as exc:
+            raise where.problem((*path, "inputs_location"), exc) from None
+        if infra.cloud is None:
+            where.fail(
+                (*path, "inputs_location"),
+                "inputs_location must name a cloud, e.g. 'aws/us-east-1'",
+            )
+        location = format_location(infra)
+    elif inputs:
+        location = infer_location(next(iter(inputs)))
+    return SkyformExt(
+        estimated_hours=_hours(spec.estimated_hours, (*path, "estimated_hours"), where),
+        depends_on=tuple(spec.depends_on or ()),
+        inputs_location=location,
+    )
+
+
+def _hours(value: Any, path: tuple, where: Where) -> float | dict[str, float] | None:
+    hint = "Write e.g. 'estimated_hours: 3' or 'estimated_hours: {A100: 2, V100: 5, default: 4}'."
+
+    def one(number: Any, at: tuple) -> float:
+        if isinstance(number, bool) or not isinstance(number, int | float):
+            where.fail(at, f"estimated hours must be a number, got {describe(number)}", hint)
+        if not (math.isfinite(number) and 0 < number <= MAX_HOURS):
+            where.fail(at, f"estimated hours must be greater than 0 and at most {MAX_HOURS}", hint)
+        return float(number)
+
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        if not value:
+            where.fail(path, "estimated_hours is empty", hint)
+        return {
+            ("default" if k.lower() == "default" else canonical_name(k)): one(v, (*path, k))
+            for k, v in value.items()
+        }
+    return one(value, path)
