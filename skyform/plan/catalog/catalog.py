@@ -217,6 +217,13 @@ class Catalog:
     def offer_count(self) -> int:
         return sum(len(rows) for rows in self._buckets.values())
 
+    def offer_counts(self) -> dict[str, int]:
+        """Offers per cloud (Kubernetes offers are synthesised per request: not counted)."""
+        counts: dict[str, int] = {}
+        for (cloud, _), rows in self._buckets.items():
+            counts[cloud] = counts.get(cloud, 0) + len(rows)
+        return dict(sorted(counts.items()))
+
     def egress_cost(self, source: Location, destination: Location, gb: float) -> float:
         return self.egress.cost(source, destination, gb)
 
