@@ -11,6 +11,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "validate",
     "show",
     "check",
+    "gpus",
+    "catalog",
     # more verbs are added here, one per line
 )
 
