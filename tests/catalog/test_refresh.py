@@ -1,0 +1,174 @@
+"""`skyform catalog refresh` against a local HTTP server: success; failures change nothing."""
+
+from __future__ import annotations
+
+import http.server
+import os
+import stat
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from skyform.config import Config
+from skyform.errors import CatalogError
+from skyform.plan.catalog import load_catalog
+from skyform.plan.catalog.refresh import refresh_catalog
+from tests.catalog.conftest import bundled_text
+
+
+class _Server:
+    """Serves `files` (path -> bytes); `lie_length` sends a Content-Length larger than the body."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.lie_length: set[str] = set()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = outer.files.get(self.path)
+                if body is None:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                extra = 100 if self.path in outer.lie_length else 0
+                self.send_header("Content-Length", str(len(body) + extra))
+                self.end_headers()
+                self.wfile.write(body)
+                if extra:
+                    self.close_connection = True
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v8"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def good(self, aws_price: str = "21.957642") -> None:
+        aws = bundled_text("aws_vms.csv").replace(",21.957642,", f",{aws_price},")
+        self.files = {
+            "/v8/aws/vms.csv": aws.encode(),
+            "/v8/gcp/vms.csv": bundled_text("gcp_vms.csv").encode(),
+            "/v8/common/accelerators.csv": bundled_text("accelerators.csv").encode(),
+        }
+
+
+@pytest.fixture
+def server() -> Iterator[_Server]:
+    srv = _Server()
+    srv.thread.start()
+    srv.good()
+    yield srv
+    srv.httpd.shutdown()
+    srv.httpd.server_close()
+
+
+def _tree(path: Path) -> dict[str, bytes]:
+    if not path.exists():
+        return {}
+    return {
+        str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+    }
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_refresh_installs_a_private_validated_copy_that_load_uses(server, skyform_home):
+    server.good(aws_price="19.5")
+    result = refresh_catalog(server.url, now=lambda: 1_700_000_000)
+    target = skyform_home / "catalog"
+    assert result.path == str(target)
+    assert result.files == {"aws/vms.csv": 1152, "gcp/vms.csv": 6889, "common/accelerators.csv": 60}
+    assert result.fetched_at == "2023-11-14T22:13:20Z"
+    assert _mode(target) == 0o700 and _mode(target / "aws") == 0o700
+    assert {_mode(p) for p in target.rglob("*") if p.is_file()} == {0o600}
+    catalog = load_catalog(Config())
+    assert catalog.source.kind == "refreshed" and catalog.source.url == server.url
+    p4d = catalog.query(cloud="aws", region="us-east-1", instance_type="p4d.24xlarge", spot=False)
+    assert {o.hourly_price for o in p4d} == {19.5}
+    # what the download lacks still comes from the bundle
+    assert catalog.query(instance_type="a2-highgpu-8g", region="us-central1")
+    assert catalog.image_for("aws", "us-east-1", "custom-gpu-ubuntu")
+    leftovers = [p.name for p in skyform_home.iterdir() if p.name.startswith(".catalog")]
+    assert leftovers == []
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("missing", "HTTP 404"),
+        ("malformed_number", "is not a number"),
+        ("negative_price", "is not a price/size"),
+        ("truncated_row", "columns, the header has"),
+        ("short_body", "truncated"),
+        ("bad_header", "header lacks column"),
+        ("no_trailing_newline", "does not end with a newline"),
+    ],
+)
+def test_failed_refresh_changes_nothing(server, skyform_home, damage, message):
+    refresh_catalog(server.url)  # a first, good refresh
+    before = _tree(skyform_home / "catalog")
+    before_digest = load_catalog(Config()).digest
+    aws = server.files["/v8/aws/vms.csv"].decode()
+    if damage == "missing":
+        del server.files["/v8/gcp/vms.csv"]
+    elif damage == "malformed_number":
+        server.files["/v8/aws/vms.csv"] = aws.replace(",21.957642,", ",21.95x,", 1).encode()
+    elif damage == "negative_price":
+        server.files["/v8/aws/vms.csv"] = aws.replace(",21.957642,", ",-21.9,", 1).encode()
+    elif damage == "truncated_row":
+        cut = aws.index("\n", len(aws) // 2)
+        server.files["/v8/aws/vms.csv"] = (aws[: cut - 30] + "\n").encode()
+    elif damage == "short_body":
+        server.lie_length.add("/v8/gcp/vms.csv")
+    elif damage == "bad_header":
+        server.files["/v8/aws/vms.csv"] = aws.replace("SpotPrice", "Spot", 1).encode()
+    elif damage == "no_trailing_newline":
+        server.files["/v8/aws/vms.csv"] = aws.rstrip("\n").encode()
+    with pytest.raises(CatalogError, match=message):
+        refresh_catalog(server.url)
+    assert _tree(skyform_home / "catalog") == before
+    assert load_catalog(Config()).digest == before_digest
+    assert [p.name for p in skyform_home.iterdir() if p.name.startswith(".catalog")] == []
+
+
+def test_failed_first_refresh_leaves_the_bundled_catalog_in_use(server, skyform_home, bundled):
+    del server.files["/v8/aws/vms.csv"]
+    with pytest.raises(CatalogError, match=r"aws/vms\.csv: HTTP 404"):
+        refresh_catalog(server.url)
+    assert not (skyform_home / "catalog").exists()
+    catalog = load_catalog(Config())
+    assert catalog.source.kind == "bundled" and catalog.digest == bundled.digest
+
+
+def test_unreachable_server_is_a_clear_error(skyform_home):
+    with pytest.raises(CatalogError, match="download failed"):
+        refresh_catalog("http://127.0.0.1:9/v8", timeout=2)
+    assert not (skyform_home / "catalog").exists()
+
+
+def test_tampered_refreshed_copy_is_ignored_with_a_warning(server, skyform_home, bundled):
+    refresh_catalog(server.url)
+    gcp = skyform_home / "catalog" / "gcp" / "vms.csv"
+    os.chmod(gcp, 0o600)
+    gcp.write_text(gcp.read_text().replace("0.81406", "0.1"))
+    catalog = load_catalog(Config())
+    assert catalog.source.kind == "bundled" and catalog.digest == bundled.digest
+    assert catalog.source.warning and "contents changed" in catalog.source.warning
+
+
+def test_cli_refresh_and_show(server, cli):
+    result = cli("catalog", "refresh", "--url", server.url)
+    assert result.exit_code == 0, result.output
+    assert "aws/vms.csv: 1152 rows" in result.stdout
+    show = cli("catalog", "show")
+    assert "Catalog in use: refreshed" in show.stdout and server.url in show.stdout
+    del server.files["/v8/aws/vms.csv"]
+    failed = cli("catalog", "refresh", "--url", server.url)
+    assert failed.exit_code == 1 and "HTTP 404" in failed.stderr
+    assert "Traceback" not in failed.output
