@@ -173,3 +173,12 @@ def test_malformed_refreshed_file_names_file_line_and_column(catalog_copy: Path)
     (catalog_copy / "aws_vms.csv").write_text("".join(text))
     with pytest.raises(CatalogError, match=r"aws_vms.csv:6: 12 columns, the header has 11"):
         load_catalog(Config(), source=catalog_copy)
+
+
+def test_unknown_gpu_machine_family_is_not_offered_as_cpu_only():
+    from skyform.plan.catalog.clouds import GcpHosts, gcp_offer_rows
+
+    vm = ("g4-standard-48", None, 0.0, 48.0, 180.0, None, 1.5, 0.6, "r", "r-a", "x86_64")
+    cpu = ("n2-standard-4", None, 0.0, 4.0, 16.0, None, 0.2, 0.05, "r", "r-a", "x86_64")
+    rows, skipped = gcp_offer_rows([vm, cpu], GcpHosts())
+    assert {r[3] for r in rows} == {"n2-standard-4"} and skipped == 1

@@ -11,7 +11,9 @@ separately; both parts must have a price):
 - N1-attachable GPUs (T4, V100, P100, P4) combine with every n1-standard/highmem/highcpu row of
   the zone whose vCPUs and memory are within GCP's cap for that GPU count;
 - TPU rows are whole-price offers with instance type = the TPU name and unknown vCPUs/memory;
-- any other VM row is a CPU-only offer; GPU rows of unknown pairing are skipped.
+- any other VM row is a CPU-only offer; GPU rows of unknown pairing are skipped, and so are
+  machine types of accelerator-optimized families missing from the hosts table (a refreshed
+  catalog may list new ones): their VM price excludes a GPU we cannot price.
 
 Duplicate rows for the same (type, zone) — the GCP source repeats 94 TPU rows in europe-west4-b —
 are collapsed, keeping the cheaper on-demand price if they ever disagree, so offer ids are unique.
@@ -20,6 +22,9 @@ are collapsed, keeping the cheaper on-demand price if they ever disagree, so off
 from __future__ import annotations
 
 from skyform.plan.catalog.accelerators import N1_HOST_FAMILIES, n1_caps
+
+# GCP families whose machine types always carry GPUs (priced separately in GPU rows).
+ACCELERATOR_FAMILIES = ("a2-", "a3-", "a4-", "a4x-", "g2-", "g4-")
 
 
 class GcpHosts:
@@ -93,7 +98,10 @@ def gcp_offer_rows(vms: list[tuple], hosts: GcpHosts) -> tuple[list[tuple], int]
         itype, zone = vm[0], vm[9]
         fixed = hosts.fixed.get(itype)
         if fixed is None:
-            out.extend(_priced("gcp", vm, None, None, 0.0, None))
+            if itype.startswith(ACCELERATOR_FAMILIES):
+                skipped += 1
+            else:
+                out.extend(_priced("gcp", vm, None, None, 0.0, None))
             continue
         key = (zone, fixed[0], fixed[1])
         gpu = gpus.get(key)
