@@ -60,7 +60,7 @@ def _count(raw: Any, text: str, path: Path) -> float:
         raise AccelProblem(f"accelerator count must be greater than 0 in '{text}'", path)
     if count > MAX_ACCELERATOR_COUNT:
         raise AccelProblem(
-            f"accelerator count {count:g} in '{text}' is more than {MAX_ACCELERATOR_COUNT}",
+            f"accelerator count {count:.12g} in '{text}' is more than {MAX_ACCELERATOR_COUNT}",
             path,
             "Counts are per node; use num_nodes for more machines.",
         )

@@ -46,11 +46,16 @@ def field_name(path: Path) -> str:
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
-    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    if not matches:
-        lowered = {c.lower(): c for c in choices}
-        matches = [lowered[word.lower()]] if word.lower() in lowered else []
-    return matches[0] if matches else None
+    """The closest choice: a near spelling, a case variant, or the one choice it begins."""
+    options = list(choices)
+    matches = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if matches:
+        return matches[0]
+    lowered = {c.lower(): c for c in options}
+    if word.lower() in lowered:
+        return lowered[word.lower()]
+    prefixed = [c for c in options if word and c.lower().startswith(word.lower())]
+    return prefixed[0] if len(prefixed) == 1 else None
 
 
 def describe(value: Any) -> str:
@@ -150,6 +155,11 @@ class Where:
             return self.error(loc, f"unknown key '{key}'", hint, at_key=True)
         if kind == "missing":
             return self.error(loc[:-1], f"missing required key '{loc[-1]}'")
+        bound = _BOUNDS.get(kind)
+        if bound:
+            text, key = bound
+            limit = (err.get("ctx") or {}).get(key)
+            return self.error(loc, f"{field_name(loc[-1:])} must be {text} {limit}, got {value}")
         expected = _EXPECTED.get(kind)
         if expected:
             hint = "Fill in a value or remove the key." if value is None else None
@@ -173,9 +183,21 @@ _EXPECTED = {
 }
 
 
+_BOUNDS = {
+    "greater_than_equal": ("at least", "ge"),
+    "less_than_equal": ("at most", "le"),
+    "greater_than": ("greater than", "gt"),
+    "less_than": ("less than", "lt"),
+}
+
+
 def _keys(model: type[BaseModel]) -> set[str]:
+    """Keys worth listing in a hint (compat-only keys are accepted but not advertised)."""
     names = set()
     for name, info in model.model_fields.items():
+        extra = info.json_schema_extra
+        if isinstance(extra, dict) and extra.get("listed") is False:
+            continue
         names.add(info.alias or name)
     return names
 

@@ -161,6 +161,7 @@ class SourceRef(_Frozen):
     path: str
     line: int
     resources_line: int | None = None
+    resources_column: int | None = None
 
 
 class TaskSpec(_Frozen):

@@ -12,6 +12,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MAX_RESTARTS = 10_000
+
+
+def _compat(**kw: Any) -> Any:
+    """A key SkyPilot accepts that skyform reads but does not act on (not listed in hints)."""
+    return Field(default=None, json_schema_extra={"listed": False}, **kw)
+
 
 class _Raw(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
@@ -32,12 +39,12 @@ class RawResources(_Raw):
     cpus: Any = None
     memory: Any = None
     accelerators: Any = None
-    gpus: Any = None  # alias of accelerators
-    accelerator_args: dict[str, Any] | None = None
+    gpus: Any = _compat()  # alias of accelerators
+    accelerator_args: dict[str, Any] | None = _compat()
     instance_type: str | None = None
     use_spot: bool | None = None
     job_recovery: Any = None
-    spot_recovery: Any = None  # legacy name of job_recovery
+    spot_recovery: Any = _compat()  # legacy name of job_recovery
     disk_size: Any = None
     disk_tier: str | None = None
     network_tier: str | None = None
@@ -47,11 +54,11 @@ class RawResources(_Raw):
     autostop: Any = None
     max_hourly_cost: float | None = None
     # Accepted for compatibility, not acted on (a warning says so).
-    volumes: list[Any] | None = None
-    ephemeral_storage: Any = None
-    local_disk: str | None = None
-    priority: int | None = Field(default=None, ge=-1000, le=1000)
-    priority_class: str | None = None
+    volumes: list[Any] | None = _compat()
+    ephemeral_storage: Any = _compat()
+    local_disk: str | None = _compat()
+    priority: int | None = _compat(ge=-1000, le=1000)
+    priority_class: str | None = _compat()
 
 
 class RawTopResources(RawResources):
@@ -61,7 +68,7 @@ class RawTopResources(RawResources):
 
 class RawJobRecovery(_Raw):
     strategy: str | None = None
-    max_restarts_on_errors: int | None = None
+    max_restarts_on_errors: int | None = Field(default=None, ge=0, le=MAX_RESTARTS)
     recover_on_exit_codes: Any = None
 
 
@@ -112,11 +119,11 @@ class RawTask(_Raw):
     outputs: dict[str, float] | None = None
     skyform: dict[str, Any] | None = None
     # Accepted for compatibility, not acted on (a warning says so).
-    event_callback: str | None = None
-    volume_mounts: list[Any] | None = None
-    file_mounts_mapping: dict[str, Any] | None = None
-    api_server_access: bool | None = None
-    managed_secrets: list[Any] | None = None
+    event_callback: str | None = _compat()
+    volume_mounts: list[Any] | None = _compat()
+    file_mounts_mapping: dict[str, Any] | None = _compat()
+    api_server_access: bool | None = _compat()
+    managed_secrets: list[Any] | None = _compat()
 
 
 IGNORED_TASK_KEYS = (

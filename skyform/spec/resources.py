@@ -16,7 +16,7 @@ from typing import Any
 from skyform.spec.accelerators import Accel, AccelProblem, parse_accelerators
 from skyform.spec.errors import Problem, Where
 from skyform.spec.infra import legacy_infra, parse_infra
-from skyform.spec.models import Autostop, ResourceChoices, ResourceRequest
+from skyform.spec.models import Autostop, JobRecovery, ResourceChoices, ResourceRequest
 from skyform.spec.raw import (
     IGNORED_RESOURCE_KEYS,
     RawAutostop,
@@ -28,7 +28,7 @@ from skyform.spec.values import (
     DISK_TIERS,
     NETWORK_TIERS,
     autostop_from,
-    job_recovery_from,
+    exit_codes,
     parse_cpus,
     parse_disk_size,
     parse_image_id,
@@ -36,6 +36,7 @@ from skyform.spec.values import (
     parse_memory,
     parse_ports,
     parse_tier,
+    recovery_strategy,
     wait_for,
 )
 from skyform.spec.yamlpos import Path
@@ -220,7 +221,7 @@ def _infra(entry: Entry, where: Where):
         raise where.problem(path, exc) from None
 
 
-def _job_recovery(entry: Entry, where: Where):
+def _job_recovery(entry: Entry, where: Where) -> JobRecovery | None:
     if "job_recovery" in entry and "spot_recovery" in entry:
         where.fail(
             entry["spot_recovery"][1],
@@ -231,21 +232,22 @@ def _job_recovery(entry: Entry, where: Where):
     if key not in entry:
         return None
     raw, path = entry[key]
-    try:
-        if isinstance(raw, str):
-            return job_recovery_from(raw, None, None)
-        if isinstance(raw, dict):
-            spec = where.validate(RawJobRecovery, raw, path)
-            return job_recovery_from(
-                spec.strategy, spec.max_restarts_on_errors, spec.recover_on_exit_codes
-            )
-    except Problem as exc:
-        raise where.problem(path, exc) from None
-    where.fail(
-        path,
-        f"{key} must be a strategy name or a mapping",
-        "Write e.g. 'job_recovery: FAILOVER' or "
-        "'job_recovery: {strategy: EAGER_NEXT_REGION, max_restarts_on_errors: 3}'.",
+    if isinstance(raw, str):
+        return JobRecovery(strategy=_located(recovery_strategy, raw, path, where))
+    if not isinstance(raw, dict):
+        where.fail(
+            path,
+            f"{key} must be a strategy name or a mapping",
+            "Write e.g. 'job_recovery: FAILOVER' or "
+            "'job_recovery: {strategy: EAGER_NEXT_REGION, max_restarts_on_errors: 3}'.",
+        )
+    spec = where.validate(RawJobRecovery, raw, path)
+    codes = spec.recover_on_exit_codes
+    return JobRecovery(
+        strategy=_located(recovery_strategy, spec.strategy, (*path, "strategy"), where),
+        max_restarts_on_errors=spec.max_restarts_on_errors or 0,
+        recover_on_exit_codes=_located(exit_codes, codes, (*path, "recover_on_exit_codes"), where)
+        or (),
     )
 
 
@@ -253,17 +255,24 @@ def _autostop(entry: Entry, where: Where) -> Autostop | None:
     if "autostop" not in entry:
         return None
     raw, path = entry["autostop"]
+    if not isinstance(raw, dict):
+        return _located(autostop_from, raw, path, where)
+    spec = where.validate(RawAutostop, raw, path)
+    return Autostop(
+        enabled=True,
+        idle_minutes=spec.idle_minutes if spec.idle_minutes is not None else 5,
+        down=bool(spec.down),
+        wait_for=_located(wait_for, spec.wait_for, (*path, "wait_for"), where),
+        hook=spec.hook,
+        hook_timeout=spec.hook_timeout,
+    )
+
+
+def _located(parse: Callable[[Any], Any], value: Any, path: Path, where: Where) -> Any:
+    """parse(value), or None for None; a Problem becomes an error located at `path`."""
+    if value is None:
+        return None
     try:
-        if isinstance(raw, dict):
-            spec = where.validate(RawAutostop, raw, path)
-            return Autostop(
-                enabled=True,
-                idle_minutes=spec.idle_minutes if spec.idle_minutes is not None else 5,
-                down=bool(spec.down),
-                wait_for=wait_for(spec.wait_for) if spec.wait_for is not None else None,
-                hook=spec.hook,
-                hook_timeout=spec.hook_timeout,
-            )
-        return autostop_from(raw)
+        return parse(value)
     except Problem as exc:
         raise where.problem(path, exc) from None

@@ -25,7 +25,7 @@ def check_supported(dag: Dag) -> list[str]:
     warnings = list(dag.warnings)
     supported = ", ".join(SUPPORTED_CLOUDS)
     for index, task in enumerate(dag.tasks):
-        name = task.label(index)
+        name = _describe(dag, index)
         where = f"{task.source.path}:{task.source.resources_line or task.source.line}"
         alternatives = task.resources.alternatives()
         foreign = sorted(
@@ -39,19 +39,27 @@ def check_supported(dag: Dag) -> list[str]:
         if foreign and not runnable:
             clouds = ", ".join(foreign)
             raise UnsupportedError(
-                f"task '{name}' can only run on {clouds}, which skyform does not support",
+                f"{name} can only run on {clouds}, which skyform does not support",
                 f"skyform runs on: {supported}. Change resources.infra (or add an any_of "
                 "alternative on one of them).",
                 path=task.source.path,
                 line=task.source.resources_line or task.source.line,
+                column=task.source.resources_column,
                 field="resources",
             )
         if foreign:
             warnings.append(
-                f"{where}: task '{name}': alternatives on {', '.join(foreign)} are skipped "
+                f"{where}: {name}: alternatives on {', '.join(foreign)} are skipped "
                 f"(skyform runs on {supported})"
             )
         for section, message in _IGNORED_SECTIONS.items():
             if getattr(task, section) is not None:
-                warnings.append(f"{task.source.path}: task '{name}': {message}")
+                warnings.append(f"{task.source.path}:{task.source.line}: {name}: {message}")
     return warnings
+
+
+def _describe(dag: Dag, index: int) -> str:
+    task = dag.tasks[index]
+    if task.name:
+        return f"task '{task.name}'"
+    return "the task" if len(dag.tasks) == 1 else f"task #{index + 1}"

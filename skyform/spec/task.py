@@ -98,9 +98,17 @@ def parse_task(
         pool=spec.pool,
         volumes=substituted["volumes"],
         skyform=_skyform(raw.get("skyform"), spec.inputs, where),
-        source=SourceRef(
-            path=where.label, line=where.doc.line, resources_line=where.line(("resources",))
-        ),
+        source=_source(where),
+    )
+
+
+def _source(where: Where) -> SourceRef:
+    pos = where.doc.positions.get(("resources",))
+    return SourceRef(
+        path=where.label,
+        line=where.doc.line,
+        resources_line=pos.key_line if pos else None,
+        resources_column=pos.key_column if pos else None,
     )
 
 
@@ -202,7 +210,7 @@ def _data(value: dict[str, float] | None, key: str, where: Where) -> dict[str, f
     for name, size in value.items():
         if not (math.isfinite(size) and 0 <= size <= MAX_DATA_GB):
             where.fail(
-                (key, name), f"{key} size must be between 0 and {MAX_DATA_GB} GB, got {size:g}"
+                (key, name), f"{key} size must be between 0 and {MAX_DATA_GB} GB, got {size:.12g}"
             )
     return {name: float(size) for name, size in value.items()}
 

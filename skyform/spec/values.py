@@ -12,14 +12,13 @@ import re
 from typing import Any
 
 from skyform.spec.errors import Problem, describe, did_you_mean
-from skyform.spec.models import Autostop, JobRecovery, Range
+from skyform.spec.models import Autostop, Range
 
 MAX_CPUS = 4096
 MAX_MEMORY_GIB = 65536
 MAX_DISK_GB = 65536
 MAX_HOURLY_COST = 1_000_000
 MAX_IDLE_MINUTES = 10 * 365 * 24 * 60
-MAX_RESTARTS = 10_000
 MAX_PORT_ENTRIES = 1000
 
 DISK_TIERS = ("low", "medium", "high", "ultra", "best")
@@ -72,7 +71,7 @@ def parse_cpus(value: Any) -> Range:
     if not (math.isfinite(amount) and amount > 0):
         raise Problem(f"cpus must be greater than 0, got '{value}'", hint)
     if amount > MAX_CPUS:
-        raise Problem(f"cpus {amount:g} is more than any machine has (max {MAX_CPUS})", hint)
+        raise Problem(f"cpus {amount:.12g} is more than any machine has (max {MAX_CPUS})", hint)
     return Range(value=amount, at_least=plus)
 
 
@@ -97,7 +96,7 @@ def parse_memory(value: Any) -> Range:
     if not amount > 0:
         raise Problem(f"memory must be greater than 0, got '{value}'", hint)
     if amount > MAX_MEMORY_GIB:
-        raise Problem(f"memory {amount:g} GB is more than any machine has", hint)
+        raise Problem(f"memory {amount:.12g} GB is more than any machine has", hint)
     return Range(value=amount, at_least=plus)
 
 
@@ -111,7 +110,7 @@ def parse_disk_size(value: Any) -> int:
     if gib < 1:
         raise Problem(f"disk_size must be at least 1 GB, got '{value}'", hint)
     if gib > MAX_DISK_GB:
-        raise Problem(f"disk_size {gib:g} GB is larger than the {MAX_DISK_GB} GB limit", hint)
+        raise Problem(f"disk_size {gib:.12g} GB is larger than the {MAX_DISK_GB} GB limit", hint)
     return int(gib)
 
 
@@ -175,9 +174,11 @@ def parse_image_id(value: Any) -> str | dict[str, str] | None:
 
 def parse_max_hourly_cost(value: float) -> float:
     if not (math.isfinite(value) and value > 0):
-        raise Problem(f"max_hourly_cost must be greater than 0, got {value:g}")
+        raise Problem(f"max_hourly_cost must be greater than 0, got {value:.12g}")
     if value > MAX_HOURLY_COST:
-        raise Problem(f"max_hourly_cost {value:g} is beyond any real price (max {MAX_HOURLY_COST})")
+        raise Problem(
+            f"max_hourly_cost {value:.12g} is beyond any real price (max {MAX_HOURLY_COST})"
+        )
     return float(value)
 
 
@@ -218,18 +219,6 @@ def exit_codes(value: Any) -> tuple[int, ...]:
     if len(set(items)) != len(items):
         raise Problem("recover_on_exit_codes lists a code twice", hint)
     return tuple(sorted(items))
-
-
-def job_recovery_from(strategy: str | None, restarts: int | None, codes: Any) -> JobRecovery:
-    if restarts is not None and not 0 <= restarts <= MAX_RESTARTS:
-        raise Problem(
-            f"max_restarts_on_errors must be between 0 and {MAX_RESTARTS}, got {restarts}"
-        )
-    return JobRecovery(
-        strategy=recovery_strategy(strategy) if strategy is not None else None,
-        max_restarts_on_errors=restarts or 0,
-        recover_on_exit_codes=exit_codes(codes) if codes is not None else (),
-    )
 
 
 def autostop_from(value: Any) -> Autostop:

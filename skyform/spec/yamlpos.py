@@ -68,7 +68,7 @@ def compose_documents(text: str, label: str) -> list[Document]:
             if node is not None:
                 nodes.append(node)
     except yaml.MarkedYAMLError as exc:
-        raise _syntax_error(exc, label) from None
+        raise _syntax_error(exc, label, text) from None
     except yaml.YAMLError as exc:  # e.g. a reader error on control characters
         raise SpecError(f"not valid YAML: {exc}", path=label) from None
     finally:
@@ -83,12 +83,14 @@ def compose_documents(text: str, label: str) -> list[Document]:
     return docs
 
 
-def _syntax_error(exc: yaml.MarkedYAMLError, label: str) -> SpecError:
+def _syntax_error(exc: yaml.MarkedYAMLError, label: str, text: str) -> SpecError:
     mark = exc.problem_mark or exc.context_mark
     problem = exc.problem or "malformed YAML"
     context = f" ({exc.context})" if exc.context else ""
     hint = None
-    if "\t" in problem or "tab" in problem:
+    lines = text.splitlines()
+    line = lines[mark.line] if mark and mark.line < len(lines) else ""
+    if "\t" in problem or "tab" in problem or "\t" in line[: (mark.column + 1 if mark else 0)]:
         hint = "YAML indentation must use spaces, not tabs."
     elif "mapping values are not allowed" in problem:
         hint = "Quote values that contain ': ' or indent nested keys consistently."
@@ -107,6 +109,7 @@ class _Builder:
         self.positions: dict[Path, Pos] = {}
         self.count = 0
         self.active: set[int] = set()
+        self.top_key: dict[Path, Node] = {}  # to blame the top-level key of an alias bomb
         self.scalars = SafeConstructor()
 
     def fail(self, node: Node, message: str, hint: str | None = None) -> SpecError:
@@ -117,7 +120,7 @@ class _Builder:
         self.count += 1
         if self.count > MAX_NODES:
             raise self.fail(
-                node,
+                self.top_key.get(path[:1], node),
                 f"the YAML expands to more than {MAX_NODES} values",
                 "Anchors and aliases (&x / *x) multiply content; write the values out.",
             )
@@ -176,6 +179,8 @@ class _Builder:
                     f"duplicate key '{key}' (first defined on line {first.key_line})",
                     "YAML would silently keep only the last value; remove one of them.",
                 )
+            if not path:
+                self.top_key[(key,)] = key_node
             result[key] = self.build(value_node, (*path, key), depth + 1, key_node)
         for source in merged:  # `<<: *anchor` fills in keys not given explicitly
             for key_node, value_node in source.value:

@@ -1,0 +1,186 @@
+"""envs / secrets: precedence of --env, --env-file and YAML; substitution where SkyPilot does it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skyform.errors import SpecError
+from skyform.spec import load_task_text
+
+TASK = """\
+envs:
+  MODEL: from-yaml
+  SIZE: 7
+  FLAG: true
+  TOKEN: null
+run: echo $MODEL
+"""
+
+
+def load(text: str = TASK, **kw):
+    kw.setdefault("environ", {})
+    return load_task_text(text, path_label="task.yaml", **kw)
+
+
+def test_yaml_values_are_strings_like_skypilot():
+    task = load(env_overrides=["TOKEN=t"]).tasks[0]
+    assert task.envs == {"MODEL": "from-yaml", "SIZE": "7", "FLAG": "True", "TOKEN": "t"}
+
+
+def test_precedence_env_over_env_file_over_yaml(tmp_path: Path):
+    env_file = tmp_path / ".env"
+    env_file.write_text("MODEL=from-file\nSIZE=13\nTOKEN=file-token\n")
+    task = load(env_files=[env_file], env_overrides=["MODEL=from-flag"]).tasks[0]
+    assert task.envs["MODEL"] == "from-flag"
+    assert task.envs["SIZE"] == "13"
+    assert task.envs["TOKEN"] == "file-token"
+
+
+def test_later_env_file_wins(tmp_path: Path):
+    first, second = tmp_path / "a.env", tmp_path / "b.env"
+    first.write_text("TOKEN=a\n")
+    second.write_text("TOKEN=b\n")
+    assert load(env_files=[first, second]).tasks[0].envs["TOKEN"] == "b"
+
+
+def test_bare_env_takes_value_from_process_environment():
+    task = load(env_overrides=["TOKEN"], environ={"TOKEN": "from-shell"}).tasks[0]
+    assert task.envs["TOKEN"] == "from-shell"
+
+
+def test_bare_env_missing_from_environment_is_an_error():
+    with pytest.raises(SpecError) as caught:
+        load(env_overrides=["TOKEN"], environ={})
+    assert "TOKEN is not set in this shell's environment" in caught.value.message
+    assert "--env TOKEN=VALUE" in caught.value.hint
+
+
+def test_override_with_invalid_name():
+    with pytest.raises(SpecError, match="'1X' is not a valid variable name"):
+        load(env_overrides=["1X=2"])
+
+
+def test_null_env_names_the_variable_and_the_flag():
+    with pytest.raises(SpecError) as caught:
+        load()
+    err = caught.value
+    assert (err.line, err.column, err.field) == (5, 3, "envs.TOKEN")
+    assert "'TOKEN' has no value" in err.message
+    assert "--env TOKEN=VALUE" in err.hint
+
+
+def test_empty_string_is_a_value():
+    assert load(env_overrides=["TOKEN="]).tasks[0].envs["TOKEN"] == ""
+
+
+def test_override_adds_variables_to_every_task_of_a_pipeline():
+    text = "name: p\n---\nname: a\nrun: echo a\n---\nname: b\nrun: echo b\n"
+    dag = load(text, env_overrides=["EXTRA=1"], secret_overrides=["KEY=s"])
+    assert [t.envs for t in dag.tasks] == [{"EXTRA": "1"}, {"EXTRA": "1"}]
+    assert [t.secret_values() for t in dag.tasks] == [{"KEY": "s"}, {"KEY": "s"}]
+
+
+def test_secret_override_and_null_secret():
+    text = "secrets:\n  API_KEY: null\nrun: echo\n"
+    with pytest.raises(SpecError, match="secret 'API_KEY' has no value") as caught:
+        load(text)
+    assert "--secret API_KEY=VALUE" in caught.value.hint
+    task = load(text, secret_overrides=["API_KEY=k"]).tasks[0]
+    assert task.secret_values() == {"API_KEY": "k"}
+    # --env does not fill a secret (SkyPilot keeps the two apart).
+    with pytest.raises(SpecError):
+        load(text, env_overrides=["API_KEY=k"])
+
+
+def test_dotenv_syntax(tmp_path: Path):
+    env_file = tmp_path / ".env"
+    env_file.write_text(
+        "# comment\n\n"
+        "export A=1\n"
+        "B = spaced   # trailing comment\n"
+        "C='single # not a comment'\n"
+        'D="double \\"quoted\\" line\\nnext"\n'
+        "E=\n"
+    )
+    text = "run: echo\n"
+    envs = load(text, env_files=[env_file]).tasks[0].envs
+    assert envs == {
+        "A": "1",
+        "B": "spaced",
+        "C": "single # not a comment",
+        "D": 'double "quoted" line\nnext',
+        "E": "",
+    }
+
+
+def test_dotenv_errors_name_file_and_line(tmp_path: Path):
+    env_file = tmp_path / "bad.env"
+    env_file.write_text("A=1\nthis is not an assignment\n")
+    with pytest.raises(SpecError) as caught:
+        load("run: echo\n", env_files=[env_file])
+    assert caught.value.location == f"{env_file}:2:1"
+    missing = tmp_path / "missing.env"
+    with pytest.raises(SpecError, match="cannot read env file"):
+        load("run: echo\n", env_files=[missing])
+
+
+SUBST = """\
+envs:
+  BUCKET: my-bucket
+  SIZE: 13b
+  EMPTY: ""
+secrets:
+  SECRET_PATH: hidden
+workdir: ~/${SIZE}/code
+file_mounts:
+  /checkpoint/${SIZE}: s3://$BUCKET/ckpt-${SIZE}
+  /data:
+    name: ${BUCKET}-2
+    source: ["~/$SIZE"]
+  /unknown: s3://${NOT_SET}/x-$ALSO_NOT_SET
+  /defaults: s3://${NOT_SET:-fallback}/${EMPTY:-was-empty}/${BUCKET:-unused}
+service:
+  readiness_probe:
+    path: /v1/$SIZE
+volumes:
+  /mnt/data: vol-$SIZE
+setup: echo $BUCKET ${SIZE}
+run: echo $BUCKET ${SIZE}
+"""
+
+
+def test_substitution_in_file_mounts_workdir_service_volumes():
+    task = load(SUBST).tasks[0]
+    assert task.workdir == "~/13b/code"
+    mounts = task.file_mounts
+    assert mounts["/checkpoint/13b"].source == "s3://my-bucket/ckpt-13b"
+    assert mounts["/data"].name == "my-bucket-2"
+    assert mounts["/data"].source == ("~/13b",)
+    assert task.service == {"readiness_probe": {"path": "/v1/13b"}}
+    assert task.volumes == {"/mnt/data": "vol-13b"}
+
+
+def test_unknown_names_stay_literal_and_defaults_apply():
+    mounts = load(SUBST).tasks[0].file_mounts
+    assert mounts["/unknown"].source == "s3://${NOT_SET}/x-$ALSO_NOT_SET"
+    assert mounts["/defaults"].source == "s3://fallback/was-empty/my-bucket"
+
+
+def test_setup_and_run_are_not_substituted():
+    task = load(SUBST).tasks[0]
+    assert task.setup == "echo $BUCKET ${SIZE}"
+    assert task.run == "echo $BUCKET ${SIZE}"
+
+
+def test_override_flows_into_substitution():
+    task = load(SUBST, env_overrides=["SIZE=70b"]).tasks[0]
+    assert "/checkpoint/70b" in task.file_mounts
+
+
+def test_secret_substituted_into_file_mounts_is_flagged():
+    text = "secrets:\n  B: hidden-bucket\nfile_mounts:\n  /d: s3://$B\nrun: echo\n"
+    dag = load(text)
+    assert dag.tasks[0].file_mounts["/d"].source == "s3://hidden-bucket"
+    assert any("secret B is substituted into file_mounts" in w for w in dag.warnings)
