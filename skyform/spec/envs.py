@@ -37,7 +37,7 @@ def parse_overrides(
         name = name.strip()
         if not ENV_NAME.fullmatch(name):
             raise SpecError(
-                f"{flag} {item!r}: '{name}' is not a valid variable name",
+                f"{flag} {name!r}: not a valid variable name",  # never echo the value
                 "Names are letters, digits and '_' and do not start with a digit: "
                 f"{flag} NAME=VALUE.",
                 field=flag,

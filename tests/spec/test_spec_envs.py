@@ -57,9 +57,11 @@ def test_bare_env_missing_from_environment_is_an_error():
     assert "--env TOKEN=VALUE" in caught.value.hint
 
 
-def test_override_with_invalid_name():
-    with pytest.raises(SpecError, match="'1X' is not a valid variable name"):
-        load(env_overrides=["1X=2"])
+def test_override_with_invalid_name_does_not_echo_the_value():
+    with pytest.raises(SpecError) as caught:
+        load(secret_overrides=["1X=hunter2"])
+    assert "'1X': not a valid variable name" in caught.value.message
+    assert "hunter2" not in str(caught.value) + (caught.value.hint or "")
 
 
 def test_null_env_names_the_variable_and_the_flag():
