@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
         kind, detail = classify(path)
         tally[kind] += 1
         if kind in reasons:
-            reason = re.sub(r"task '[^']*'", "task", detail.split(": ", 1)[-1])
+            reason = re.sub(r"the task|task '[^']*'", "task", detail.split(": ", 1)[-1])
             reasons[kind][re.sub(r" \(after .*\)$", "", reason)] += 1
         if verbose or kind not in ("ok", "ok+values"):
             sys.stdout.write(f"{kind:<12} {path.name}  {detail}\n")
