@@ -48,7 +48,7 @@ def check_local(config: Config) -> InfraStatus:
     return InfraStatus("local", True, detail)
 
 
-def _probe_ssh(host: str, port: int, timeout: float = SSH_PROBE_TIMEOUT) -> str | None:
+def probe_ssh(host: str, port: int, timeout: float = SSH_PROBE_TIMEOUT) -> str | None:
     """None when an SSH server answers with its banner, else a short reason."""
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
@@ -66,7 +66,7 @@ def _probe_ssh(host: str, port: int, timeout: float = SSH_PROBE_TIMEOUT) -> str 
 def check_ssh_pool(name: str, pool: SSHPool) -> InfraStatus:
     targets = [(h.host, h.port or pool.port) for h in pool.hosts]
     with ThreadPoolExecutor(max_workers=min(16, len(targets))) as ex:
-        reasons = list(ex.map(lambda t: _probe_ssh(*t), targets))
+        reasons = list(ex.map(lambda t: probe_ssh(*t), targets))
     items = [
         f"{host}:{port} " + ("ok" if reason is None else f"unreachable ({reason})")
         for (host, port), reason in zip(targets, reasons, strict=True)

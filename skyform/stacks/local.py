@@ -1,0 +1,103 @@
+"""The `local` engine: a cluster of N nodes that are directories on this machine.
+
+Node i lives in SKYFORM_HOME/local/<cluster>/node-<i> and acts as that node's HOME; commands
+run as local processes through the same runner interface as SSH nodes. This is the embedded
+default: it needs no cloud account, no sshd and no network.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from skyform.config import Config, ensure_dir, home
+from skyform.plan.model import ClusterSpec
+from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
+from skyform.state.models import ClusterHandle, NodeHandle, NodeKind
+
+PREEMPTED_MARKER = ".skyform_preempted"
+
+
+def cluster_dir(name: str) -> Path:
+    return home() / "local" / name
+
+
+def node_dir(name: str, rank: int) -> Path:
+    return cluster_dir(name) / f"node-{rank}"
+
+
+class LocalEngine:
+    name = "local"
+
+    def __init__(self, *, config: Config | None = None) -> None:
+        self.config = config
+
+    def preview(self, desired: ClusterSpec) -> StackPreview:
+        existing = sum(node_dir(desired.name, r).is_dir() for r in range(desired.num_nodes))
+        return StackPreview(
+            cluster=desired.name,
+            engine=self.name,
+            changes={"create": desired.num_nodes - existing, "same": existing},
+            detail=[str(node_dir(desired.name, r)) for r in range(desired.num_nodes)],
+        )
+
+    def up(self, desired: ClusterSpec, on_event: EventSink = no_events) -> ClusterHandle:
+        ensure_dir(cluster_dir(desired.name))
+        nodes = []
+        for rank in range(desired.num_nodes):
+            root = ensure_dir(node_dir(desired.name, rank))
+            (root / PREEMPTED_MARKER).unlink(missing_ok=True)
+            on_event(f"node {rank}: {root}")
+            nodes.append(
+                NodeHandle(
+                    rank=rank,
+                    kind=NodeKind.LOCAL,
+                    host="localhost",
+                    port=0,
+                    ip="127.0.0.1",
+                    node_id=f"local/{desired.name}/node-{rank}",
+                    root=str(root),
+                )
+            )
+        return ClusterHandle(
+            name=desired.name,
+            engine=self.name,
+            infra=desired.offer.infra,
+            offer=desired.offer,
+            nodes=nodes,
+        )
+
+    def refresh(self, handle: ClusterHandle) -> ClusterState:
+        states = []
+        for node in handle.nodes:
+            root = Path(node.root or "")
+            if not root.is_dir():
+                states.append(
+                    NodeState(
+                        rank=node.rank,
+                        node_id=node.node_id,
+                        alive=False,
+                        detail="node directory is gone",
+                    )
+                )
+            elif (root / PREEMPTED_MARKER).exists():
+                states.append(
+                    NodeState(
+                        rank=node.rank,
+                        node_id=node.node_id,
+                        alive=False,
+                        detail="node was preempted",
+                    )
+                )
+            else:
+                states.append(NodeState(rank=node.rank, node_id=node.node_id, alive=True))
+        exists = cluster_dir(handle.name).is_dir()
+        return ClusterState(name=handle.name, exists=exists, nodes=states)
+
+    def destroy(self, handle: ClusterHandle, on_event: EventSink = no_events) -> None:
+        from skyform.exec.teardown import teardown_nodes
+
+        live = [n for n in handle.nodes if Path(n.root or "").is_dir()]
+        teardown_nodes(live, on_event=on_event)
+        shutil.rmtree(cluster_dir(handle.name), ignore_errors=True)
+        on_event(f"removed {cluster_dir(handle.name)}")

@@ -1,0 +1,145 @@
+"""The `ssh` engine: clusters made of hosts reserved from a node pool in config.yaml.
+
+Provisioning is reservation: `up` claims N free hosts whose labels match the planned offer
+(region, zone, spot, instance type, cpus, memory, accelerators, price), in config order,
+all or nothing, in the state database — so two clusters never share a host. `destroy`
+stops skyform's processes on the hosts, removes what skyform put there, and releases them.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+
+from skyform.config import Config, SSHHost, SSHPool
+from skyform.errors import CapacityError, StackError
+from skyform.infra_check import probe_ssh
+from skyform.plan.model import ClusterSpec, PlacedOffer
+from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
+from skyform.state.db import StateDB
+from skyform.state.models import ClusterHandle, NodeHandle, NodeKind
+
+
+def host_id(pool_name: str, pool: SSHPool, host: SSHHost) -> str:
+    return f"ssh/{pool_name}/{host.host}:{host.port or pool.port}"
+
+
+def host_matches(pool_name: str, pool: SSHPool, host: SSHHost, offer: PlacedOffer) -> bool:
+    """Does this host belong to the offer's group (the catalog groups hosts the same way)?"""
+    labels = host.labels
+    region = labels.region or pool_name
+    zone = labels.zone or region
+    price = host.hourly_price if host.hourly_price is not None else pool.hourly_price
+    ((acc, count),) = host.accelerators.items() if host.accelerators else ((None, 0.0),)
+    if labels.instance_type and labels.instance_type != offer.instance_type.split("#")[0]:
+        return False
+    return (
+        region == offer.region
+        and zone == offer.zone
+        and bool(labels.spot) == offer.spot
+        and host.cpus == offer.vcpus
+        and host.memory == offer.memory_gib
+        and (acc or "").lower() == (offer.accelerator or "").lower()
+        and float(count) == float(offer.accelerator_count)
+        and abs(float(price) - offer.hourly_price) < 1e-9
+    )
+
+
+class SSHPoolEngine:
+    name = "ssh"
+
+    def __init__(self, *, config: Config, state: StateDB) -> None:
+        self.config = config
+        self.state = state
+
+    def _pool(self, offer: PlacedOffer) -> tuple[str, SSHPool]:
+        name = offer.context or ""
+        pool = self.config.ssh_pools.get(name)
+        if pool is None:
+            known = ", ".join(sorted(self.config.ssh_pools)) or "none"
+            raise StackError(
+                f"ssh pool {name!r} is not in config.yaml (pools: {known})",
+                "Add it under ssh_pools: in $SKYFORM_HOME/config.yaml, then plan again.",
+            )
+        return name, pool
+
+    def _candidates(self, desired: ClusterSpec) -> list[tuple[str, SSHHost]]:
+        pool_name, pool = self._pool(desired.offer)
+        return [
+            (host_id(pool_name, pool, h), h)
+            for h in pool.hosts
+            if host_matches(pool_name, pool, h, desired.offer)
+        ]
+
+    def preview(self, desired: ClusterSpec) -> StackPreview:
+        taken = self.state.taken_nodes()
+        free = [i for i, _ in self._candidates(desired) if taken.get(i) in (None, desired.name)]
+        return StackPreview(
+            cluster=desired.name,
+            engine=self.name,
+            changes={"reserve": desired.num_nodes},
+            detail=[f"{len(free)} matching hosts free"],
+        )
+
+    def up(self, desired: ClusterSpec, on_event: EventSink = no_events) -> ClusterHandle:
+        pool_name, pool = self._pool(desired.offer)
+        taken = self.state.taken_nodes()
+        candidates = self._candidates(desired)
+        # Hosts this cluster already holds (an interrupted apply) come first, then free ones.
+        mine = [(i, h) for i, h in candidates if taken.get(i) == desired.name]
+        free = [(i, h) for i, h in candidates if i not in taken]
+        chosen = (mine + free)[: desired.num_nodes]
+        if len(chosen) < desired.num_nodes:
+            busy = sorted(
+                {taken[i] for i, _ in candidates if taken.get(i) not in (None, desired.name)}
+            )
+            raise CapacityError(
+                f"ssh pool {pool_name!r} has {len(mine) + len(free)} free host(s) matching "
+                f"{desired.offer.infra} ({desired.offer.instance_type}"
+                f"{', spot' if desired.offer.spot else ''}) but cluster {desired.name!r} needs "
+                f"{desired.num_nodes}" + (f"; in use by: {', '.join(busy)}" if busy else ""),
+                "Take a cluster down (skyform down NAME), add hosts to the pool, or plan "
+                "again with fewer nodes.",
+            )
+        self.state.reserve_nodes(desired.name, [i for i, _ in chosen])
+        nodes = []
+        for rank, (node_id, host) in enumerate(chosen):
+            identity = host.identity_file or pool.identity_file
+            nodes.append(
+                NodeHandle(
+                    rank=rank,
+                    kind=NodeKind.SSH,
+                    host=host.host,
+                    port=host.port or pool.port,
+                    user=host.user or pool.user or getpass.getuser(),
+                    identity_file=os.path.expanduser(identity) if identity else None,
+                    ip=host.host,
+                    node_id=node_id,
+                )
+            )
+            on_event(f"node {rank}: reserved {node_id}")
+        return ClusterHandle(
+            name=desired.name,
+            engine=self.name,
+            infra=desired.offer.infra,
+            offer=desired.offer,
+            nodes=nodes,
+        )
+
+    def refresh(self, handle: ClusterHandle) -> ClusterState:
+        states = []
+        for node in handle.nodes:
+            reason = probe_ssh(node.host, node.port, timeout=2.0)
+            states.append(
+                NodeState(
+                    rank=node.rank, node_id=node.node_id, alive=reason is None, detail=reason or ""
+                )
+            )
+        return ClusterState(name=handle.name, exists=True, nodes=states)
+
+    def destroy(self, handle: ClusterHandle, on_event: EventSink = no_events) -> None:
+        from skyform.exec.teardown import teardown_nodes
+
+        teardown_nodes(handle.nodes, on_event=on_event)
+        self.state.release_nodes(handle.name)
+        on_event(f"released {len(handle.nodes)} host(s)")
