@@ -1,0 +1,273 @@
+"""One NodeRunner interface over the two kinds of node.
+
+- `SSHRunner`: a Fabric `Connection` (one per node, reused for every command), explicit
+  connect/banner/auth/channel timeouts — paramiko's channel default is 3600 s, so a hung host
+  would otherwise hang us — TCP_NODELAY, skyform's known_hosts with OpenSSH's accept-new
+  policy. Commands run on raw session channels: byte-exact output, a hard deadline per command.
+- `LocalRunner`: the node is a directory on this machine acting as the node's HOME; commands
+  are local processes with HOME and cwd set to it.
+
+Remote paths may be absolute, `~`-relative or relative (to the node's home).
+Never put secrets in `cmd` or `env=` (both can reach a process list); pass them on stdin.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skyform.errors import ExecError, NodeUnreachable
+from skyform.exec.hostkeys import KnownHosts
+from skyform.state.models import NodeHandle, NodeKind
+
+LOCAL_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds. `command` bounds one short command (status, launch, probe)."""
+
+    connect: float = 10.0
+    banner: float = 10.0
+    auth: float = 15.0
+    channel: float = 15.0
+    command: float = 120.0
+    keepalive: int = 15
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+    raw_stdout: bytes = field(default=b"", repr=False)  # byte-exact, for logs
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+def node_label(node: NodeHandle) -> str:
+    if node.kind is NodeKind.LOCAL:
+        return f"node {node.rank} (local {node.root})"
+    return f"node {node.rank} ({node.user or 'root'}@{node.host}:{node.port})"
+
+
+def export_prefix(env: Mapping[str, str] | None) -> str:
+    """`export K='v'; ` for non-secret values — Fabric would not quote them."""
+    if not env:
+        return ""
+    return "".join(f"export {k}={shlex.quote(v)}; " for k, v in env.items())
+
+
+def _to_bytes(data: bytes | str | None) -> bytes | None:
+    return data.encode() if isinstance(data, str) else data
+
+
+class NodeRunner(ABC):
+    """Run commands and place files on one node."""
+
+    def __init__(self, node: NodeHandle, timeouts: Timeouts) -> None:
+        self.node = node
+        self.timeouts = timeouts
+
+    @property
+    def label(self) -> str:
+        return node_label(self.node)
+
+    @abstractmethod
+    def run(
+        self,
+        cmd: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        stdin: bytes | str | None = None,
+    ) -> CommandResult:
+        """Run `cmd` in the node user's shell; stdin is closed unless given."""
+
+    @abstractmethod
+    def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o644) -> None:
+        """Write a file atomically (temp + rename), creating its parent directories."""
+
+    def put_text(self, text: str, remote_path: str, mode: int = 0o644) -> None:
+        self.put_bytes(text.encode(), remote_path, mode)
+
+    def put_file(self, local: Path, remote_path: str, mode: int | None = None) -> None:
+        local = Path(local)
+        self.put_bytes(local.read_bytes(), remote_path, mode or (local.stat().st_mode & 0o777))
+
+    def check(self, cmd: str, *, timeout: float | None = None, stdin: bytes | str | None = None):
+        """Run and raise NodeCommandFailed-style ExecError on a non-zero exit."""
+        result = self.run(cmd, timeout=timeout, stdin=stdin)
+        if not result.ok:
+            detail = (result.stderr or result.stdout).strip().splitlines()[-3:]
+            raise ExecError(
+                f"{self.label}: command failed with exit code {result.exit_code}"
+                + (f": {' / '.join(detail)}" if detail else "")
+            )
+        return result
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connection (idempotent)."""
+
+    def __enter__(self) -> NodeRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalRunner(NodeRunner):
+    """A node that is a directory here: HOME=cwd=root, processes of this user."""
+
+    def __init__(self, node: NodeHandle, timeouts: Timeouts) -> None:
+        super().__init__(node, timeouts)
+        if not node.root:
+            raise ExecError(f"local node {node.rank} has no root directory in its handle")
+        self.root = Path(node.root).expanduser().resolve()
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+    def path(self, remote_path: str) -> Path:
+        if remote_path in ("~", ""):
+            return self.root
+        if remote_path.startswith("~/"):
+            remote_path = remote_path[2:]
+        return Path(remote_path) if remote_path.startswith("/") else self.root / remote_path
+
+    def base_env(self) -> dict[str, str]:
+        env = {
+            "HOME": str(self.root),
+            "PATH": os.environ.get("PATH") or LOCAL_PATH,
+            "SHELL": "/bin/bash",
+            "LANG": os.environ.get("LANG", "C.UTF-8"),
+        }
+        for name in ("USER", "LOGNAME", "TMPDIR", "TZ"):
+            if name in os.environ:
+                env[name] = os.environ[name]
+        return env
+
+    def run(self, cmd, *, env=None, timeout=None, stdin=None) -> CommandResult:
+        data = _to_bytes(stdin)
+        proc = subprocess.Popen(
+            ["/bin/bash", "-c", cmd],
+            cwd=self.root,
+            env={**self.base_env(), **(env or {})},
+            stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # a timeout kills the command's group, not detached jobs
+        )
+        try:
+            out, err = proc.communicate(data, timeout=timeout or self.timeouts.command)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise ExecError(
+                f"{self.label}: command did not finish within {timeout or self.timeouts.command:g}s"
+            ) from None
+        return CommandResult(
+            proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"), out
+        )
+
+    def close(self) -> None:
+        return None  # nothing held open
+
+    def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o644) -> None:
+        target = self.path(remote_path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp.{os.getpid()}.{time.monotonic_ns()}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise ExecError(f"{self.label}: cannot write {target}: {exc.strerror}") from None
+
+
+def open_runner(
+    node: NodeHandle,
+    *,
+    known_hosts: KnownHosts | None = None,
+    timeouts: Timeouts | None = None,
+) -> NodeRunner:
+    """Connect to one node (SSH nodes are connected before this returns)."""
+    timeouts = timeouts or Timeouts()
+    if node.kind is NodeKind.LOCAL:
+        return LocalRunner(node, timeouts)
+    from skyform.exec.ssh import SSHRunner  # paramiko/fabric load only when a node is remote
+
+    runner = SSHRunner(node, known_hosts or KnownHosts(), timeouts)
+    runner.connect()
+    return runner
+
+
+def open_runners(
+    nodes: Sequence[NodeHandle],
+    *,
+    known_hosts: KnownHosts | None = None,
+    timeouts: Timeouts | None = None,
+) -> dict[int, NodeRunner | NodeUnreachable]:
+    """Connect to every node in parallel; a node that fails maps to its NodeUnreachable."""
+    known_hosts = known_hosts or KnownHosts()
+
+    def one(node: NodeHandle) -> NodeRunner | NodeUnreachable:
+        try:
+            return open_runner(node, known_hosts=known_hosts, timeouts=timeouts)
+        except NodeUnreachable as exc:
+            return exc
+
+    with ThreadPoolExecutor(max_workers=max(1, min(64, len(nodes)))) as pool:
+        return dict(zip((n.rank for n in nodes), pool.map(one, nodes), strict=True))
+
+
+def wait_for_ssh(
+    nodes: Sequence[NodeHandle],
+    *,
+    timeout: float = 300.0,
+    known_hosts: KnownHosts | None = None,
+    timeouts: Timeouts | None = None,
+    interval: float = 1.0,
+) -> None:
+    """Retry until every node answers (freshly provisioned nodes boot and install keys).
+
+    A changed host key is never retried. On timeout, raises the last error of the first
+    node that never answered, naming how many did not.
+    """
+    deadline = time.monotonic() + timeout
+    pending = list(nodes)
+    while True:
+        results = open_runners(pending, known_hosts=known_hosts, timeouts=timeouts)
+        failed: list[tuple[NodeHandle, NodeUnreachable]] = []
+        for node in pending:
+            result = results[node.rank]
+            if isinstance(result, NodeUnreachable):
+                if getattr(result, "reason", "") == "host_key":
+                    raise result
+                failed.append((node, result))
+            else:
+                result.close()
+        if not failed:
+            return
+        if time.monotonic() + interval >= deadline:
+            node, error = failed[0]
+            others = (
+                f" ({len(failed)} of {len(nodes)} nodes did not answer)" if len(failed) > 1 else ""
+            )
+            raise NodeUnreachable(
+                f"gave up waiting {timeout:g}s for SSH: {error.message}{others}", hint=error.hint
+            )
+        pending = [node for node, _ in failed]
+        time.sleep(interval)

@@ -1,0 +1,307 @@
+"""SSHRunner: one reused Fabric Connection per node, every timeout explicit.
+
+paramiko failures become NodeUnreachable with what happened and what to do; each carries a
+`reason` attribute (refused, timeout, no_route, dns, banner, auth, host_key, handshake, lost)
+so callers can tell a preempted node (refused/lost) from a misconfiguration (auth/host_key).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import errno
+import logging
+import select
+import socket
+import time
+import uuid
+from pathlib import Path, PurePosixPath
+
+import paramiko
+from fabric import Config, Connection
+
+from skyform.errors import ExecError, NodeUnreachable
+from skyform.exec.connect import CommandResult, NodeRunner, Timeouts, _to_bytes, export_prefix
+from skyform.exec.hostkeys import HostKey, KnownHosts, changed_key_error, display, host_pattern
+from skyform.state.models import NodeHandle
+
+# paramiko logs handshake failures with tracebacks; ours are reported as errors instead.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
+logging.getLogger("paramiko").propagate = False
+
+READ_CHUNK = 1 << 16
+
+
+def unreachable(message: str, hint: str | None, reason: str) -> NodeUnreachable:
+    error = NodeUnreachable(message, hint=hint)
+    error.reason = reason  # type: ignore[attr-defined]
+    return error
+
+
+class _AcceptNew(paramiko.MissingHostKeyPolicy):
+    """First contact: record the key in skyform's known_hosts (a changed key never gets here:
+    paramiko compares against the keys we preload and raises BadHostKeyException)."""
+
+    def __init__(self, known_hosts: KnownHosts, host: str, port: int) -> None:
+        self.known_hosts, self.host, self.port = known_hosts, host, port
+
+    def missing_host_key(self, client, hostname, key) -> None:
+        self.known_hosts.check(self.host, self.port, HostKey.of(key))
+
+
+class SSHRunner(NodeRunner):
+    def __init__(self, node: NodeHandle, known_hosts: KnownHosts, timeouts: Timeouts) -> None:
+        super().__init__(node, timeouts)
+        self.known_hosts = known_hosts
+        self.user = node.user or "root"
+        self.where = display(node.host, node.port)
+        self.conn: Connection | None = None
+        self._sftp: paramiko.SFTPClient | None = None
+
+    # --- connecting --------------------------------------------------------------------
+
+    def connect(self) -> None:
+        key_file = self._identity_file()
+        sock = self._tcp_connect()
+        conn = Connection(
+            self.node.host,
+            user=self.user,
+            port=self.node.port,
+            config=Config(lazy=True, ssh_config=paramiko.SSHConfig()),  # no ~/.ssh/config
+            connect_kwargs={
+                "sock": sock,
+                "key_filename": key_file,
+                "look_for_keys": False,
+                "allow_agent": False,
+                "banner_timeout": self.timeouts.banner,
+                "auth_timeout": self.timeouts.auth,
+                "channel_timeout": self.timeouts.channel,
+            },
+        )
+        keys = conn.client.get_host_keys()
+        for known in self.known_hosts.lookup(self.node.host, self.node.port):
+            try:
+                pkey = paramiko.PKey.from_type_string(known.family, base64.b64decode(known.base64))
+            except Exception:  # a key type paramiko cannot load: let the policy decide
+                continue
+            keys.add(host_pattern(self.node.host, self.node.port), known.family, pkey)
+        policy = _AcceptNew(self.known_hosts, self.node.host, self.node.port)
+        conn.client.set_missing_host_key_policy(policy)
+        try:
+            conn.open()
+        except NodeUnreachable:
+            sock.close()
+            raise
+        except Exception as exc:
+            conn.close()
+            sock.close()
+            raise self._connect_error(exc, key_file) from None
+        conn.transport.set_keepalive(self.timeouts.keepalive)
+        self.conn = conn
+
+    def _identity_file(self) -> str | None:
+        if not self.node.identity_file:
+            return None
+        path = Path(self.node.identity_file).expanduser()
+        if not path.is_file():
+            raise unreachable(
+                f"{self.label}: identity file {path} does not exist",
+                "fix identity_file for this node (config.yaml ssh_pools, or the engine's key)",
+                "auth",
+            )
+        return str(path)
+
+    def _tcp_connect(self) -> socket.socket:
+        where, timeout = self.where, self.timeouts.connect
+        try:
+            sock = socket.create_connection((self.node.host, self.node.port), timeout=timeout)
+        except socket.gaierror as exc:
+            raise unreachable(
+                f"cannot reach node {self.node.rank}: cannot resolve host {self.node.host!r} "
+                f"({exc.strerror})",
+                "check the host name in the node pool or the engine's outputs",
+                "dns",
+            ) from None
+        except TimeoutError:
+            raise unreachable(
+                f"cannot reach node {self.node.rank} at {where}: no answer within {timeout:g}s",
+                "check that the host is up and that no firewall drops SSH on that port",
+                "timeout",
+            ) from None
+        except ConnectionRefusedError:
+            raise unreachable(
+                f"cannot reach node {self.node.rank} at {where}: connection refused",
+                "nothing listens on that port: the node is down, still booting, or sshd is "
+                "stopped (a preempted spot node looks like this)",
+                "refused",
+            ) from None
+        except OSError as exc:
+            what = (
+                "no route to host"
+                if exc.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH)
+                else (exc.strerror or str(exc))
+            )
+            raise unreachable(
+                f"cannot reach node {self.node.rank} at {where}: {what}",
+                "check the address, the network path and the host's firewall",
+                "no_route",
+            ) from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    def _connect_error(self, exc: Exception, key_file: str | None) -> NodeUnreachable:
+        rank, where = self.node.rank, self.where
+        if isinstance(exc, paramiko.BadHostKeyException):
+            error = changed_key_error(self.node.host, self.node.port, self.known_hosts.path)
+            error.reason = "host_key"  # type: ignore[attr-defined]
+            return error
+        if isinstance(exc, paramiko.AuthenticationException):
+            key = key_file or "(no identity file)"
+            return unreachable(
+                f"node {rank} ({where}) rejected the key {key} for user {self.user}",
+                f"check that the key's .pub is in ~{self.user}/.ssh/authorized_keys on the node "
+                "and that the user name is right",
+                "auth",
+            )
+        text = str(exc)
+        if "protocol banner" in text or isinstance(exc, (socket.timeout, TimeoutError)):
+            return unreachable(
+                f"node {rank} ({where}) accepted the connection but sent no SSH banner within "
+                f"{self.timeouts.banner:g}s: the node looks frozen or overloaded",
+                "wait a minute and retry; if it persists, reboot or replace the node",
+                "banner",
+            )
+        return unreachable(
+            f"SSH handshake with node {rank} ({where}) failed: {text or type(exc).__name__}",
+            "check that an SSH server (not another service) listens on that port",
+            "handshake",
+        )
+
+    def _transport(self) -> paramiko.Transport:
+        """The live transport; reconnects once if the previous connection dropped."""
+        if self.conn is None or not self.conn.is_connected:
+            self.close()
+            self.connect()
+        assert self.conn is not None
+        return self.conn.transport
+
+    def _lost(self, what: str) -> NodeUnreachable:
+        self.close()
+        return unreachable(
+            f"lost the connection to node {self.node.rank} ({self.where}) {what}: the node went "
+            "away (preempted, rebooted, or the network dropped)",
+            "run `skyform status` to see the cluster; managed jobs recover by themselves",
+            "lost",
+        )
+
+    # --- commands ----------------------------------------------------------------------
+
+    def run(self, cmd, *, env=None, timeout=None, stdin=None) -> CommandResult:
+        transport = self._transport()
+        budget = timeout or self.timeouts.command
+        deadline = time.monotonic() + budget
+        try:
+            chan = transport.open_session(timeout=self.timeouts.channel)
+        except (paramiko.SSHException, EOFError, OSError):
+            raise self._lost("while opening a session") from None
+        out, err = bytearray(), bytearray()
+        with chan:
+            try:
+                chan.exec_command(export_prefix(env) + cmd)
+                data = _to_bytes(stdin)
+                if data:
+                    chan.settimeout(max(0.1, deadline - time.monotonic()))
+                    chan.sendall(data)
+                chan.shutdown_write()
+                while True:
+                    while chan.recv_ready():
+                        out += chan.recv(READ_CHUNK)
+                    while chan.recv_stderr_ready():
+                        err += chan.recv_stderr(READ_CHUNK)
+                    if chan.eof_received or chan.closed:
+                        break
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise TimeoutError
+                    select.select([chan], [], [], min(left, 1.0))
+                if not chan.status_event.wait(max(0.1, deadline - time.monotonic())):
+                    raise TimeoutError
+            except TimeoutError:
+                raise unreachable(
+                    f"node {self.node.rank} ({self.where}) did not finish a command within "
+                    f"{budget:g}s",
+                    "the node may be overloaded or hung; retry, or raise the timeout",
+                    "timeout",
+                ) from None
+            except (paramiko.SSHException, EOFError, OSError):
+                raise self._lost("during a command") from None
+            code = chan.recv_exit_status() if chan.exit_status_ready() else -1
+        if code == -1 and not transport.is_active():
+            raise self._lost("during a command")
+        return CommandResult(
+            code, out.decode(errors="replace"), err.decode(errors="replace"), bytes(out)
+        )
+
+    # --- files -------------------------------------------------------------------------
+
+    def sftp(self) -> paramiko.SFTPClient:
+        if self._sftp is None:
+            transport = self._transport()
+            try:
+                self._sftp = paramiko.SFTPClient.from_transport(transport)
+            except (paramiko.SSHException, EOFError, OSError):
+                raise self._lost("while opening SFTP") from None
+            assert self._sftp is not None
+            self._sftp.get_channel().settimeout(self.timeouts.command)
+        return self._sftp
+
+    @staticmethod
+    def sftp_path(remote_path: str) -> str:
+        """SFTP resolves relative paths against the login directory (the home)."""
+        if remote_path in ("~", ""):
+            return "."
+        return remote_path[2:] if remote_path.startswith("~/") else remote_path
+
+    def makedirs(self, remote_dir: str, mode: int = 0o755) -> None:
+        sftp = self.sftp()
+        path = PurePosixPath(self.sftp_path(remote_dir))
+        missing = []
+        while str(path) not in (".", "/", ""):
+            try:
+                sftp.stat(str(path))
+                break
+            except FileNotFoundError:
+                missing.append(path)
+                path = path.parent
+        for part in reversed(missing):
+            sftp.mkdir(str(part), mode)
+
+    def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o644) -> None:
+        target = PurePosixPath(self.sftp_path(remote_path))
+        tmp = str(target.with_name(f".{target.name}.tmp.{uuid.uuid4().hex[:12]}"))
+        sftp = self.sftp()
+        try:
+            self.makedirs(str(target.parent))
+            with sftp.open(tmp, "wb") as remote:
+                remote.chmod(mode)  # before the content lands: secrets never sit world-readable
+                remote.set_pipelined(True)
+                remote.write(data)
+            sftp.posix_rename(tmp, str(target))
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                sftp.remove(tmp)
+            if not self.conn or not self.conn.is_connected:
+                raise self._lost(f"while writing {remote_path}") from None
+            raise ExecError(
+                f"{self.label}: cannot write {remote_path}: {exc.strerror or exc}",
+                hint="check free disk space and permissions on the node",
+            ) from None
+
+    def close(self) -> None:
+        if self._sftp is not None:
+            with contextlib.suppress(Exception):
+                self._sftp.close()
+            self._sftp = None
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
