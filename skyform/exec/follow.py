@@ -1,0 +1,142 @@
+"""Watching a running job across nodes: waiting for it to end, and reading its logs.
+
+Waiting uses the runner's node-side `wait` (a command that blocks up to WAIT_WINDOW seconds
+and returns as soon as the job ends), one watcher thread per node, so a node that finishes,
+fails or drops off is noticed at once instead of at the next poll of every node.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from skyform.errors import ExecError, NodeUnreachable
+from skyform.exec import jobs
+from skyform.exec.jobs import NodeJob, NodeState
+from skyform.exec.results import JobState, LogLine
+
+if TYPE_CHECKING:
+    from skyform.exec.run import ClusterSession
+
+WAIT_WINDOW = 5  # seconds one node-side `wait` blocks before reporting back
+LOG_CHUNK = 1 << 20  # bytes of log read per node per round trip
+
+
+def _ended(job: NodeJob) -> bool:
+    return job.state.is_terminal or job.state is NodeState.MISSING
+
+
+def end_message(job: NodeJob) -> str:
+    text = job.state.value.lower()
+    if job.exit_code is not None:
+        text += f" (exit code {job.exit_code})"
+    return text + (f": {job.reason}" if job.reason else "")
+
+
+def wait_for_job(
+    session: ClusterSession,
+    key: str,
+    *,
+    setup: bool,
+    timeout: float | None,
+    cancel_on_failure: bool,
+) -> JobState:
+    deadline = None if timeout is None else time.monotonic() + timeout
+    stage = "setup" if setup else "run"
+    nodes: dict[int, NodeJob] = {}
+    lost: dict[int, NodeUnreachable] = {}
+    updates: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def watch(rank: int) -> None:
+        runner = session.runners[rank]
+        while not stop.is_set():
+            try:
+                job = jobs.wait(runner, key, WAIT_WINDOW)
+            except ExecError as exc:
+                updates.put((rank, exc))
+                return
+            updates.put((rank, job))
+            if _ended(job):
+                return
+
+    pending = set()
+    for node in session.cluster.nodes:
+        if node.rank in session.runners:
+            pending.add(node.rank)
+            threading.Thread(target=watch, args=(node.rank,), daemon=True).start()
+        else:
+            lost[node.rank] = session.unreachable[node.rank]
+    cancelling = False
+    try:
+        while pending and not lost:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                break
+            try:
+                rank, update = updates.get(timeout=left)
+            except queue.Empty:
+                break
+            if isinstance(update, NodeUnreachable):
+                session.unreachable[rank] = lost[rank] = update
+                session.emit(stage, rank, f"unreachable: {update.message}")
+                break  # the caller decides what a lost node means
+            if isinstance(update, ExecError):
+                raise update
+            if nodes.get(rank) != update and _ended(update):
+                session.emit(stage, rank, end_message(update))
+            nodes[rank] = update
+            if _ended(update):
+                pending.discard(rank)
+                failed = update.state in (NodeState.FAILED, NodeState.MISSING)
+                if failed and cancel_on_failure and not cancelling and pending:
+                    cancelling = True
+                    session.fan_out(lambda r, runner: jobs.cancel(runner, key), sorted(pending))
+    finally:
+        stop.set()  # watchers still inside a node-side wait return within WAIT_WINDOW
+    return JobState.of(key, nodes, lost, setup=setup)
+
+
+def follow_logs(
+    session: ClusterSession,
+    key: str,
+    *,
+    rank: int | None,
+    follow: bool,
+    poll: float,
+) -> Iterator[LogLine]:
+    ranks = [rank] if rank is not None else sorted(n.rank for n in session.cluster.nodes)
+    offsets = dict.fromkeys(ranks, 0)
+    partial = dict.fromkeys(ranks, b"")
+    active = set(ranks)
+    lost: dict[int, NodeUnreachable] = {}
+    while active:
+        outcomes = session.fan_out(
+            lambda r, runner: jobs.read_log(runner, key, offsets[r], LOG_CHUNK), sorted(active)
+        )
+        progressed = False
+        for r, outcome in sorted(outcomes.items()):
+            if isinstance(outcome.error, NodeUnreachable):
+                lost[r] = outcome.error
+                session.emit("logs", r, f"unreachable: {outcome.error.message}")
+                active.discard(r)
+                continue
+            if outcome.error is not None:
+                raise outcome.error
+            job, data, end = outcome.value  # type: ignore[misc]
+            progressed |= bool(data)
+            offsets[r] = end
+            *lines, partial[r] = (partial[r] + data).split(b"\n")
+            for line in lines:  # whole lines only: a UTF-8 character is never split
+                yield LogLine(r, line.decode(errors="replace"))
+            if len(data) < LOG_CHUNK and (_ended(job) or not follow):
+                if partial[r]:
+                    yield LogLine(r, partial[r].decode(errors="replace"))
+                active.discard(r)
+        if active and not progressed:
+            time.sleep(poll)
+    if lost:
+        JobState.of(key, {}, lost).raise_for_unreachable()

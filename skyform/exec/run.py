@@ -1,0 +1,338 @@
+"""Fan-out over a cluster's nodes: connect, sync, setup, submit, status, wait, logs, cancel.
+
+    with open_cluster(handle, on_event=cb) as session:      # connects + installs the runner
+        session.sync_workdir(Path(spec.workdir))
+        session.sync_file_mounts(spec.file_mounts, base_dir=task_dir)
+        setup = session.setup(spec, task_id=tid, secrets=secrets)   # once per setup digest
+        if setup.status is JobStatus.SUCCEEDED:
+            session.submit(spec, job_key=run_key(cluster, job_id), task_id=tid, secrets=secrets)
+            final = session.wait(key)
+
+Every node works in parallel on one reused connection. Nothing here prints: progress goes to
+`on_event(stage, rank, message)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from skyform.errors import ExecError, NodeUnreachable
+from skyform.exec import jobs
+from skyform.exec.connect import NodeRunner, Timeouts, open_runner
+from skyform.exec.env import job_env, render_env_file
+from skyform.exec.follow import follow_logs, wait_for_job
+from skyform.exec.hostkeys import KnownHosts
+from skyform.exec.jobs import WORKDIR, NodeFacts, NodeJob, NodeState
+from skyform.exec.mounts import resolve_mounts
+from skyform.exec.results import EventFn, JobState, LogLine, NodeOutcome, raise_first
+from skyform.exec.sync import SyncResult, sync_path
+from skyform.plan.model import FileMount, JobSpec
+from skyform.state.models import ClusterHandle, JobStatus
+
+
+def _quiet(stage: str, rank: int | None, message: str) -> None:
+    return None
+
+
+class ClusterSession:
+    """Open runners to every node of one cluster. Use `open_cluster` to make one."""
+
+    def __init__(
+        self,
+        cluster: ClusterHandle,
+        *,
+        known_hosts: KnownHosts | None = None,
+        timeouts: Timeouts | None = None,
+        on_event: EventFn | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.known_hosts = known_hosts or KnownHosts()
+        self.timeouts = timeouts or Timeouts()
+        self.emit: EventFn = on_event or _quiet
+        self.runners: dict[int, NodeRunner] = {}
+        self.facts: dict[int, NodeFacts] = {}
+        self.unreachable: dict[int, NodeUnreachable] = {}
+        self._pool = ThreadPoolExecutor(max_workers=max(1, min(64, 2 * len(cluster.nodes))))
+
+    # --- plumbing ------------------------------------------------------------------------
+
+    def fan_out(
+        self, fn: Callable[[int, NodeRunner], object], ranks=None
+    ) -> dict[int, NodeOutcome]:
+        """Run fn(rank, runner) on every node (or `ranks`) in parallel; errors become outcomes.
+
+        A node that never connected reports its NodeUnreachable; a node whose connection
+        dropped is reconnected once by its runner (a node back from a blip answers again).
+        """
+        ranks = sorted(n.rank for n in self.cluster.nodes) if ranks is None else sorted(ranks)
+
+        def one(rank: int) -> NodeOutcome:
+            if rank not in self.runners:
+                return NodeOutcome(rank, error=self.unreachable[rank])
+            try:
+                value = fn(rank, self.runners[rank])
+            except ExecError as exc:
+                if isinstance(exc, NodeUnreachable):
+                    self.unreachable[rank] = exc
+                return NodeOutcome(rank, error=exc)
+            self.unreachable.pop(rank, None)
+            return NodeOutcome(rank, value)
+
+        return dict(zip(ranks, self._pool.map(one, ranks), strict=True))
+
+    def connect(self, *, require_all: bool = True) -> None:
+        def one(node) -> tuple[NodeRunner, NodeFacts]:
+            runner = open_runner(node, known_hosts=self.known_hosts, timeouts=self.timeouts)
+            try:
+                facts = jobs.prepare_node(runner)
+            except BaseException:
+                runner.close()
+                raise
+            self.emit("connect", node.rank, "connected")
+            return runner, facts
+
+        outcomes = {}
+        for node, future in [(n, self._pool.submit(one, n)) for n in self.cluster.nodes]:
+            try:
+                self.runners[node.rank], self.facts[node.rank] = future.result()
+                outcomes[node.rank] = NodeOutcome(node.rank)
+            except ExecError as exc:
+                self.emit("connect", node.rank, f"failed: {exc.message}")
+                if isinstance(exc, NodeUnreachable):
+                    self.unreachable[node.rank] = exc
+                outcomes[node.rank] = NodeOutcome(node.rank, error=exc)
+        if require_all:
+            raise_first(outcomes, "connecting")
+
+    def close(self) -> None:
+        for runner in self.runners.values():
+            runner.close()
+        self.runners.clear()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> ClusterSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- files ---------------------------------------------------------------------------
+
+    def sync_workdir(self, workdir: Path) -> dict[int, SyncResult]:
+        """Copy the workdir to ~/skyform_workdir on every node (rsync; SFTP/copy fallback)."""
+        workdir = Path(workdir).expanduser()
+        if not workdir.is_dir():
+            raise ExecError(f"workdir {workdir} is not a directory")
+        return self._sync([(workdir, f"~/{WORKDIR}")], "sync_workdir")
+
+    def sync_file_mounts(self, mounts: Mapping[str, FileMount], *, base_dir: Path) -> None:
+        """Copy local file mounts to every node; bucket URIs are refused before any copy."""
+        if not mounts:
+            return
+        for kind in {n.kind for n in self.cluster.nodes}:  # each kind has its own limits
+            copies = resolve_mounts(dict(mounts), base_dir=base_dir, node_kind=kind)
+        self._sync([(c.source, c.dst) for c in copies], "file_mounts")
+
+    def _sync(self, pairs: list[tuple[Path, str]], stage: str) -> dict[int, SyncResult]:
+        def one(rank: int, runner: NodeRunner) -> SyncResult:
+            result = None
+            for src, dst in pairs:
+                result = sync_path(
+                    runner,
+                    src,
+                    dst,
+                    node_has_rsync=self.facts[rank].rsync,
+                    known_hosts=self.known_hosts,
+                )
+                sent = "?" if result.files_sent is None else result.files_sent
+                self.emit(stage, rank, f"{dst}: {sent} files sent ({result.method})")
+            assert result is not None
+            return result
+
+        outcomes = self.fan_out(one)
+        raise_first(outcomes, stage.replace("_", " "))
+        return {rank: o.value for rank, o in outcomes.items()}  # type: ignore[misc]
+
+    # --- setup and run -------------------------------------------------------------------------
+
+    def _launch(
+        self,
+        key: str,
+        script: str,
+        spec: JobSpec,
+        *,
+        task_id: str,
+        secrets: Mapping[str, str] | None,
+        recovery_count: int,
+        setup: bool,
+    ) -> JobState:
+        missing = sorted(set(spec.secret_digests) - set(secrets or {}))
+        if missing:
+            raise ExecError(
+                f"secret {missing[0]} has no value", hint=f"pass --secret {missing[0]}=..."
+            )
+        stage = "setup" if setup else "run"
+        cwd = WORKDIR if spec.workdir else ""
+
+        def one(rank: int, runner: NodeRunner) -> NodeJob:
+            env = job_env(
+                self.cluster,
+                rank,
+                task_id=task_id,
+                envs=spec.envs,
+                secrets=secrets,
+                recovery_count=recovery_count,
+                setup=setup,
+            )
+            job = jobs.launch(
+                runner, key, env_file=render_env_file(env), script=script, cwd=cwd,
+                rerun_failed=setup,
+            )  # fmt: skip
+            self.emit(stage, rank, _launch_message(job))
+            return job
+
+        return self._state(key, self.fan_out(one), setup=setup)
+
+    def setup(
+        self,
+        spec: JobSpec,
+        *,
+        task_id: str,
+        secrets: Mapping[str, str] | None = None,
+        recovery_count: int = 0,
+        timeout: float | None = None,
+    ) -> JobState:
+        """Run setup on every node once per (cluster, setup digest) and wait for it.
+
+        Already done → skipped. Running (a previous apply was killed) → waited for.
+        Failed before → run again. Returns SUCCEEDED, FAILED_SETUP or CANCELLED per node.
+        """
+        key = jobs.setup_key(self.cluster.name, spec.setup_digest)
+        if not spec.setup:
+            return JobState(key, JobStatus.SUCCEEDED, setup=True, skipped=True)
+        launched = self._launch(
+            key, spec.setup, spec, task_id=task_id, secrets=secrets,
+            recovery_count=recovery_count, setup=True,
+        )  # fmt: skip
+        skipped = bool(launched.nodes) and all(
+            j.state is NodeState.SUCCEEDED for j in launched.nodes.values()
+        )
+        if launched.unreachable or skipped:
+            return JobState.of(
+                key, launched.nodes, launched.unreachable, setup=True, skipped=skipped
+            )
+        return self.wait(key, setup=True, timeout=timeout, cancel_on_failure=False)
+
+    def submit(
+        self,
+        spec: JobSpec,
+        *,
+        job_key: str,
+        task_id: str,
+        secrets: Mapping[str, str] | None = None,
+        recovery_count: int = 0,
+    ) -> JobState:
+        """Start `spec.run` detached on every node (idempotent per job_key); returns at once.
+
+        If it cannot start on some node, the nodes where it did start are cancelled and the
+        job is FAILED with that node's reason.
+        """
+        if not spec.run:
+            raise ExecError(f"task {spec.name!r} has no `run` command to submit")
+        state = self._launch(
+            job_key, spec.run, spec, task_id=task_id, secrets=secrets,
+            recovery_count=recovery_count, setup=False,
+        )  # fmt: skip
+        if state.failed_ranks:
+            running = [r for r, j in state.nodes.items() if not j.state.is_terminal]
+            self.fan_out(lambda r, runner: jobs.cancel(runner, job_key), running)
+            after = self.status(job_key)
+            failed = {r: state.nodes[r] for r in state.failed_ranks}  # keeps the launch reason
+            return JobState.of(job_key, {**after.nodes, **failed}, after.unreachable)
+        return state
+
+    def status(self, key: str, *, setup: bool = False) -> JobState:
+        outcomes = self.fan_out(lambda rank, runner: jobs.status(runner, [key])[key])
+        return self._state(key, outcomes, setup=setup)
+
+    def _state(self, key: str, outcomes: dict[int, NodeOutcome], *, setup: bool) -> JobState:
+        """Node answers to a JobState; unreachable nodes are kept, other errors raised."""
+        nodes = {r: o.value for r, o in outcomes.items() if o.ok}
+        lost = {r: o.error for r, o in outcomes.items() if isinstance(o.error, NodeUnreachable)}
+        others = [o.error for o in outcomes.values() if o.error and o.rank not in lost]
+        if others:
+            raise others[0]
+        return JobState.of(key, nodes, lost, setup=setup)  # type: ignore[arg-type]
+
+    def cancel(self, key: str, *, grace: int = 5) -> JobState:
+        """Kill the job's process group on every node; it ends CANCELLED."""
+
+        def one(rank: int, runner: NodeRunner) -> NodeJob:
+            job = jobs.cancel(runner, key, grace)
+            self.emit("cancel", rank, job.state.value.lower())
+            return job
+
+        return self._state(key, self.fan_out(one), setup=False)
+
+    def wait(
+        self,
+        key: str,
+        *,
+        setup: bool = False,
+        timeout: float | None = None,
+        cancel_on_failure: bool = True,
+    ) -> JobState:
+        """Until every node is done, a node is unreachable, or `timeout` passes.
+
+        With cancel_on_failure (SkyPilot's behaviour for runs), the first failed node cancels
+        the others; the job is FAILED either way.
+        """
+        return wait_for_job(
+            self, key, setup=setup, timeout=timeout, cancel_on_failure=cancel_on_failure
+        )
+
+    def logs(
+        self,
+        key: str,
+        *,
+        rank: int | None = None,
+        follow: bool = False,
+        poll: float = 0.5,
+    ) -> Iterator[LogLine]:
+        """Complete lines of the job's log, node by node in rank order per poll.
+
+        With follow, keeps reading until the job ends on every node followed. A node that
+        stops answering ends its stream; NodeUnreachable is raised after the other lines.
+        """
+        return follow_logs(self, key, rank=rank, follow=follow, poll=poll)
+
+
+def _launch_message(job: NodeJob) -> str:
+    if job.reason and job.state is NodeState.FAILED:
+        return f"failed to start: {job.reason}"
+    if job.state is NodeState.SUCCEEDED and job.started_at is not None:
+        return "already done"
+    if job.state is NodeState.RUNNING and job.started_at is not None:
+        return "already running (started earlier); waiting for it"
+    return "started" if job.state is NodeState.RUNNING else job.state.value.lower()
+
+
+def open_cluster(
+    cluster: ClusterHandle,
+    *,
+    known_hosts: KnownHosts | None = None,
+    timeouts: Timeouts | None = None,
+    on_event: EventFn | None = None,
+    require_all: bool = True,
+) -> ClusterSession:
+    """Connect to every node in parallel and install the runner. With require_all=False a
+    node that does not answer is kept in `session.unreachable` instead of raising."""
+    session = ClusterSession(cluster, known_hosts=known_hosts, timeouts=timeouts, on_event=on_event)
+    try:
+        session.connect(require_all=require_all)
+    except BaseException:
+        session.close()
+        raise
+    return session

@@ -1,0 +1,36 @@
+"""The jinja2 templates shipped in skyform/templates (node runner, env file)."""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from functools import cache
+from importlib import resources
+
+import jinja2
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(_source),
+        autoescape=False,  # shell, not HTML: quoting is explicit through `shquote`
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["shquote"] = shlex.quote
+    return env
+
+
+def _source(name: str) -> str:
+    return resources.files("skyform").joinpath("templates", name).read_text()
+
+
+def render(name: str, **values: object) -> str:
+    return _environment().get_template(name).render(**values)
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
