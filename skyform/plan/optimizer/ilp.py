@@ -1,0 +1,302 @@
+"""General DAGs: an integer program solved by CBC through PuLP (imported lazily: it is slow
+to import and only needed when a component is neither a chain nor tiny).
+
+Variables: one-hot c[v,i] over v's remaining candidates. Data on an edge u->v is priced by
+where u and v run, a product of two one-hot vectors, linearised without candidate pairs:
+- when the egress model is hierarchical (the catalog's is: one price per pair of regions, and
+  inside a region one price between any two different places), a transportation flow
+  f[A,B] between u's region A and v's region B (sum over B = "u in A", sum over A = "v in B"),
+  plus, per place l both can use, w[l] <= "u at l", w[l] <= "v at l" for the same-place
+  discount (and w[l] >= both - 1 whenever a discount is negative, so w is exact either way);
+- otherwise the same transportation form over pairs of places.
+All of these are exact at integer points, so the LP relaxation only decides speed.
+Time: start[v] >= start[u] + dur[u] + transfer(u,v); makespan >= start[v] + dur[v].
+The model is built once per component and re-solved with other objectives and bounds;
+names are derived from indices, so the same input writes the same model file.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from skyform.errors import PlanError
+from skyform.plan.catalog.offer import Location
+from skyform.plan.optimizer.prepared import Prepared
+from skyform.plan.optimizer.problem import tol
+
+Terms = list[tuple[Any, float]]  # (variable, coefficient)
+
+
+class PlacementIlp:
+    def __init__(self, prep: Prepared, tasks: list[int]) -> None:
+        import pulp
+
+        self.pulp = pulp
+        self.prep = prep
+        self.tasks = tasks
+        self.prob = pulp.LpProblem("skyform_placement", pulp.LpMinimize)
+        self.var: dict[tuple[int, int], Any] = {}
+        for v in tasks:
+            alive = prep.alive[v]
+            if len(alive) > 1:
+                row = [self._var(f"c_{v}_{i}", 0, 1, pulp.LpBinary) for i in alive]
+                for i, x in zip(alive, row, strict=True):
+                    self.var[(v, i)] = x
+                self.prob += (pulp.lpSum(row) == 1, f"one_{v}")
+        cost_terms: Terms = []
+        cost_const = 0.0
+        for v in tasks:
+            terms, const = self._linear(v, prep.cost[v])
+            cost_terms += terms
+            cost_const += const
+        member = set(tasks)
+        self.timing: dict[str, Any] = {}  # makespan rows, in the model only when they matter
+        starts = {v: self._var(f"start_{v}", 0) for v in tasks}
+        self.makespan = self._var("makespan", 0)
+        for k, (u, v, gb) in enumerate(prep.edges):
+            if u not in member:
+                continue
+            usd_terms, usd_const, hour_terms, hour_const = self._edge(k, u, v, gb)
+            cost_terms += usd_terms
+            cost_const += usd_const
+            dur_terms, dur_const = self._linear(u, prep.dur[u])
+            rhs = self._expr([*dur_terms, *hour_terms], dur_const + hour_const)
+            self.timing[f"after_{k}"] = starts[v] - starts[u] - rhs >= 0
+        for v in tasks:
+            if not prep.children[v]:
+                dur_terms, dur_const = self._linear(v, prep.dur[v])
+                finish = self._expr(dur_terms, dur_const) + starts[v]
+                self.timing[f"span_{v}"] = self.makespan - finish >= 0
+        self.cost = self._expr(cost_terms, cost_const)
+        self.solves = 0
+        self.timed = False
+        self.caps: dict[str, Any] = {}
+
+    # --- building blocks -------------------------------------------------------------------
+
+    def _linear(self, v: int, values: list[float]) -> tuple[Terms, float]:
+        """sum_i values[i] * c[v,i] as (terms, constant)."""
+        alive = self.prep.alive[v]
+        if len(alive) == 1:
+            return [], values[alive[0]]
+        return [(self.var[(v, i)], values[i]) for i in alive], 0.0
+
+    def _at(self, v: int) -> dict[int, Terms | None]:
+        """Place -> terms of "v runs there" (None when v has a single candidate)."""
+        places: dict[int, Terms | None] = {}
+        alive = self.prep.alive[v]
+        for i in alive:
+            where = self.prep.place[v][i]
+            if len(alive) == 1:
+                places[where] = None
+            else:
+                places.setdefault(where, []).append((self.var[(v, i)], 1.0))  # type: ignore[union-attr]
+        return places
+
+    def _edge(self, k: int, u: int, v: int, gb: float) -> tuple[Terms, float, Terms, float]:
+        """Cost and hours of edge k as linear terms (+ constants)."""
+        prep = self.prep
+        if gb <= 0 or prep.problem.egress is None:
+            return [], 0.0, [], 0.0
+        src, dst = self._at(u), self._at(v)
+        table = {(a, b): prep.move(a, b, gb) for a in src for b in dst}
+        if len(src) == 1 or len(dst) == 1:  # one side's place is known: linear already
+            usd: Terms = []
+            hours: Terms = []
+            const = [0.0, 0.0]
+            for (a, b), (c, h) in table.items():
+                terms = src[a] if len(dst) == 1 else dst[b]
+                if terms is None:
+                    const[0] += c
+                    const[1] += h
+                else:
+                    usd += [(x, c * w) for x, w in terms]
+                    hours += [(x, h * w) for x, w in terms]
+            return usd, const[0], hours, const[1]
+        regions = [_region(where) for where in prep.places]
+        blocks = _hierarchical(list(src), list(dst), table, regions)
+        if blocks is None:
+            return self._pairs(k, src, dst, table)
+        return self._regions(k, src, dst, table, blocks, regions)
+
+    def _pairs(self, k, src, dst, table) -> tuple[Terms, float, Terms, float]:
+        pulp = self.pulp
+        flow = {}
+        for a_i, a in enumerate(src):
+            for b_i, b in enumerate(dst):
+                flow[(a, b)] = self._var(f"g_{k}_{a_i}_{b_i}", 0)
+        for a_i, a in enumerate(src):
+            out = pulp.lpSum(flow[(a, b)] for b in dst)
+            self.prob += (out - self._expr(src[a]) == 0, f"gs_{k}_{a_i}")
+        for b_i, b in enumerate(dst):
+            into = pulp.lpSum(flow[(a, b)] for a in src)
+            self.prob += (into - self._expr(dst[b]) == 0, f"gd_{k}_{b_i}")
+        usd = [(flow[key], c) for key, (c, _) in table.items() if c]
+        hours = [(flow[key], h) for key, (_, h) in table.items() if h]
+        return usd, 0.0, hours, 0.0
+
+    def _regions(self, k, src, dst, table, blocks, regions) -> tuple[Terms, float, Terms, float]:
+        pulp = self.pulp
+        src_regions = _by_region(src, regions)
+        dst_regions = _by_region(dst, regions)
+        usd: Terms = []
+        hours: Terms = []
+        flow = {}
+        # Transfer time is usually the same between any two different places: then it is that
+        # constant minus a same-place discount, and needs no flow terms at all.
+        flat = {h for _, h in blocks.values()}
+        hours_const = flat.pop() if len(flat) == 1 else 0.0
+        for a_i, a in enumerate(src_regions):
+            for b_i, b in enumerate(dst_regions):
+                x = flow[(a, b)] = self._var(f"f_{k}_{a_i}_{b_i}", 0)
+                c, h = blocks[(a, b)]
+                if c:
+                    usd.append((x, c))
+                if h != hours_const:
+                    hours.append((x, h))
+        for a_i, (a, places) in enumerate(src_regions.items()):
+            terms = [t for place in places for t in src[place]]
+            out = pulp.lpSum(flow[(a, b)] for b in dst_regions)
+            self.prob += (out - self._expr(terms) == 0, f"fs_{k}_{a_i}")
+        for b_i, (b, places) in enumerate(dst_regions.items()):
+            terms = [t for place in places for t in dst[place]]
+            into = pulp.lpSum(flow[(a, b)] for a in src_regions)
+            self.prob += (into - self._expr(terms) == 0, f"fd_{k}_{b_i}")
+        for l_i, place in enumerate(src):
+            if place not in dst:
+                continue
+            region = regions[place]
+            off_c, off_h = blocks[(region, region)]
+            c, h = table[(place, place)]
+            if c == off_c and h == off_h:
+                continue
+            both = self._var(f"w_{k}_{l_i}", 0)
+            mine, theirs = self._expr(src[place]), self._expr(dst[place])
+            self.prob += (both - mine <= 0, f"wu_{k}_{l_i}")
+            self.prob += (both - theirs <= 0, f"wv_{k}_{l_i}")
+            if c > off_c or h > off_h:  # a same-place surcharge: w must not hide at 0
+                self.prob += (both - mine - theirs >= -1, f"wl_{k}_{l_i}")
+            if c != off_c:
+                usd.append((both, c - off_c))
+            if h != off_h:
+                hours.append((both, h - off_h))
+        return usd, 0.0, hours, hours_const
+
+    def _var(self, name: str, low: float | None = None, up: float | None = None, cat=None) -> Any:
+        """A variable of this model (PuLP 3.3+ `add_variable`; plain LpVariable before it)."""
+        cat = cat or self.pulp.LpContinuous
+        add = getattr(self.prob, "add_variable", None)
+        if add is not None:
+            return add(name, low, up, cat=cat)
+        return self.pulp.LpVariable(name, low, up, cat)
+
+    def _expr(self, terms: Terms | Any, constant: float = 0.0) -> Any:
+        """A linear expression; repeated variables are summed (PuLP's list form would keep
+        only the last coefficient)."""
+        if not isinstance(terms, list):
+            terms = [(terms, 1.0)]
+        summed: dict[Any, float] = {}
+        for x, coefficient in terms:
+            summed[x] = summed.get(x, 0.0) + coefficient
+        return self.pulp.LpAffineExpression(list(summed.items()), constant)
+
+    # --- solving ---------------------------------------------------------------------------
+
+    def use_time(self) -> None:
+        """Add the makespan rows (once): minimising cost alone does not need them."""
+        if not self.timed:
+            for name, row in self.timing.items():
+                self.prob.addConstraint(row, name)
+            self.timed = True
+
+    def expression(self, which: str) -> Any:
+        if which == "time":
+            self.use_time()
+            return self._expr(self.makespan)
+        return self.cost
+
+    def bound(self, which: str, cap: float) -> None:
+        """Keep `which` (cost or time) at most `cap` (plus tolerance) from now on."""
+        limit = self.caps.get(which)
+        if limit is None:
+            limit = self.caps[which] = self._var(f"cap_{which}")
+            self.prob.addConstraint(self.expression(which) - limit <= 0, f"cap_{which}")
+        limit.upBound = cap + tol(cap)
+
+    def fix(self, v: int, i: int) -> None:
+        for j in self.prep.alive[v]:
+            x = self.var.get((v, j))
+            if x is not None:
+                x.lowBound = x.upBound = 1 if j == i else 0
+
+    def minimize(self, objective: Any, base: list[int]) -> list[int]:
+        """Solve with `objective`; return `base` with this component's tasks filled in."""
+        pulp = self.pulp
+        self.prob.setObjective(objective)
+        status = self.prob.solve(_solver(pulp))
+        self.solves += 1
+        if pulp.LpStatus[status] != "Optimal":
+            raise RuntimeError(f"CBC returned {pulp.LpStatus[status]} for the placement ILP")
+        choice = list(base)
+        for v in self.tasks:
+            alive = self.prep.alive[v]
+            if len(alive) == 1:
+                choice[v] = alive[0]
+            else:
+                values = [(self.var[(v, i)].varValue or 0.0, -n) for n, i in enumerate(alive)]
+                choice[v] = alive[-max(values)[1]]
+        return choice
+
+    def rank_objective(self, v: int) -> Any:
+        terms = [(self.var[(v, i)], float(n)) for n, i in enumerate(self.prep.alive[v])]
+        return self._expr(terms)
+
+
+def _solver(pulp: Any) -> Any:
+    """CBC, quiet, exact gaps: the binary bundled with PuLP when there is one (PuLP deprecates
+    the PULP_CBC_CMD wrapper, not the binary), else `cbc` on PATH. No `-threads` option: CBC's
+    default is single-threaded, while `-threads 1` starts a worker thread that was seen to stall
+    for 10 s at exit once in a few hundred solves."""
+    try:
+        from pulp.apis.coin_api import pulp_cbc_path
+    except ImportError:  # a PuLP without a bundled binary
+        pulp_cbc_path = None
+    path = pulp_cbc_path if pulp_cbc_path and os.access(pulp_cbc_path, os.X_OK) else None
+    solver = pulp.COIN_CMD(path=path, msg=False, gapRel=0.0, gapAbs=1e-9)
+    if not solver.available():
+        raise PlanError(
+            "the CBC solver is not available, so this task graph cannot be optimized",
+            hint="Install it with `pip install 'pulp[cbc]'` (or put `cbc` on PATH).",
+        )
+    return solver
+
+
+def _region(place: Location) -> tuple[str, str | None]:
+    return place.cloud, place.region
+
+
+def _by_region(places: dict[int, Terms | None], regions: list[tuple]) -> dict[tuple, list[int]]:
+    found: dict[tuple, list[int]] = {}
+    for place in places:
+        found.setdefault(regions[place], []).append(place)
+    return found
+
+
+def _hierarchical(src: list[int], dst: list[int], table: dict, regions: list[tuple]) -> dict | None:
+    """(region A, region B) -> the one (usd, hours) between different places of A and B, or
+    None when the prices are not that regular (then the model prices pairs of places)."""
+    blocks: dict[tuple, tuple[float, float]] = {}
+    diagonal: dict[tuple, tuple[float, float]] = {}
+    for a in src:
+        for b in dst:
+            key = (regions[a], regions[b])
+            value = table[(a, b)]
+            if a == b:
+                diagonal.setdefault(key, value)
+                continue
+            if blocks.setdefault(key, value) != value:
+                return None
+    for key, value in diagonal.items():
+        blocks.setdefault(key, value)  # a region whose only shared pair is the same place
+    return blocks

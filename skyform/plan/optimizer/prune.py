@@ -1,0 +1,174 @@
+"""Exact pruning: drop candidates that can never be in the canonical optimum.
+
+Candidate b of task v is dropped when another candidate a of v is at least as good in every
+completion of the other tasks, and strictly better or earlier in rank order when they tie:
+swapping b for a in any optimal assignment then gives an optimal assignment that is smaller
+in rank order, so the canonical answer never holds b. "Every completion" is bounded by the
+worst case over the places v's neighbours can still use:
+
+- cost: Δ = cost(a) - cost(b) + Σ over v's data edges of max over neighbour places of the
+  difference in transfer price (exact: cost adds up);
+- makespan: v's finish moves by at most max(0, worst Δ of an incoming transfer) + Δ duration,
+  and anything downstream by at most that + max(0, worst Δ of an outgoing transfer); the
+  makespan moves by at most the positive part of the latter.
+
+Two candidates at the same place see the same transfers, so there only their own numbers
+count (`prune_places`, the "best candidate per place" rule, run on every task). The general
+rule (`prune_dominated`) runs on components headed for enumeration or the ILP, comparing each
+candidate with the DOMINATORS first ones in rank order, and repeats while it removes something:
+each round only looks at places the neighbours still have, which is sound because the
+canonical answer survives every round.
+"""
+
+from __future__ import annotations
+
+from skyform.plan.optimizer.prepared import Prepared
+from skyform.plan.optimizer.problem import tol
+
+MAX_ROUNDS = 4
+DOMINATORS = 12  # candidates tried as "a" for each b (the cheapest ones, in rank order)
+NEG = float("-inf")
+
+
+def prune_places(prep: Prepared, tasks: list[int] | None = None) -> int:
+    """Keep the best candidates per place; returns how many were dropped."""
+    dropped = 0
+    for v in range(prep.n) if tasks is None else tasks:
+        kept = _same_place(prep, v)
+        dropped += len(prep.alive[v]) - len(kept)
+        prep.alive[v] = kept
+    return dropped
+
+
+def prune_dominated(prep: Prepared, tasks: list[int]) -> int:
+    """Drop candidates another one dominates (see the module docstring); returns the count."""
+    dropped = 0
+    for _ in range(MAX_ROUNDS):
+        changed = 0
+        for v in tasks:
+            kept = _dominance(prep, v)
+            changed += len(prep.alive[v]) - len(kept)
+            prep.alive[v] = kept
+        dropped += changed
+        if not changed:
+            break
+    return dropped
+
+
+def _le(x: float, y: float) -> bool:
+    return x <= y + tol(y)
+
+
+def _same_place(prep: Prepared, v: int) -> list[int]:
+    kept: list[int] = []
+    front: dict[int, list[tuple[float, float]]] = {}
+    for b in prep.alive[v]:  # rank order: every earlier a has primary(a) <= primary(b)
+        p_b, s_b = prep.unary(v, b)
+        here = front.setdefault(prep.place[v][b], [])
+        if here and prep.objective == "cost" and here[0][0] < p_b - tol(p_b):
+            continue  # cost adds up: a cheaper twin is always cheaper
+        if any(_le(s_a, s_b) for _, s_a in here):
+            continue
+        here.append((p_b, s_b))
+        kept.append(b)
+    return kept
+
+
+class _Side:
+    """One data edge at v: v's transfers (USD, hours) to or from each place the neighbour can
+    still use, per place of v, with the row's min/max for quick bounds."""
+
+    def __init__(self, prep: Prepared, k: int, v: int) -> None:
+        src, dst, gb = prep.edges[k]
+        self.incoming = dst == v
+        other = src if self.incoming else dst
+        theirs = list(dict.fromkeys(prep.place[other][i] for i in prep.alive[other]))
+        self.usd: dict[int, list[float]] = {}
+        self.hours: dict[int, list[float]] = {}
+        self.low: dict[int, tuple[float, int]] = {}  # (min usd, where)
+        self.high: dict[int, float] = {}
+        for i in prep.alive[v]:
+            mine = prep.place[v][i]
+            if mine in self.usd:
+                continue
+            move = prep.move
+            if self.incoming:
+                moves = [move(p, mine, gb) for p in theirs]
+            else:
+                moves = [move(mine, p, gb) for p in theirs]
+            row = [m[0] for m in moves]
+            self.usd[mine] = row
+            self.hours[mine] = [m[1] for m in moves]
+            self.low[mine] = min((c, n) for n, c in enumerate(row))
+            self.high[mine] = max(row)
+
+    def worst_usd(self, a: int, b: int) -> float:
+        return max(x - y for x, y in zip(self.usd[a], self.usd[b], strict=True))
+
+    def worst_hours(self, a: int, b: int) -> float:
+        return max(x - y for x, y in zip(self.hours[a], self.hours[b], strict=True))
+
+
+def _dominance(prep: Prepared, v: int) -> list[int]:
+    alive = prep.alive[v]
+    if len(alive) < 2:
+        return alive
+    sides = []
+    if prep.problem.egress is not None:
+        ks = [*prep.parents[v], *prep.children[v]]
+        sides = [_Side(prep, k, v) for k in ks if prep.edges[k][2] > 0]
+    leaders = alive[:DOMINATORS]
+    return [
+        b for b in alive if not any(_dominates(prep, v, a, b, sides) for a in leaders if a != b)
+    ]
+
+
+def _cost_delta(prep: Prepared, v: int, a: int, b: int, sides: list[_Side]) -> float:
+    """Worst-case change of the total cost when v moves from b to a."""
+    delta = prep.cost[v][a] - prep.cost[v][b]
+    pa, pb = prep.place[v][a], prep.place[v][b]
+    if pa == pb or not sides:
+        return delta
+    low = sum(side.usd[pa][side.low[pb][1]] - side.low[pb][0] for side in sides)
+    if delta + low > tol(prep.cost[v][b]):
+        return delta + low  # already too much: the exact value is at least this
+    high = sum(side.high[pa] - side.low[pb][0] for side in sides)
+    if delta + high < -tol(prep.cost[v][b]):
+        return delta + high  # already enough: the exact value is at most this
+    return delta + sum(side.worst_usd(pa, pb) for side in sides)
+
+
+def _span_delta(prep: Prepared, v: int, a: int, b: int, sides: list[_Side]) -> float:
+    """Upper bound on the change of the makespan when v moves from b to a (>= 0)."""
+    change = prep.dur[v][a] - prep.dur[v][b]
+    pa, pb = prep.place[v][a], prep.place[v][b]
+    into = out = 0.0
+    if pa != pb:
+        for side in sides:
+            hours = side.worst_hours(pa, pb)
+            if side.incoming:
+                into = max(into, hours)
+            else:
+                out = max(out, hours)
+    return max(0.0, into + change + out)
+
+
+def _dominates(prep: Prepared, v: int, a: int, b: int, sides: list[_Side]) -> bool:
+    cost_ref, span_ref = abs(prep.cost[v][b]), abs(prep.dur[v][b])
+    if prep.objective == "cost":
+        primary, p_ref = _cost_delta(prep, v, a, b, sides), cost_ref
+        if primary > tol(p_ref):
+            return False
+        if primary < -tol(p_ref):
+            return True
+        secondary, s_ref = _span_delta(prep, v, a, b, sides), span_ref
+    else:
+        if prep.dur[v][a] - prep.dur[v][b] > tol(span_ref):
+            return False  # the makespan bound is at least the change in duration
+        primary, p_ref = _span_delta(prep, v, a, b, sides), span_ref
+        if primary > tol(p_ref):
+            return False
+        secondary, s_ref = _cost_delta(prep, v, a, b, sides), cost_ref
+    if secondary > tol(s_ref):
+        return False
+    return secondary < -tol(s_ref) or prep.pos[v][a] < prep.pos[v][b]
