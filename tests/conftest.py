@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+sys.path.insert(0, str(Path(__file__).parent))  # `import helpers` from any test module
 
 
 @pytest.fixture(autouse=True)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+from helpers import heavy_modules, modules_loaded_by
 
 from skyform import __version__
 
@@ -46,26 +43,5 @@ def test_debug_env_shows_traceback(cli, skyform_home, monkeypatch):
     assert "Traceback" in result.stderr
 
 
-def _modules_loaded_by(args: list[str]) -> set[str]:
-    code = (
-        "import sys, json\n"
-        "from skyform.cli.main import run\n"
-        f"try:\n    run({args!r})\nexcept SystemExit:\n    pass\n"
-        "sys.stderr.write('\\nMODULES=' + json.dumps(sorted(sys.modules)))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-        check=False,
-    )
-    return set(json.loads(proc.stderr.rsplit("MODULES=", 1)[1]))
-
-
-HEAVY = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes", "pulp", "fabric", "paramiko")
-
-
 def test_help_imports_no_heavy_sdk():
-    loaded = _modules_loaded_by(["--help"])
-    assert not [m for m in loaded if m.split(".")[0] in HEAVY]
+    assert not heavy_modules(modules_loaded_by(["--help"]))

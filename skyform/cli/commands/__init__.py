@@ -9,6 +9,7 @@ import typer
 # Order here is the order `skyform --help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
     "validate",
+    "plan",
     "show",
     "check",
     "gpus",

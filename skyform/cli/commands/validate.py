@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from skyform.cli import options
+
 
 def register(app: typer.Typer) -> None:
     app.command("validate")(validate)
@@ -13,15 +15,9 @@ def register(app: typer.Typer) -> None:
 
 def validate(
     task_file: Path = typer.Argument(..., help="Task YAML (SkyPilot format; may be a pipeline)."),
-    env: list[str] = typer.Option(
-        [], "--env", metavar="K[=V]", help="Set an env var (K alone: from your shell). Repeatable."
-    ),
-    env_file: list[Path] = typer.Option(
-        [], "--env-file", metavar="FILE", help="Read env vars from a dotenv file. Repeatable."
-    ),
-    secret: list[str] = typer.Option(
-        [], "--secret", metavar="K[=V]", help="Set a secret (K alone: from your shell). Repeatable."
-    ),
+    env: list[str] = options.ENV,
+    env_file: list[Path] = options.ENV_FILE,
+    secret: list[str] = options.SECRET,
     json_out: bool = typer.Option(
         False, "--json", help="Print the normalized task as JSON (secrets redacted)."
     ),
@@ -30,6 +26,6 @@ def validate(
     from skyform.cli.render.task import render_validation
     from skyform.spec import check_supported, load_task, task_digest
 
-    dag = load_task(task_file, env_overrides=env, env_files=env_file, secret_overrides=secret)
+    dag = load_task(task_file, **options.task_inputs(env, env_file, secret))
     warnings = check_supported(dag)
     render_validation(dag, warnings, task_digest(dag), as_json=json_out)

@@ -37,7 +37,7 @@ def instance(offer: PlacedOffer) -> str:
 
 
 def hours(value: float) -> str:
-    return f"{value:g} h"
+    return f"{round(value, 2):g} h"
 
 
 def nodes(n: int) -> str:

@@ -231,5 +231,5 @@ def _render_change(change: ClusterChange, plan: Plan, console: Console) -> None:
             f"asked: {escape(placement.request)}):"
         )
         table = considered_table(placement)
-        console.print(Padding(table, (0, 0, 0, 4)))
+        console.print(Padding(table, (0, 0, 0, 4), expand=False))
     console.print()

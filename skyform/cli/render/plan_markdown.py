@@ -24,15 +24,15 @@ def _considered(t: TaskPlacement) -> list[str]:
         "<details><summary>Considered resources for <code>"
         f"{cell(t.cluster)}</code> ({fmt.nodes(t.num_nodes)}, asked: {cell(t.request)})</summary>",
         "",
-        "| Infra | Instance | vCPUs | Mem (GB) | GPUs | $/h | Chosen |",
-        "|---|---|--:|--:|---|--:|:-:|",
+        "| Infra | Instance | vCPUs | Mem (GB) | GPUs | $/h | Est. $ | Chosen |",
+        "|---|---|--:|--:|---|--:|--:|:-:|",
     ]
     for alt in t.alternatives:
         o = alt.offer
         lines.append(
             f"| {cell(o.infra)} | {cell(fmt.instance(o))} | {fmt.number(o.vcpus)} | "
             f"{fmt.number(o.memory_gib)} | {cell(fmt.gpus(o))} | {alt.hourly_cost:.4f} | "
-            f"{'✔' if alt.chosen else ''} |"
+            f"{alt.estimated_cost:.2f} | {'✔' if alt.chosen else ''} |"
         )
     lines += ["", "</details>", ""]
     return lines

@@ -1,0 +1,64 @@
+"""`skyform plan TASK.yaml [-o plan.json]`: choose placements, diff against state, save the plan."""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from skyform.cli import options
+
+
+class Minimize(str, Enum):
+    cost = "cost"
+    time = "time"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plan")(plan)
+
+
+def plan(
+    task_file: Path = typer.Argument(..., help="Task YAML (SkyPilot format; may be a pipeline)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Save the plan to this file."),
+    minimize: Minimize = typer.Option(Minimize.cost, "--minimize", help="Objective."),
+    cluster: str | None = typer.Option(
+        None, "--cluster", "-c", help="Cluster name (prefix for pipelines)."
+    ),
+    destroy: bool = typer.Option(
+        False, "--destroy", help="Plan to destroy this task's clusters (like terraform -destroy)."
+    ),
+    detailed_exitcode: bool = typer.Option(
+        False, "--detailed-exitcode", help="Exit 2 when the plan has changes, 0 when none."
+    ),
+    env: list[str] = options.ENV,
+    env_file: list[Path] = options.ENV_FILE,
+    secret: list[str] = options.SECRET,
+    json_out: bool = options.JSON,
+    markdown: bool = options.MARKDOWN,
+) -> int:
+    """Plan placements for a task: the cheapest (or fastest) offers, as a Terraform-style diff."""
+    from skyform.cli.render.messages import print_warnings
+    from skyform.cli.render.plan_output import emit_plan
+    from skyform.errors import SkyformError
+    from skyform.plan.planfile import write_plan
+    from skyform.planning import plan_task
+
+    if json_out and markdown:
+        raise SkyformError("--json and --markdown are exclusive: pick one output format")
+    result = plan_task(
+        task_file,
+        out=out,
+        objective=minimize.value,
+        cluster=cluster,
+        destroy=destroy,
+        load_kwargs=options.task_inputs(env, env_file, secret),
+    )
+    print_warnings(result.warnings)
+    if out is not None:
+        write_plan(result.plan, out)
+    saved = os.path.relpath(out) if out is not None else None
+    emit_plan(result.plan, as_json=json_out, markdown=markdown, saved_to=saved)
+    return 2 if detailed_exitcode and result.plan.summary.has_changes else 0

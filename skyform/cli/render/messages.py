@@ -1,0 +1,15 @@
+"""Warnings and notes on stderr, so stdout stays clean for --json and markdown."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+
+from skyform.cli.render.console import make_console
+
+
+def print_warnings(warnings: list[str]) -> None:
+    if not warnings:
+        return
+    console = make_console(stderr=True)
+    for warning in warnings:
+        console.print(f"[yellow]Warning:[/] {escape(warning)}", soft_wrap=True)

@@ -1,0 +1,302 @@
+"""Glue from a loaded task to a Plan: optimize, describe each cluster, diff against state.
+
+Pure: every input (task, catalog, config, current clusters, prior serial) is passed in, and
+the same inputs give the same Plan, hence the same plan file bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from skyform import __version__
+from skyform.config import Config
+from skyform.plan.catalog import Catalog
+from skyform.plan.diff import CurrentCluster, count_actions, diff_clusters
+from skyform.plan.model import (
+    Action,
+    Alternative,
+    BlockedPlacement,
+    ClusterSpec,
+    EgressFlow,
+    FileMount,
+    JobSpec,
+    Objective,
+    PlacedOffer,
+    Plan,
+    Prior,
+    Summary,
+    TaskPlacement,
+    TaskSource,
+)
+from skyform.spec import Dag, ResourceRequest, TaskSpec, task_digest
+
+MAX_CLUSTER_NAME = 40
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """Everything a plan is a function of (besides the catalog and config)."""
+
+    dag: Dag
+    task_path: str  # as the plan records it: relative to the plan file's directory
+    file_digest: str
+    objective: Objective = "cost"
+    cluster: str | None = None
+    blocked: Sequence[BlockedPlacement] = ()
+    destroy: bool = False
+
+
+def sha256(data: bytes | str) -> str:
+    raw = data.encode() if isinstance(data, str) else data
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def canonical(obj: object) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sanitize_name(text: str) -> str:
+    """Cluster names that every engine accepts: lower-case letters, digits and dashes."""
+    name = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
+    name = re.sub(r"-{2,}", "-", name)
+    if not name or not name[0].isalpha():
+        name = f"sky-{name}".rstrip("-")
+    return name[:MAX_CLUSTER_NAME].rstrip("-")
+
+
+def cluster_names(dag: Dag, task_path: str, override: str | None) -> list[str]:
+    stem = re.sub(r"\.ya?ml$", "", task_path.rsplit("/", 1)[-1])
+    if len(dag.tasks) == 1:
+        task = dag.tasks[0]
+        return [sanitize_name(override or task.name or dag.name or stem)]
+    prefix = override or dag.name or stem
+    names = [sanitize_name(f"{prefix}-{t.name or i + 1}") for i, t in enumerate(dag.tasks)]
+    return _dedupe(names)
+
+
+def _dedupe(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}-{seen[name]}")
+    return out
+
+
+def _scrub(text: str, secrets: Mapping[str, str]) -> str:
+    """Replace secret values substituted into a recorded field by `${NAME}` placeholders."""
+    for name, value in sorted(secrets.items(), key=lambda kv: -len(kv[1])):
+        if value:
+            text = text.replace(value, "${" + name + "}")
+    return text
+
+
+def job_spec(task: TaskSpec, label: str) -> JobSpec:
+    secrets = task.secret_values()
+    secret_digests = {k: sha256(v) for k, v in sorted(secrets.items())}
+    workdir = (
+        task.workdir
+        if isinstance(task.workdir, str) or task.workdir is None
+        else (canonical(task.workdir.model_dump(mode="json")))
+    )
+    mounts = {}
+    for dst, mount in sorted(task.file_mounts.items()):
+        source = (
+            mount.source
+            if isinstance(mount.source, str)
+            else canonical(mount.model_dump(mode="json", exclude_defaults=True))
+        )
+        mounts[_scrub(dst, secrets)] = FileMount(source=_scrub(source, secrets), mode=mount.mode)
+    workdir = _scrub(workdir, secrets) if workdir else None
+    setup_digest = sha256(
+        canonical({"setup": task.setup, "envs": task.envs, "secrets": secret_digests})
+    )
+    job_digest = sha256(
+        canonical(
+            {
+                "run": task.run,
+                "envs": task.envs,
+                "secrets": secret_digests,
+                "workdir": workdir,
+                "file_mounts": {k: v.model_dump(mode="json") for k, v in mounts.items()},
+                "num_nodes": task.num_nodes,
+            }
+        )
+    )
+    return JobSpec(
+        name=label,
+        workdir=workdir,
+        setup=task.setup,
+        run=task.run,
+        envs=dict(task.envs),
+        secret_digests=secret_digests,
+        file_mounts=mounts,
+        num_nodes=task.num_nodes,
+        setup_digest=setup_digest,
+        job_digest=job_digest,
+    )
+
+
+def placed(offer) -> PlacedOffer:
+    return PlacedOffer.model_validate(offer.to_dict())
+
+
+def _image(request: ResourceRequest, region: str) -> str | None:
+    image = request.image_id
+    if isinstance(image, dict):
+        return image.get(region)
+    return image
+
+
+def cluster_spec(
+    name: str, request: ResourceRequest, offer: PlacedOffer, nodes: int, job: JobSpec
+) -> ClusterSpec:
+    return ClusterSpec(
+        name=name,
+        offer=offer,
+        num_nodes=nodes,
+        disk_size=request.disk_size,
+        disk_tier=request.disk_tier,
+        network_tier=request.network_tier,
+        ports=list(request.ports),
+        image_id=_image(request, offer.region),
+        labels=dict(request.labels),
+        setup_digest=job.setup_digest,
+        job_digest=job.job_digest,
+    )
+
+
+def _summary(plan_changes, desired: list[ClusterSpec], solution, destroy: bool) -> Summary:
+    add, change, destroy_n = count_actions(plan_changes)
+    before = sum(c.before.hourly_cost for c in plan_changes if c.before is not None)
+    after = 0.0 if destroy else sum(s.hourly_cost for s in desired)
+    return Summary(
+        add=add,
+        change=change,
+        destroy=destroy_n,
+        hourly_before=before,
+        hourly_after=after,
+        estimated_cost=0.0 if solution is None else solution.cost,
+        estimated_hours=0.0 if solution is None else solution.makespan,
+        egress_cost=0.0 if solution is None else solution.egress_cost,
+    )
+
+
+def make_plan(
+    inputs: PlanInputs,
+    *,
+    catalog: Catalog,
+    config: Config,
+    current: Mapping[str, CurrentCluster],
+    prior: Prior,
+) -> Plan:
+    dag = inputs.dag
+    names = cluster_names(dag, inputs.task_path, inputs.cluster)
+    source = TaskSource(
+        path=inputs.task_path,
+        name=dag.name or dag.tasks[0].name,
+        file_digest=inputs.file_digest,
+        digest="sha256:" + task_digest(dag),
+        execution=dag.execution,
+    )
+    common = dict(
+        skyform_version=__version__,
+        objective=inputs.objective,
+        task=source,
+        catalog_digest="sha256:" + catalog.digest,
+        onprem_digest="sha256:" + catalog.onprem_digest,
+        prior=prior,
+        blocked=list(inputs.blocked),
+    )
+    if inputs.destroy:
+        owned = [
+            c.spec for n, c in sorted(current.items()) if n in names or c.source == inputs.task_path
+        ]
+        changes = diff_clusters(owned, current, destroy=True)
+        return Plan(
+            destroy=True,
+            changes=changes,
+            summary=_summary(changes, [], None, destroy=True),
+            **common,
+        )
+
+    from skyform.plan.optimizer import describe_request, optimize
+
+    solution = optimize(
+        dag, catalog, objective=inputs.objective, blocked=inputs.blocked, clouds=config.plan.clouds
+    )
+    placements: list[TaskPlacement] = []
+    desired: list[ClusterSpec] = []
+    labels = [t.label(i) for i, t in enumerate(dag.tasks)]
+    for result in solution.tasks:
+        task = dag.tasks[result.index]
+        cand = result.candidate
+        request = task.resources.groups[cand.group][cand.request]
+        offer = placed(cand.offer)
+        job = job_spec(task, labels[result.index])
+        desired.append(cluster_spec(names[result.index], request, offer, cand.num_nodes, job))
+        alternatives = [
+            Alternative(
+                offer=placed(c.offer),
+                hourly_cost=c.hourly_cost,
+                estimated_cost=c.cost,
+                estimated_hours=c.hours,
+                chosen=c == cand,
+            )
+            for c in result.considered
+        ]
+        placements.append(
+            TaskPlacement(
+                task=labels[result.index],
+                index=result.index,
+                cluster=names[result.index],
+                num_nodes=cand.num_nodes,
+                depends_on=[labels[p] for p in dag.parents(result.index)],
+                request=describe_request(request),
+                offer=offer,
+                hourly_cost=cand.hourly_cost,
+                estimated_hours=cand.hours,
+                estimated_cost=cand.cost,
+                start_hours=result.start,
+                finish_hours=result.finish,
+                alternatives=alternatives,
+                job=job,
+            )
+        )
+    placements.sort(key=lambda p: p.index)
+    egress = [
+        EgressFlow(
+            src_task=labels[f.src_task] if f.src_task is not None else (f.label or "inputs"),
+            dst_task=labels[f.dst_task],
+            gigabytes=f.gigabytes,
+            src_infra=_infra(f.source),
+            dst_infra=_infra(f.destination),
+            cost=f.cost,
+            seconds=f.seconds,
+        )
+        for f in solution.flows
+        if f.gigabytes > 0 and (f.cost > 0 or f.seconds > 0)
+    ]
+    order = {p.cluster: p.index for p in placements}
+    desired.sort(key=lambda s: order[s.name])
+    changes = diff_clusters(desired, current, source=inputs.task_path)
+    return Plan(
+        tasks=placements,
+        egress=egress,
+        changes=changes,
+        summary=_summary(changes, desired, solution, destroy=False),
+        **common,
+    )
+
+
+def _infra(location) -> str:
+    parts = [location.cloud, location.region, location.zone]
+    return "/".join(p for p in parts if p)
+
+
+def changed_clusters(plan: Plan) -> list[str]:
+    return [c.cluster for c in plan.changes if c.action is not Action.NOOP]

@@ -1,0 +1,86 @@
+"""Making a plan from a task file: the I/O around the pure planner (files, config, state).
+
+Shared by `plan`, `apply TASK.yaml`, `plan --check` and managed-job recovery, so each of them
+plans exactly the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skyform.errors import SpecError
+from skyform.plan.model import BlockedPlacement, Objective, Plan
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    plan: Plan
+    warnings: list[str] = field(default_factory=list)
+
+
+def file_digest(path: Path) -> str:
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise SpecError(f"no task file at {path}", "Check the path.", path=str(path)) from None
+    except IsADirectoryError:
+        raise SpecError(f"{path} is a directory, not a task file", path=str(path)) from None
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def recorded_task_path(task_file: Path, out: Path | None) -> str:
+    """The task path as the plan records it: relative to the plan file's directory (or to the
+    current directory when the plan is not saved), in POSIX form, so plans are portable."""
+    base = Path(out).resolve().parent if out is not None else Path.cwd()
+    try:
+        rel = os.path.relpath(Path(task_file).resolve(), base)
+    except ValueError:  # another drive on Windows
+        rel = str(Path(task_file).resolve())
+    return Path(rel).as_posix()
+
+
+def plan_task(
+    task_file: Path,
+    *,
+    out: Path | None = None,
+    objective: Objective = "cost",
+    cluster: str | None = None,
+    destroy: bool = False,
+    blocked: Sequence[BlockedPlacement] = (),
+    load_kwargs: dict | None = None,
+) -> PlanResult:
+    from skyform.config import load_config
+    from skyform.plan.catalog import load_catalog
+    from skyform.plan.planner import PlanInputs, make_plan
+    from skyform.spec import check_supported, load_task
+    from skyform.state.snapshot import read_snapshot
+
+    digest = file_digest(task_file)
+    dag = load_task(task_file, **(load_kwargs or {}))
+    warnings = list(dag.warnings) + check_supported(dag)
+    config = load_config()
+    catalog = load_catalog(config)
+    if catalog.source.warning:
+        warnings.append(catalog.source.warning)
+    snapshot = read_snapshot()
+    inputs = PlanInputs(
+        dag=dag,
+        task_path=recorded_task_path(task_file, out),
+        file_digest=digest,
+        objective=objective,
+        cluster=cluster,
+        blocked=tuple(blocked),
+        destroy=destroy,
+    )
+    plan = make_plan(
+        inputs, catalog=catalog, config=config, current=snapshot.clusters, prior=snapshot.prior
+    )
+    return PlanResult(plan=plan, warnings=_unique(warnings))
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))

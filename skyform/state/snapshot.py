@@ -1,0 +1,42 @@
+"""A read-only view of state for planning: lineage, serial and the clusters as the diff sees them.
+
+Planning never creates SKYFORM_HOME or the database: with no state yet, the snapshot is empty
+(lineage None, serial 0) and a plan made from it applies to a fresh state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from skyform.plan.diff import CurrentCluster
+from skyform.plan.model import Prior
+from skyform.state.db import StateDB, state_path
+
+
+@dataclass(frozen=True)
+class StateSnapshot:
+    lineage: str | None = None
+    serial: int = 0
+    clusters: dict[str, CurrentCluster] = field(default_factory=dict)
+
+    @property
+    def prior(self) -> Prior:
+        return Prior(lineage=self.lineage, serial=self.serial)
+
+
+def snapshot_of(db: StateDB) -> StateSnapshot:
+    clusters = {
+        r.name: CurrentCluster(spec=r.spec, status=r.status.value, source=r.source)
+        for r in db.list_clusters()
+    }
+    return StateSnapshot(lineage=db.lineage, serial=db.serial, clusters=clusters)
+
+
+def read_snapshot() -> StateSnapshot:
+    if not state_path().exists():
+        return StateSnapshot()
+    db = StateDB(state_path())
+    try:
+        return snapshot_of(db)
+    finally:
+        db.close()

@@ -1,0 +1,32 @@
+"""Helpers shared by test modules (importable as `helpers`; tests/ is on sys.path)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+HEAVY = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes", "pulp", "fabric", "paramiko")
+
+
+def modules_loaded_by(args: list[str], env: dict | None = None) -> set[str]:
+    """Run `skyform ARGS` in a fresh interpreter; return every module it imported."""
+    code = (
+        "import sys, json\n"
+        "from skyform.cli.main import run\n"
+        f"try:\n    run({args!r})\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write('\\nMODULES=' + json.dumps(sorted(sys.modules)))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, **(env or {})),
+        check=False,
+    )
+    return set(json.loads(proc.stderr.rsplit("MODULES=", 1)[1]))
+
+
+def heavy_modules(loaded: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in loaded} & set(HEAVY)
