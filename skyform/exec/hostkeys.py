@@ -33,10 +33,33 @@ def display(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+def parse_target(text: str) -> tuple[str, int]:
+    """`HOST:PORT`, `[HOST]:PORT` (IPv6) or `HOST` (port 22), as `known-hosts forget` takes it."""
+    text = text.strip()
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest.removeprefix(":") or "22"
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    else:
+        host, port = text, "22"
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"expected HOST:PORT (e.g. 10.0.0.5:2222), got {text!r}")
+    return host, int(port)
+
+
 @dataclass(frozen=True)
 class HostKey:
     key_type: str  # ssh-ed25519, ecdsa-sha2-nistp256, ssh-rsa ...
     base64: str
+
+    @classmethod
+    def parse(cls, text: str) -> HostKey:
+        """From `type base64 [comment]`, as in a host's ssh_host_*_key.pub."""
+        parts = text.split()
+        if len(parts) < 2:
+            raise ValueError(f"expected 'TYPE BASE64', got {text[:40]!r}")
+        return cls(parts[0], parts[1])
 
     @classmethod
     def of(cls, pkey: object) -> HostKey:

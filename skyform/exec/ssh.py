@@ -13,6 +13,7 @@ import errno
 import logging
 import select
 import socket
+import threading
 import time
 import uuid
 from pathlib import Path, PurePosixPath
@@ -57,6 +58,9 @@ class SSHRunner(NodeRunner):
         self.where = display(node.host, node.port)
         self.conn: Connection | None = None
         self._sftp: paramiko.SFTPClient | None = None
+        # fan-outs may use one runner from several threads (a watcher and a cancel): channels
+        # share the transport safely, (re)connecting and opening SFTP must not race
+        self._lock = threading.RLock()
 
     # --- connecting --------------------------------------------------------------------
 
@@ -179,11 +183,12 @@ class SSHRunner(NodeRunner):
 
     def _transport(self) -> paramiko.Transport:
         """The live transport; reconnects once if the previous connection dropped."""
-        if self.conn is None or not self.conn.is_connected:
-            self.close()
-            self.connect()
-        assert self.conn is not None
-        return self.conn.transport
+        with self._lock:
+            if self.conn is None or not self.conn.is_connected:
+                self.close()
+                self.connect()
+            assert self.conn is not None
+            return self.conn.transport
 
     def _lost(self, what: str) -> NodeUnreachable:
         self.close()
@@ -245,15 +250,16 @@ class SSHRunner(NodeRunner):
     # --- files -------------------------------------------------------------------------
 
     def sftp(self) -> paramiko.SFTPClient:
-        if self._sftp is None:
-            transport = self._transport()
-            try:
-                self._sftp = paramiko.SFTPClient.from_transport(transport)
-            except (paramiko.SSHException, EOFError, OSError):
-                raise self._lost("while opening SFTP") from None
-            assert self._sftp is not None
-            self._sftp.get_channel().settimeout(self.timeouts.command)
-        return self._sftp
+        with self._lock:
+            if self._sftp is None:
+                transport = self._transport()
+                try:
+                    self._sftp = paramiko.SFTPClient.from_transport(transport)
+                except (paramiko.SSHException, EOFError, OSError):
+                    raise self._lost("while opening SFTP") from None
+                assert self._sftp is not None
+                self._sftp.get_channel().settimeout(self.timeouts.command)
+            return self._sftp
 
     @staticmethod
     def sftp_path(remote_path: str) -> str:
@@ -298,10 +304,11 @@ class SSHRunner(NodeRunner):
             ) from None
 
     def close(self) -> None:
-        if self._sftp is not None:
-            with contextlib.suppress(Exception):
-                self._sftp.close()
-            self._sftp = None
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+        with self._lock:
+            if self._sftp is not None:
+                with contextlib.suppress(Exception):
+                    self._sftp.close()
+                self._sftp = None
+            if self.conn is not None:
+                self.conn.close()
+                self.conn = None

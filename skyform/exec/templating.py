@@ -7,11 +7,11 @@ import shlex
 from functools import cache
 from importlib import resources
 
-import jinja2
-
 
 @cache
-def _environment() -> jinja2.Environment:
+def _environment():
+    import jinja2  # only when a node is prepared: `skyform status` should not pay for it
+
     env = jinja2.Environment(
         loader=jinja2.FunctionLoader(_source),
         autoescape=False,  # shell, not HTML: quoting is explicit through `shquote`

@@ -11,7 +11,7 @@ import pytest
 
 from skyform.errors import NodeUnreachable
 from skyform.exec.connect import Timeouts, open_runner, wait_for_ssh
-from skyform.exec.hostkeys import KnownHosts
+from skyform.exec.hostkeys import HostKey, KnownHosts
 from skyform.state.models import NodeHandle
 
 FAST = Timeouts(connect=1.0, banner=1.0, auth=2.0, channel=2.0, command=10.0)
@@ -59,6 +59,18 @@ def test_changed_host_key_is_refused_until_forgotten(make_ssh_nodes):
     assert KnownHosts().forget(node.host, node.port) == 1
     with open_runner(node, timeouts=FAST) as runner:
         assert runner.run("true").ok
+
+
+def test_a_pre_seeded_key_is_trusted_and_a_wrong_one_refused(make_ssh_nodes):
+    nodes = make_ssh_nodes(2)
+    good, other = nodes.handle(0), nodes.handle(1)
+    known = KnownHosts()
+    known.remember(good.host, good.port, HostKey.parse(nodes.nodes[0].public_host_key()))
+    known.remember(other.host, other.port, HostKey.parse(nodes.nodes[0].public_host_key()))
+    with open_runner(good, timeouts=FAST) as runner:
+        assert runner.run("true").ok
+    with pytest.raises(NodeUnreachable, match="changed"):
+        open_runner(other, timeouts=FAST)
 
 
 def test_nothing_listening_is_cannot_reach_within_milliseconds():

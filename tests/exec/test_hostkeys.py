@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from skyform.errors import NodeUnreachable
-from skyform.exec.hostkeys import HostKey, KnownHosts
+from skyform.exec.hostkeys import HostKey, KnownHosts, parse_target
 
 KEY_A = HostKey("ssh-ed25519", "AAAAC3NzaC1lZDI1NTE5AAAAIA" + "a" * 42)
 KEY_B = HostKey("ssh-ed25519", "AAAAC3NzaC1lZDI1NTE5AAAAIB" + "b" * 42)
@@ -76,3 +76,22 @@ def test_foreign_lines_survive_rewrites(tmp_path):
         path.read_text() == "# comment\n|1|hashed= ssh-ed25519 AAAA\nother,alias ssh-rsa AAAAB3\n"
     )
     assert known.lookup("alias", 22) == [HostKey("ssh-rsa", "AAAAB3")]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("127.0.0.1:2201", ("127.0.0.1", 2201)),
+        ("node.example.com", ("node.example.com", 22)),
+        ("[::1]:2222", ("::1", 2222)),
+        ("::1", ("::1", 22)),
+    ],
+)
+def test_parse_target(text, expected):
+    assert parse_target(text) == expected
+
+
+@pytest.mark.parametrize("text", ["host:port", ":22", "h:0", "h:70000", "[::1]:x"])
+def test_parse_target_refuses_nonsense(text):
+    with pytest.raises(ValueError, match="expected HOST:PORT"):
+        parse_target(text)

@@ -90,6 +90,9 @@ def test_envs_and_secrets_arrive_byte_exact_and_secrets_leak_nowhere(cluster, mo
         session.submit(spec, job_key="sec", task_id="t", secrets=secrets)
         time.sleep(0.5)  # the job is running: look at every process's command line
         assert not [c for c in _cmdlines() if b"tok-it" in c]
+        for rank in session.runners:  # the env file is gone as soon as the job started
+            ls = session.runners[rank].run(f"ls ~/{jobs.NODE_BASE}/jobs/sec").stdout.split()
+            assert "script" in ls and "env" not in ls
         final = session.wait("sec", timeout=30)
         assert final.status is JobStatus.SUCCEEDED, final.summary()
         for rank in session.runners:
@@ -99,7 +102,7 @@ def test_envs_and_secrets_arrive_byte_exact_and_secrets_leak_nowhere(cluster, mo
             assert _read(session, rank, "~/empty.out") == b"[]"
             job_dir = f"~/{jobs.NODE_BASE}/jobs/sec"
             leftovers = session.runners[rank].run(f"cat {job_dir}/* 2>/dev/null").raw_stdout
-            assert b"tok-" not in leftovers  # the env file is gone once the job ended
+            assert b"tok-" not in leftovers
             assert b"visible-output" in leftovers
         lines = [line.text for line in session.logs("sec")]
         assert lines.count("visible-output") == 3
