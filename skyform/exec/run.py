@@ -5,8 +5,9 @@
         session.sync_file_mounts(spec.file_mounts, base_dir=task_dir)
         setup = session.setup(spec, task_id=tid, secrets=secrets)   # once per setup digest
         if setup.status is JobStatus.SUCCEEDED:
-            session.submit(spec, job_key=run_key(cluster, job_id), task_id=tid, secrets=secrets)
-            final = session.wait(key)
+            key = run_key(handle.name, job_id)
+            session.submit(spec, job_key=key, task_id=tid, secrets=secrets)
+            final = session.wait(key)     # JobState: status, exit_codes, reasons, unreachable
 
 Every node works in parallel on one reused connection. Nothing here prints: progress goes to
 `on_event(stage, rank, message)`.
@@ -105,6 +106,11 @@ class ClusterSession:
                 outcomes[node.rank] = NodeOutcome(node.rank, error=exc)
         if require_all:
             raise_first(outcomes, "connecting")
+        # only "did not answer" may be carried as a per-node state; anything else is a fault
+        raise_first(
+            {r: o for r, o in outcomes.items() if not isinstance(o.error, NodeUnreachable)},
+            "preparing nodes",
+        )
 
     def close(self) -> None:
         for runner in self.runners.values():
@@ -223,7 +229,9 @@ class ClusterSession:
             return JobState.of(
                 key, launched.nodes, launched.unreachable, setup=True, skipped=skipped
             )
-        return self.wait(key, setup=True, timeout=timeout, cancel_on_failure=False)
+        final = self.wait(key, setup=True, timeout=timeout, cancel_on_failure=False)
+        unstarted = {r: launched.nodes[r] for r in launched.failed_ranks}  # keep the reason
+        return JobState.of(key, {**final.nodes, **unstarted}, final.unreachable, setup=True)
 
     def submit(
         self,

@@ -77,3 +77,8 @@ def test_disk_full_on_a_node_fails_the_job_with_a_reason(make_ssh_nodes):
         assert late.status is JobStatus.FAILED
         assert "No space left on device" in late.reasons[1]
         assert late.nodes[0].state.value == "CANCELLED", late.summary()
+        # and a setup that cannot start on one node fails setup, saying why
+        setup = session.setup(job_spec(setup="echo ready"), task_id="t")
+        assert setup.status is JobStatus.FAILED_SETUP
+        assert setup.nodes[0].state.value == "SUCCEEDED"
+        assert "No space left on device" in setup.reasons[1]
