@@ -1,0 +1,80 @@
+"""Which image a node boots: the task's `image_id`, or the catalog's default for the offer.
+
+Defaults follow SkyPilot's image tags (catalog `images.csv`):
+- AWS: `skypilot:custom-gpu-ubuntu` with an NVIDIA GPU, else `custom-cpu-ubuntu`; `-arm64`
+  variants for arm instances (Graviton, g5g's T4g); per region.
+- GCP: `custom-gpu-ubuntu-2204-cuda13` for Turing and newer GPUs, `custom-gpu-ubuntu-2204`
+  (CUDA 12, proprietary driver) for pre-Turing ones the open kernel module does not drive,
+  `custom-cpu-ubuntu-2204` (or `-arm64`) without a GPU; global images.
+- Kubernetes: `custom-gpu-ubuntu-2204` / `custom-cpu-ubuntu-2204` container images.
+`image_id` may be `skypilot:<tag>` (looked up the same way), `docker:<image>` on Kubernetes,
+or a cloud image id used as is. A `{region: image}` mapping is resolved by the planner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from skyform.errors import StackError
+
+ImageLookup = Callable[[str, "str | None", str], "str | None"]  # Catalog.image_for
+
+PRE_TURING_GPUS = frozenset({"K80", "M60", "P4", "P100", "V100", "V100-32GB"})
+NOT_GPUS = ("tpu-", "inferentia", "trainium", "gaudi", "radeon")
+IMAGE_HINT = "Set `resources.image_id` in the task file (an image id, or skypilot:<tag>)."
+
+
+def has_nvidia_gpu(accelerator: str | None) -> bool:
+    return bool(accelerator) and not str(accelerator).lower().startswith(NOT_GPUS)
+
+
+def default_tags(cloud: str, accelerator: str | None, arch: str) -> list[str]:
+    """Image tags to try, best first."""
+    gpu = has_nvidia_gpu(accelerator)
+    arm = arch in ("arm64", "aarch64")
+    if cloud == "aws":
+        return (
+            ["custom-gpu-ubuntu-arm64" if arm else "custom-gpu-ubuntu"]
+            if gpu
+            else ["custom-cpu-ubuntu-arm64" if arm else "custom-cpu-ubuntu"]
+        )
+    if cloud == "gcp":
+        if gpu:
+            legacy = "custom-gpu-ubuntu-2204"
+            return [legacy] if accelerator in PRE_TURING_GPUS else [f"{legacy}-cuda13", legacy]
+        return ["custom-cpu-ubuntu-2204-arm64" if arm else "custom-cpu-ubuntu-2204"]
+    return ["custom-gpu-ubuntu-2204" if gpu else "custom-cpu-ubuntu-2204"]
+
+
+def resolve_image(
+    cloud: str,
+    region: str | None,
+    image_id: str | None,
+    *,
+    accelerator: str | None,
+    arch: str,
+    lookup: ImageLookup,
+) -> str:
+    if image_id:
+        if image_id.startswith("skypilot:"):
+            found = lookup(cloud, region, image_id)
+            if found is None:
+                raise StackError(
+                    f"image {image_id} has no {cloud} image"
+                    + (f" in {region}" if region and cloud == "aws" else "")
+                    + " in the catalog",
+                    IMAGE_HINT,
+                )
+            return found
+        if cloud == "kubernetes" and image_id.startswith("docker:"):
+            return image_id.removeprefix("docker:")
+        return image_id
+    tags = default_tags(cloud, accelerator, arch)
+    for tag in tags:
+        found = lookup(cloud, region, tag)
+        if found is not None:
+            return found
+    where = f"{cloud} region {region}" if cloud == "aws" else cloud
+    raise StackError(
+        f"the catalog has no default image (skypilot:{tags[-1]}) for {where}", IMAGE_HINT
+    )

@@ -1,0 +1,246 @@
+"""A cluster's placement -> the plain dict its Pulumi program registers resources from.
+
+This is where skyform's knowledge goes (catalog images, disk tiers, GPU names, label rules);
+the programs in `programs/` only turn the dict into resources. The dict is JSON-able and is
+also what an exported project keeps in `Pulumi.<stack>.yaml` (`skyform:cluster`), so the
+inline and the exported program see exactly the same inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from skyform.errors import StackError
+from skyform.plan.model import ClusterSpec
+from skyform.stacks.pulumi import disks, naming
+from skyform.stacks.pulumi.images import ImageLookup, has_nvidia_gpu, resolve_image
+
+CLOUDS = ("aws", "gcp", "kubernetes")
+SSH_PORT = 22
+MAX_K8S_PORTS = 100  # ports are listed one by one on pods and services
+AWS_SSH_USER = "ubuntu"  # the user of SkyPilot's (and Ubuntu's) AMIs
+GCP_SSH_USER = "skyform"  # created on the VM by the guest agent from the ssh-keys metadata
+K8S_SSH_USER = "root"
+_AZ_NAME = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+[a-z]$")  # us-east-1a (an AZ ID is use1-az4)
+
+
+@dataclass(frozen=True)
+class InputContext:
+    """What the inputs need besides the spec (the engine and `export` fill it in)."""
+
+    ssh_public_key: str
+    ssh_key_id: str  # short id of the key, part of the AWS key pair name
+    image_lookup: ImageLookup
+    k8s_gpus: Mapping[str, Any] = field(default_factory=dict)  # name -> GpuInfo
+    plan_digest: str | None = None
+    gcp_project: str | None = None
+    k8s_gke: bool | None = None  # None: guess from the context name (gke_...)
+
+
+def program_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
+    """The input dict; optional entries are left out rather than null (programs use .get)."""
+    builders = {"aws": aws_inputs, "gcp": gcp_inputs, "kubernetes": kubernetes_inputs}
+    build = builders.get(spec.offer.cloud)
+    if build is None:
+        raise StackError(f"the pulumi engine does not provision {spec.offer.cloud!r} clusters")
+    return _without_nulls(build(spec, ctx))
+
+
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+def port_ranges(ports: list[str]) -> list[list[int]]:
+    """Task `ports` ("8080", "10000-10010") -> sorted, merged [from, to] pairs."""
+    ranges = []
+    for raw in ports:
+        text = str(raw).strip()
+        low, _, high = text.partition("-")
+        try:
+            pair = [int(low), int(high or low)]
+        except ValueError:
+            raise StackError(
+                f"port {text!r} is not a number or a range a-b", "Fix `resources.ports`."
+            ) from None
+        if not 1 <= pair[0] <= pair[1] <= 65535:
+            raise StackError(f"port range {text!r} is outside 1-65535", "Fix `resources.ports`.")
+        ranges.append(pair)
+    merged: list[list[int]] = []
+    for low, high in sorted(ranges):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], high)
+        else:
+            merged.append([low, high])
+    return merged
+
+
+def _image(spec: ClusterSpec, ctx: InputContext) -> str:
+    offer = spec.offer
+    region = offer.region if offer.cloud == "aws" else None
+    return resolve_image(
+        offer.cloud,
+        region,
+        spec.image_id,
+        accelerator=offer.accelerator,
+        arch=offer.arch,
+        lookup=ctx.image_lookup,
+    )
+
+
+def aws_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
+    offer = spec.offer
+    zone = offer.zone if offer.zone and offer.zone != offer.region else None
+    tags = naming.aws_tags(spec.labels)
+    tags.update({"skyform:cluster": spec.name})
+    if ctx.plan_digest:
+        tags["skyform:plan"] = ctx.plan_digest
+    return {
+        "cloud": "aws",
+        "name": spec.name,
+        "region": offer.region,
+        "zone_id": zone if zone and not _AZ_NAME.match(zone) else None,
+        "zone_name": zone if zone and _AZ_NAME.match(zone) else None,
+        "instance_type": offer.instance_type,
+        "num_nodes": spec.num_nodes,
+        "image": _image(spec, ctx),
+        "spot": offer.spot,
+        "disk": disks.aws_root_volume(spec.disk_size, spec.disk_tier),
+        "ports": port_ranges(spec.ports),
+        "ssh_user": AWS_SSH_USER,
+        "ssh_public_key": ctx.ssh_public_key,
+        "key_name": f"skyform-{spec.name}-{ctx.ssh_key_id}",
+        "tags": tags,
+    }
+
+
+def gcp_accelerator_type(name: str, gpus: Mapping[str, Any]) -> str:
+    """skyform's GPU name -> GCE accelerator type (nvidia-tesla-v100, nvidia-l4 ...)."""
+    info = gpus.get(name)
+    if info is not None and getattr(info, "gke_label", ""):
+        return info.gke_label  # GKE's accelerator label values are the GCE type names
+    return f"nvidia-tesla-{name.lower()}"
+
+
+def gcp_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
+    offer = spec.offer
+    if offer.accelerator and offer.accelerator.startswith("tpu-"):
+        raise StackError(
+            f"cluster {spec.name}: TPU placements ({offer.accelerator}) are not provisioned "
+            "by skyform's pulumi engine yet",
+            "Plan again with GPU or CPU resources for this task.",
+        )
+    if not offer.zone:
+        raise StackError(f"cluster {spec.name}: a GCP placement needs a zone, got none")
+    gpu = has_nvidia_gpu(offer.accelerator)
+    # Only N1 takes attachable GPUs; a2/a3/a4/g2 machine types carry theirs implicitly.
+    attach = gpu and offer.instance_type.startswith("n1-")
+    labels = naming.sanitized_labels(
+        spec.labels, naming.gcp_label_key, naming.gcp_label_value, "GCP"
+    )
+    labels["skyform-cluster"] = naming.gcp_label_value(spec.name)
+    plan = naming.plan_label(ctx.plan_digest)
+    if plan:
+        labels["skyform-plan"] = plan
+    return {
+        "cloud": "gcp",
+        "name": spec.name,
+        "project": ctx.gcp_project,
+        "region": offer.region,
+        "zone": offer.zone,
+        "machine_type": offer.instance_type,
+        "num_nodes": spec.num_nodes,
+        "instance_names": [naming.gcp_name(spec.name, str(r)) for r in range(spec.num_nodes)],
+        "firewall_names": {
+            "ssh": naming.gcp_name("skyform", spec.name, "ssh"),
+            "internal": naming.gcp_name("skyform", spec.name, "internal"),
+        },
+        "network_tag": naming.gcp_name("skyform", spec.name),
+        "image": _image(spec, ctx),
+        "spot": offer.spot,
+        "gpu": gpu,
+        "accelerator": {
+            "type": gcp_accelerator_type(offer.accelerator or "", ctx.k8s_gpus),
+            "count": int(offer.accelerator_count),
+        }
+        if attach
+        else None,
+        "disk": disks.gcp_boot_disk(
+            offer.instance_type, offer.vcpus, spec.disk_size, spec.disk_tier
+        ),
+        "ports": [f"{a}-{b}" if a != b else str(a) for a, b in port_ranges(spec.ports)],
+        "ssh_user": GCP_SSH_USER,
+        "ssh_public_key": ctx.ssh_public_key,
+        "labels": labels,
+    }
+
+
+def k8s_quantity_memory(gib: float) -> str:
+    mib = round(gib * 1024)
+    return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
+
+
+def k8s_quantity_cpu(cpus: float) -> str:
+    milli = round(cpus * 1000)
+    return str(milli // 1000) if milli % 1000 == 0 else f"{milli}m"
+
+
+def is_gke_context(context: str | None) -> bool:
+    return bool(context) and str(context).startswith("gke_")
+
+
+def kubernetes_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
+    offer = spec.offer
+    context = offer.context or None
+    gpu = None
+    if offer.accelerator:
+        info = ctx.k8s_gpus.get(offer.accelerator)
+        gke = ctx.k8s_gke if ctx.k8s_gke is not None else is_gke_context(context)
+        if gke and info is not None and info.gke_label:
+            selector = {"cloud.google.com/gke-accelerator": info.gke_label}
+        elif info is not None and info.product_label:
+            selector = {"nvidia.com/gpu.product": info.product_label}
+        else:
+            raise StackError(
+                f"cluster {spec.name}: no Kubernetes node label is known for GPU "
+                f"{offer.accelerator}",
+                "Add it to the catalog's k8s_gpu_labels.csv, or plan for another GPU.",
+            )
+        gpu = {"count": int(offer.accelerator_count), "node_selector": selector}
+    ports = [p for a, b in port_ranges(spec.ports) for p in range(a, b + 1) if p != SSH_PORT]
+    if len(ports) > MAX_K8S_PORTS:
+        raise StackError(
+            f"cluster {spec.name}: {len(ports)} ports requested; skyform exposes at most "
+            f"{MAX_K8S_PORTS} per pod on Kubernetes",
+            "Ask for fewer `resources.ports`.",
+        )
+    labels = naming.sanitized_labels(
+        spec.labels, naming.k8s_label_key, naming.k8s_label_value, "Kubernetes"
+    )
+    labels["skyform/cluster"] = naming.k8s_label_value(spec.name)
+    plan = naming.plan_label(ctx.plan_digest)
+    if plan:
+        labels["skyform/plan"] = plan
+    return {
+        "cloud": "kubernetes",
+        "name": spec.name,
+        "context": context,
+        "namespace": None,  # the context's namespace
+        "num_nodes": spec.num_nodes,
+        "pod_names": [naming.dns_name(spec.name, str(r)) for r in range(spec.num_nodes)],
+        "secret_name": naming.dns_name(spec.name, "ssh"),
+        "image": _image(spec, ctx),
+        "cpus": k8s_quantity_cpu(offer.vcpus or 1.0),
+        "memory": k8s_quantity_memory(offer.memory_gib or 1.0),
+        "gpu": gpu,
+        "ports": ports,
+        "ssh_user": K8S_SSH_USER,
+        "ssh_public_key": ctx.ssh_public_key,
+        "labels": labels,
+    }
