@@ -1,0 +1,163 @@
+"""Where skyform's Pulumi stacks live, and reading their outputs without the Pulumi CLI.
+
+- Backend: config.yaml `pulumi.backend_url`, else $PULUMI_BACKEND_URL, else
+  `file://$SKYFORM_HOME/pulumi` (state on this machine, no account needed).
+- Project: config `pulumi.project` (default `skyform`); one stack per cluster, named after the
+  cluster: `<project>/<cluster>`.
+- Secrets: the passphrase provider. The passphrase is generated once into
+  SKYFORM_HOME/secrets/pulumi-passphrase (0600) and reaches the CLI only through
+  PULUMI_CONFIG_PASSPHRASE in its environment; skyform never logs or prints it.
+- Work dirs: SKYFORM_HOME/pulumi-work/<project>/<cluster> keep Pulumi.yaml and the stack's
+  Pulumi.<cluster>.yaml (with a passphrase backend, the stack's encryption salt is there).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from skyform.config import Config, ensure_dir, home, load_config
+from skyform.errors import ConfigError, StackError
+
+PASSPHRASE_FILE = ("secrets", "pulumi-passphrase")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")  # what Pulumi accepts for project and stack names
+
+
+@dataclass(frozen=True)
+class PulumiSettings:
+    project: str
+    backend_url: str
+    home: Path
+
+    def stack_name(self, cluster: str) -> str:
+        if not _NAME.match(cluster):
+            raise StackError(
+                f"cluster name {cluster!r} cannot name a Pulumi stack "
+                "(letters, digits, '_', '.', '-'; at most 100)",
+                "Name the cluster differently (task `name:` or --cluster) and plan again.",
+            )
+        return cluster
+
+    def qualified(self, cluster: str) -> str:
+        """`<project>/<cluster>`, as skyform records and prints it."""
+        return f"{self.project}/{self.stack_name(cluster)}"
+
+    def work_dir(self, cluster: str) -> Path:
+        return self.home / "pulumi-work" / self.project / self.stack_name(cluster)
+
+    @property
+    def passphrase_path(self) -> Path:
+        return self.home.joinpath(*PASSPHRASE_FILE)
+
+    def cli_env(self) -> dict[str, str]:
+        """Environment for every Pulumi CLI call. Holds the passphrase: never log it."""
+        backend_dir = local_backend_dir(self.backend_url)
+        if backend_dir is not None:
+            ensure_dir(backend_dir)
+        return {
+            "PULUMI_BACKEND_URL": self.backend_url,
+            "PULUMI_CONFIG_PASSPHRASE": ensure_passphrase(self.passphrase_path),
+            "PULUMI_SKIP_UPDATE_CHECK": "true",
+        }
+
+
+def pulumi_settings(config: Config | None = None, env: Mapping[str, str] | None = None):
+    env = os.environ if env is None else env
+    config = config or load_config()
+    project = config.pulumi.project
+    if not _NAME.match(project):
+        raise ConfigError(
+            f"config.yaml: pulumi.project {project!r} is not a valid Pulumi project name",
+            "Use letters, digits, '_', '.' and '-' only.",
+        )
+    root = home()
+    url = config.pulumi.backend_url or env.get("PULUMI_BACKEND_URL") or (root / "pulumi").as_uri()
+    return PulumiSettings(project=project, backend_url=url, home=root)
+
+
+def ensure_passphrase(path: Path) -> str:
+    """The stacks' passphrase, generated on first use (0600, never overwritten)."""
+    if not path.exists():
+        ensure_dir(path.parent)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass  # another skyform process made it first
+        else:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_urlsafe(32) + "\n")
+    text = path.read_text().strip()
+    if not text:
+        raise StackError(
+            f"{path} is empty",
+            "Restore it from a backup: the stacks under it cannot be decrypted without it.",
+        )
+    return text
+
+
+def local_backend_dir(url: str) -> Path | None:
+    """The directory of a `file://` backend; None for other backends."""
+    parsed = urlparse(url)
+    if parsed.scheme != "file":
+        return None
+    raw = unquote(parsed.netloc + parsed.path)
+    return Path(os.path.expanduser(raw)).resolve()
+
+
+def stack_state_file(settings: PulumiSettings, cluster: str) -> Path | None:
+    """The checkpoint file of a cluster's stack in a local backend, if there is one."""
+    root = local_backend_dir(settings.backend_url)
+    if root is None:
+        return None
+    stacks = root / ".pulumi" / "stacks"
+    for base in (stacks / settings.project / cluster, stacks / cluster):  # project / legacy layout
+        for suffix in (".json", ".json.gz"):
+            candidate = base.with_name(base.name + suffix)
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def read_checkpoint(path: Path) -> dict | None:
+    try:
+        raw = path.read_bytes()
+        if path.suffix == ".gz":
+            raw = gzip.decompress(raw)
+        data = json.loads(raw)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def checkpoint_resources(data: dict) -> list[dict]:
+    latest = (data.get("checkpoint") or {}).get("latest") or {}
+    return [r for r in latest.get("resources") or [] if isinstance(r, dict)]
+
+
+def stack_outputs(cluster: str, config: Config | None = None) -> dict | None:
+    """A cluster's stack outputs (`nodes`, `ssh_user`) as last written to a local backend.
+
+    Reads the backend's checkpoint file directly: no Pulumi CLI or SDK, cheap enough for
+    `skyform plan`. None when the backend is not a local directory, the stack does not exist
+    or has never been updated, or its file cannot be read. Secret outputs stay encrypted.
+    """
+    try:
+        settings = pulumi_settings(config)
+        path = stack_state_file(settings, cluster)
+    except (ConfigError, StackError):
+        return None
+    data = read_checkpoint(path) if path else None
+    if data is None:
+        return None
+    for resource in checkpoint_resources(data):
+        if resource.get("type") == "pulumi:pulumi:Stack":
+            outputs = resource.get("outputs")
+            return dict(outputs) if isinstance(outputs, dict) else {}
+    return None

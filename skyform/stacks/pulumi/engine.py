@@ -1,0 +1,165 @@
+"""PulumiEngine: the StackEngine for aws, gcp and kubernetes — one Pulumi stack per cluster.
+
+    engine = PulumiEngine(cloud="aws", config=config, state=db)   # or stacks.engine.engine_for
+    engine.plan_digest = "sha256:..."        # optional: tags/labels nodes with the plan applied
+    handle = engine.up(spec, on_event=print) # create or converge; one line per resource operation
+    engine.refresh(handle)                   # ClusterState: terminated/preempted nodes not alive
+    engine.destroy(handle)                   # delete every resource, then the stack
+
+Importing this module is cheap: the Automation API and the provider SDK load inside the calls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+from collections.abc import Callable
+
+from skyform.config import Config, load_config
+from skyform.errors import StackError
+from skyform.plan.model import ClusterSpec
+from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
+from skyform.stacks.keys import ensure_key_pair
+from skyform.stacks.pulumi.backend import pulumi_settings
+from skyform.stacks.pulumi.context import input_context
+from skyform.stacks.pulumi.errors import Operation
+from skyform.stacks.pulumi.inputs import CLOUDS, program_inputs
+from skyform.stacks.pulumi.outputs import ENGINE, cluster_state, handle_from_outputs
+from skyform.state.db import StateDB
+from skyform.state.models import ClusterHandle
+
+PROVIDER_SDKS = {"aws": "pulumi_aws", "gcp": "pulumi_gcp", "kubernetes": "pulumi_kubernetes"}
+
+
+def require_sdks(cloud: str) -> None:
+    for module in ("pulumi", PROVIDER_SDKS[cloud]):
+        if importlib.util.find_spec(module) is None:
+            raise StackError(
+                f"the Pulumi SDK for {cloud} is not installed (no module {module})",
+                f"Install the extra: pip install 'skyform[{cloud}]'",
+            )
+
+
+def program_for(cloud: str, inputs: dict) -> Callable[[], None]:
+    """The inline program: the same `register(cluster)` an exported project runs."""
+    module = importlib.import_module(f"skyform.stacks.pulumi.programs.{cloud}")
+    return lambda: module.register(inputs)
+
+
+def placement(spec: ClusterSpec) -> str:
+    offer = spec.offer
+    return (
+        f"{spec.num_nodes}x {offer.instance_type}{' (spot)' if offer.spot else ''} in {offer.infra}"
+    )
+
+
+class PulumiEngine:
+    name = ENGINE
+
+    def __init__(
+        self,
+        *,
+        cloud: str,
+        config: Config | None = None,
+        state: StateDB | None = None,
+        catalog=None,
+        plan_digest: str | None = None,
+    ) -> None:
+        if cloud not in CLOUDS:
+            raise StackError(f"the pulumi engine does not provision {cloud!r} clusters")
+        require_sdks(cloud)
+        self.cloud = cloud
+        self.config = config or load_config()
+        self.state = state
+        self.catalog = catalog
+        self.plan_digest = plan_digest
+        self.settings = pulumi_settings(self.config)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _check_cloud(self, cloud: str, cluster: str) -> None:
+        if cloud != self.cloud:
+            raise StackError(
+                f"cluster {cluster} is on {cloud}; this engine provisions {self.cloud}"
+            )
+
+    def _settings_for(self, handle: ClusterHandle):
+        """The settings the cluster was created with: its stack keeps its project."""
+        project, _, _ = (handle.stack or "").rpartition("/")
+        if project and project != self.settings.project:
+            return dataclasses.replace(self.settings, project=project)
+        return self.settings
+
+    def _op(self, verb: str, cluster: str, where: str = "", settings=None) -> Operation:
+        settings = settings or self.settings
+        return Operation(
+            verb=verb,
+            cluster=cluster,
+            stack=settings.qualified(cluster),
+            cloud=self.cloud,
+            backend_url=settings.backend_url,
+            placement=where,
+            work_dir=str(settings.work_dir(cluster)),
+        )
+
+    def program_inputs(self, desired: ClusterSpec) -> dict:
+        """The program's input dict for a cluster (what `skyform export` writes too)."""
+        self._check_cloud(desired.offer.cloud, desired.name)
+        ctx = input_context(
+            self.cloud,
+            config=self.config,
+            catalog=self.catalog,
+            plan_digest=self.plan_digest,
+            context_name=desired.offer.context,
+        )
+        return program_inputs(desired, ctx)
+
+    # -- StackEngine ------------------------------------------------------------------------
+
+    def preview(self, desired: ClusterSpec) -> StackPreview:
+        from skyform.stacks.pulumi import workspace
+
+        program = program_for(self.cloud, self.program_inputs(desired))
+        op = self._op("preview", desired.name, placement(desired))
+        changes, detail = workspace.preview(self.settings, op, program, no_events)
+        return StackPreview(cluster=desired.name, engine=self.name, changes=changes, detail=detail)
+
+    def up(self, desired: ClusterSpec, on_event: EventSink = no_events) -> ClusterHandle:
+        from skyform.stacks.pulumi import workspace
+
+        program = program_for(self.cloud, self.program_inputs(desired))
+        op = self._op("up", desired.name, placement(desired))
+        outputs = workspace.up(self.settings, op, program, on_event)
+        return handle_from_outputs(
+            desired,
+            outputs,
+            identity_file=str(ensure_key_pair().private_path),
+            stack=self.settings.qualified(desired.name),
+        )
+
+    def refresh(self, handle: ClusterHandle) -> ClusterState:
+        from skyform.stacks.pulumi import workspace
+
+        self._check_cloud(handle.offer.cloud, handle.name)
+        settings = self._settings_for(handle)
+        op = self._op("refresh", handle.name, settings=settings)
+        resources = workspace.refresh(settings, op, no_events)
+        if resources is None:
+            gone = [
+                NodeState(rank=n.rank, node_id=n.node_id, alive=False, detail="no stack")
+                for n in handle.nodes
+            ]
+            return ClusterState(name=handle.name, exists=False, nodes=gone)
+        return cluster_state(handle, resources)
+
+    def destroy(self, handle: ClusterHandle, on_event: EventSink = no_events) -> None:
+        from skyform.stacks.pulumi import workspace
+
+        self._check_cloud(handle.offer.cloud, handle.name)
+        settings = self._settings_for(handle)
+        op = self._op("destroy", handle.name, settings=settings)
+        if workspace.destroy(settings, op, on_event):
+            on_event(f"removed stack {op.stack}")
+        else:
+            on_event(f"stack {op.stack} does not exist: nothing to destroy")

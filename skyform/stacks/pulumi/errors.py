@@ -1,0 +1,199 @@
+"""The one adapter from Pulumi and cloud failures to skyform's errors.
+
+Automation API errors are recognised by class name (only `workspace.py` imports
+`pulumi.automation`) and by the text the CLI printed, which carries the cloud's own error:
+- missing CLI (FileNotFoundError) or a too old one            -> StackError + install hint
+- ConcurrentUpdateError (the stack is locked)                  -> StackError + how to cancel
+- no capacity / quota (InsufficientInstanceCapacity,
+  ZONE_RESOURCE_POOL_EXHAUSTED, unschedulable pods ...)        -> CapacityError (exit 4; recovery
+                                                                  re-plans elsewhere)
+- missing or invalid credentials (per cloud)                   -> StackError + that cloud's hint
+- anything else during `up`                                    -> StackError naming the
+                                                                  resources that exist now
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from skyform.errors import CapacityError, SkyformError, StackError
+
+INSTALL_HINT = (
+    "Install the Pulumi CLI: curl -fsSL https://get.pulumi.com | sh "
+    "(then open a new shell, or add ~/.pulumi/bin to PATH). `skyform check` shows what it finds."
+)
+MIN_CLI = "3.181.0"  # inline programs for refresh and destroy need it
+
+CAPACITY_PATTERNS = (
+    "InsufficientInstanceCapacity",
+    "InsufficientHostCapacity",
+    "InsufficientCapacity",
+    "There is no Spot capacity available",
+    "capacity-not-available",
+    "capacity-oversubscribed",
+    "MaxSpotInstanceCountExceeded",
+    "SpotMaxPriceTooLow",
+    "is not supported in your requested Availability Zone",
+    "VcpuLimitExceeded",
+    "ZONE_RESOURCE_POOL_EXHAUSTED",
+    "does not have enough resources available to fulfill the request",
+    "QUOTA_EXCEEDED",
+    "Quota '",
+    "Insufficient nvidia.com/gpu",
+    "Insufficient cpu",
+    "Insufficient memory",
+    "nodes are available",
+    "Unschedulable",
+)
+CREDENTIAL_PATTERNS = {
+    "aws": (
+        "no valid credential sources",
+        "NoCredentialProviders",
+        "failed to refresh cached credentials",
+        "InvalidClientTokenId",
+        "ExpiredToken",
+        "UnrecognizedClientException",
+        "AuthFailure",
+        "SignatureDoesNotMatch",
+        "security token included in the request is invalid",
+        "failed to get shared config profile",
+    ),
+    "gcp": (
+        "could not find default credentials",
+        "oauth2: cannot fetch token",
+        "invalid_grant",
+        "Reauthentication failed",
+        "Request had invalid authentication credentials",
+        "project: required field is not set",
+        "unable to parse credentials",
+    ),
+    "kubernetes": (
+        "unable to load kubeconfig",
+        "invalid configuration: no configuration has been provided",
+        "Kubernetes cluster is unreachable",
+        "context was not found for specified context",
+        "Unauthorized",
+        "You must be logged in to the server",
+    ),
+}
+CREDENTIAL_HINTS = {
+    "aws": "Run `aws configure` (or `aws sso login`), or set AWS_PROFILE or "
+    "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; check with `aws sts get-caller-identity`.",
+    "gcp": "Run `gcloud auth application-default login` and `gcloud config set project ID` "
+    "(or set GOOGLE_APPLICATION_CREDENTIALS and GOOGLE_CLOUD_PROJECT).",
+    "kubernetes": "Check that `kubectl --context CONTEXT get nodes` works; point KUBECONFIG at "
+    "the right file.",
+}
+_ERROR_LINE = re.compile(r"error:\s*(.+)", re.IGNORECASE)
+_NOISE = ("update failed", "preview failed", "destroy failed", "refresh failed")
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What was being done when Pulumi failed (for messages and hints)."""
+
+    verb: str  # preview | up | refresh | destroy
+    cluster: str
+    stack: str  # <project>/<cluster>
+    cloud: str
+    backend_url: str
+    placement: str = ""  # e.g. "2x g5.xlarge (spot) in aws/us-east-1/use1-az4"
+    work_dir: str = "."  # the stack's Pulumi project directory
+
+
+def error_lines(text: str, limit: int = 3) -> list[str]:
+    """The cloud's own error messages out of the CLI's output, most specific first."""
+    found: list[str] = []
+    for line in text.splitlines():
+        match = _ERROR_LINE.search(line)
+        if not match:
+            continue
+        message = match.group(1).strip()
+        if message and not message.startswith(_NOISE) and message not in found:
+            found.append(message[:400])
+    return found[:limit]
+
+
+def _summary(text: str) -> str:
+    lines = error_lines(text)
+    if lines:
+        return "; ".join(lines)
+    tail = [line.strip() for line in text.splitlines() if line.strip()]
+    return tail[-1][:400] if tail else "no output"
+
+
+def _partial(op: Operation, existing: Sequence[str]) -> tuple[str, str]:
+    if op.verb != "up":
+        return "", ""
+    if not existing:
+        return "; nothing was created", ""
+    return (
+        f"; these resources exist now: {', '.join(existing)}",
+        f" Fix the cause and apply again (Pulumi converges on what exists), or remove them "
+        f"with `skyform down {op.cluster}`.",
+    )
+
+
+def translate(
+    exc: BaseException, op: Operation, existing: Sequence[str] = ()
+) -> SkyformError | None:
+    """The skyform error for a failure, or None when it is not Pulumi's (a bug: re-raise)."""
+    if isinstance(exc, SkyformError):
+        return exc
+    kind = type(exc).__name__
+    if isinstance(exc, FileNotFoundError) and "pulumi" in str(exc):
+        return StackError(
+            f"cannot {op.verb} cluster {op.cluster}: the Pulumi CLI is not installed "
+            "(no `pulumi` on PATH)",
+            INSTALL_HINT,
+        )
+    if kind == "InvalidVersionError":
+        return StackError(
+            f"the installed Pulumi CLI is too old for skyform ({exc}); skyform needs {MIN_CLI}+",
+            INSTALL_HINT,
+        )
+    text = str(exc)
+    if kind == "ConcurrentUpdateError":
+        return StackError(
+            f"another update is running on stack {op.stack} (cluster {op.cluster})",
+            "Wait for it to finish. If no skyform or pulumi process is still working on it "
+            f"(one was killed), release the lock: cd {op.work_dir} && "
+            f"PULUMI_BACKEND_URL={op.backend_url} pulumi cancel --stack {op.cluster} --yes "
+            "— then apply again.",
+        )
+    if not type(exc).__module__.startswith("pulumi.automation"):
+        return None  # not the CLI failing: a bug, let it surface
+    suffix, hint_tail = _partial(op, existing)
+    if any(pattern in text for pattern in CAPACITY_PATTERNS):
+        return CapacityError(
+            f"no capacity for cluster {op.cluster}"
+            + (f" ({op.placement})" if op.placement else "")
+            + f": {_summary(text)}{suffix}",
+            "The cloud could not provide these nodes now. Plan again for another zone, region "
+            "or instance type (or on-demand instead of spot); managed jobs re-plan by "
+            "themselves." + hint_tail,
+        )
+    for pattern in CREDENTIAL_PATTERNS.get(op.cloud, ()):
+        if pattern in text:
+            return StackError(
+                f"{op.cloud} credentials are missing or not valid: {_summary(text)}",
+                CREDENTIAL_HINTS[op.cloud],
+            )
+    if "no matching EC2 Subnet found" in text:
+        return StackError(
+            f"cluster {op.cluster}: the AWS account has no default subnet in the planned zone "
+            f"({op.placement or op.cluster})",
+            "Create one with `aws ec2 create-default-subnet --availability-zone <zone name>` "
+            "(or `aws ec2 create-default-vpc`), or plan again for another zone.",
+        )
+    if kind == "InlineSourceRuntimeError":
+        return StackError(
+            f"skyform's Pulumi program for cluster {op.cluster} failed: {_summary(text)}",
+            "This is a skyform bug if the inputs were valid; SKYFORM_DEBUG=1 shows the details.",
+        )
+    return StackError(
+        f"pulumi {op.verb} of stack {op.stack} failed: {_summary(text)}{suffix}",
+        ("Run again with SKYFORM_DEBUG=1 for Pulumi's full output." + hint_tail).strip(),
+    )

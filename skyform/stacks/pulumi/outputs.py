@@ -1,0 +1,111 @@
+"""Stack outputs -> the ClusterHandle every engine returns; refreshed state -> ClusterState.
+
+The programs export `nodes` (rank, id, public_ip, private_ip, port) and `ssh_user`. After a
+`pulumi refresh`, a node's instance either is in the stack with its current state, or is gone
+(a terminated spot instance or a deleted pod drops out of the state): both count as not alive.
+"""
+
+from __future__ import annotations
+
+from skyform.errors import StackError
+from skyform.plan.model import ClusterSpec
+from skyform.stacks.engine import ClusterState, NodeState
+from skyform.state.models import ClusterHandle, NodeHandle, NodeKind
+
+ENGINE = "pulumi"
+NODE_TYPES = {
+    "aws": "aws:ec2/instance:Instance",
+    "gcp": "gcp:compute/instance:Instance",
+    "kubernetes": "kubernetes:core/v1:Pod",
+}
+ALIVE = {
+    "aws": {"running", "pending"},
+    "gcp": {"RUNNING", "PROVISIONING", "STAGING"},
+    "kubernetes": {"Running"},
+}
+
+
+def _node_id(cloud: str, region: str, raw: str) -> str:
+    # Pod ids ("namespace/name") repeat across Kubernetes clusters: qualify them.
+    return f"kubernetes/{region}/{raw}" if cloud == "kubernetes" else raw
+
+
+def handle_from_outputs(
+    desired: ClusterSpec, outputs: dict, *, identity_file: str, stack: str
+) -> ClusterHandle:
+    offer = desired.offer
+    raw_nodes = outputs.get("nodes")
+    if not isinstance(raw_nodes, list) or len(raw_nodes) != desired.num_nodes:
+        found = len(raw_nodes) if isinstance(raw_nodes, list) else 0
+        raise StackError(
+            f"stack {stack} reports {found} node(s), cluster {desired.name} has "
+            f"{desired.num_nodes}",
+            f"Run `skyform refresh {desired.name}` and apply again.",
+        )
+    nodes = []
+    for raw in sorted(raw_nodes, key=lambda n: int(n["rank"])):
+        public, private = raw.get("public_ip"), raw.get("private_ip")
+        host = public or private
+        if not host:
+            raise StackError(
+                f"node {raw.get('rank')} of cluster {desired.name} has no address yet",
+                "Apply again once the instance is running.",
+            )
+        nodes.append(
+            NodeHandle(
+                rank=int(raw["rank"]),
+                kind=NodeKind.SSH,
+                host=host,
+                port=int(raw.get("port") or 22),
+                user=outputs.get("ssh_user"),
+                identity_file=identity_file,
+                ip=private or host,
+                node_id=_node_id(offer.cloud, offer.region, str(raw["id"])),
+            )
+        )
+    return ClusterHandle(
+        name=desired.name,
+        engine=ENGINE,
+        infra=offer.infra,
+        offer=offer,
+        nodes=nodes,
+        stack=stack,
+    )
+
+
+def _state_of(cloud: str, outputs: dict) -> str:
+    if cloud == "aws":
+        return str(outputs.get("instanceState") or "")
+    if cloud == "gcp":
+        return str(outputs.get("currentStatus") or "")
+    status = outputs.get("status") or {}
+    return str(status.get("phase") or "") if isinstance(status, dict) else ""
+
+
+def cluster_state(handle: ClusterHandle, resources: list[dict]) -> ClusterState:
+    """Per-node liveness from a (refreshed) deployment's resources."""
+    cloud = handle.offer.cloud
+    by_rank: dict[int, dict] = {}
+    for resource in resources:
+        if resource.get("type") != NODE_TYPES.get(cloud) or resource.get("delete"):
+            continue
+        name = str(resource.get("urn", "")).rsplit("::", 1)[-1]
+        if name.startswith("node-") and name[5:].isdigit():
+            by_rank[int(name[5:])] = resource.get("outputs") or {}
+    spot = handle.offer.spot
+    states = []
+    for node in handle.nodes:
+        outputs = by_rank.get(node.rank)
+        if outputs is None:
+            detail = "preempted: the spot instance is gone" if spot else "the instance is gone"
+            states.append(
+                NodeState(rank=node.rank, node_id=node.node_id, alive=False, detail=detail)
+            )
+            continue
+        state = _state_of(cloud, outputs)
+        alive = state in ALIVE[cloud]
+        detail = state or "unknown state"
+        if not alive and spot and state in ("terminated", "TERMINATED"):
+            detail += " (spot instance preempted)"
+        states.append(NodeState(rank=node.rank, node_id=node.node_id, alive=alive, detail=detail))
+    return ClusterState(name=handle.name, exists=bool(resources), nodes=states)

@@ -1,0 +1,136 @@
+"""The Automation API: the only module that imports `pulumi.automation`.
+
+One stack per cluster in a LocalWorkspace whose directory is the cluster's work dir, with the
+passphrase secrets provider and the backend from `backend.PulumiSettings` (both reach the CLI
+through its environment). Every failure goes through `errors.translate`; a failed `up`
+first lists what the stack holds, so the message can say which resources exist.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import pulumi.automation as auto
+
+from skyform.config import ensure_dir
+from skyform.stacks.pulumi.backend import PulumiSettings
+from skyform.stacks.pulumi.errors import Operation, translate
+from skyform.stacks.pulumi.events import EventLines, resource_name
+
+Program = Callable[[], None]
+Sink = Callable[[str], None]
+COLOR = "never"  # plain text: the error adapter reads it
+
+
+def _no_program() -> None:
+    # refresh and destroy never run the program (no --run-program); if a CLI ever did, fail
+    # rather than let an empty program delete the cluster.
+    raise RuntimeError("skyform's refresh and destroy must not run the cluster's program")
+
+
+@contextmanager
+def _translated(op: Operation, stack: auto.Stack | None = None) -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        existing = _existing(stack) if stack is not None and op.verb == "up" else []
+        mapped = translate(exc, op, existing)
+        if mapped is None:
+            raise
+        raise mapped from exc
+
+
+def _existing(stack: auto.Stack) -> list[str]:
+    """What a stack holds now, as "name (type)" (best effort: used in error messages)."""
+    try:
+        resources = deployment_resources(stack)
+    except Exception:  # the stack may be locked or unreadable right after a failure
+        return []
+    return [
+        f"{resource_name(r.get('urn', ''))} ({r.get('type')})"
+        for r in resources
+        if not str(r.get("type", "")).startswith(("pulumi:pulumi:Stack", "pulumi:providers:"))
+    ]
+
+
+def deployment_resources(stack: auto.Stack) -> list[dict]:
+    deployment = stack.export_stack().deployment or {}
+    return [r for r in deployment.get("resources") or [] if isinstance(r, dict)]
+
+
+def _options(settings: PulumiSettings, cluster: str) -> auto.LocalWorkspaceOptions:
+    return auto.LocalWorkspaceOptions(
+        work_dir=str(ensure_dir(settings.work_dir(cluster))),
+        env_vars=settings.cli_env(),
+        secrets_provider="passphrase",
+        project_settings=auto.ProjectSettings(name=settings.project, runtime="python"),
+    )
+
+
+def open_stack(
+    settings: PulumiSettings, op: Operation, program: Program | None, *, create: bool
+) -> auto.Stack | None:
+    """The cluster's stack (created on demand with `create`); None if it does not exist."""
+    name = settings.stack_name(op.cluster)
+    with _translated(op):
+        try:
+            if create:
+                return auto.create_or_select_stack(
+                    name,
+                    project_name=settings.project,
+                    program=program,
+                    opts=_options(settings, op.cluster),
+                )
+            return auto.select_stack(
+                name,
+                project_name=settings.project,
+                program=program or _no_program,
+                opts=_options(settings, op.cluster),
+            )
+        except auto.StackNotFoundError:
+            return None
+
+
+def preview(
+    settings: PulumiSettings, op: Operation, program: Program, sink: Sink
+) -> tuple[dict[str, int], list[str]]:
+    stack = open_stack(settings, op, program, create=True)
+    assert stack is not None
+    lines = EventLines(sink)
+    with _translated(op, stack):
+        result = stack.preview(on_event=lines, color=COLOR)
+    changes = {str(getattr(k, "value", k)): int(v) for k, v in result.change_summary.items()}
+    return changes, lines.planned
+
+
+def up(settings: PulumiSettings, op: Operation, program: Program, sink: Sink) -> dict:
+    stack = open_stack(settings, op, program, create=True)
+    assert stack is not None
+    with _translated(op, stack):
+        result = stack.up(on_event=EventLines(sink), color=COLOR)
+    return {key: output.value for key, output in result.outputs.items()}
+
+
+def refresh(settings: PulumiSettings, op: Operation, sink: Sink) -> list[dict] | None:
+    """The stack's resources after a refresh; None when the stack does not exist."""
+    stack = open_stack(settings, op, None, create=False)
+    if stack is None:
+        return None
+    with _translated(op, stack):
+        stack.refresh(on_event=EventLines(sink), color=COLOR)
+        return deployment_resources(stack)
+
+
+def destroy(settings: PulumiSettings, op: Operation, sink: Sink) -> bool:
+    """Destroy every resource, then remove the stack; False when there was no stack."""
+    stack = open_stack(settings, op, None, create=False)
+    if stack is None:
+        shutil.rmtree(settings.work_dir(op.cluster), ignore_errors=True)
+        return False
+    with _translated(op, stack):
+        stack.destroy(on_event=EventLines(sink), color=COLOR)
+        stack.workspace.remove_stack(stack.name)
+    shutil.rmtree(settings.work_dir(op.cluster), ignore_errors=True)
+    return True

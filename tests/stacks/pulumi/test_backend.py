@@ -1,0 +1,134 @@
+"""Backend settings, the passphrase, and reading stack outputs without the Pulumi CLI."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import stat
+
+import pytest
+
+from skyform.config import Config, PulumiSettings
+from skyform.errors import ConfigError, StackError
+from skyform.stacks.pulumi.backend import (
+    ensure_passphrase,
+    local_backend_dir,
+    pulumi_settings,
+    stack_outputs,
+)
+
+OUTPUTS = {
+    "nodes": [{"rank": 0, "id": "i-1", "public_ip": "54.0.0.1", "private_ip": "10.0.0.1"}],
+    "ssh_user": "ubuntu",
+}
+
+
+def checkpoint(stack: str = "c1", project: str = "skyform", outputs=OUTPUTS) -> dict:
+    """The shape the CLI writes into a file backend (apitype.VersionedCheckpoint v3)."""
+    return {
+        "version": 3,
+        "checkpoint": {
+            "stack": f"organization/{project}/{stack}",
+            "latest": {
+                "manifest": {"time": "2026-11-29T10:00:00Z", "version": "v3.272.0"},
+                "secrets_providers": {"type": "passphrase", "state": {"salt": "v1:abc"}},
+                "resources": [
+                    {
+                        "urn": f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::"
+                        f"{project}-{stack}",
+                        "custom": False,
+                        "type": "pulumi:pulumi:Stack",
+                        "outputs": outputs,
+                    },
+                    {
+                        "urn": f"urn:pulumi:{stack}::{project}::aws:ec2/instance:Instance::node-0",
+                        "custom": True,
+                        "type": "aws:ec2/instance:Instance",
+                        "outputs": {"instanceState": "running"},
+                    },
+                ],
+            },
+        },
+    }
+
+
+def test_default_backend_is_a_directory_under_skyform_home(skyform_home, monkeypatch):
+    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    settings = pulumi_settings(Config())
+    assert settings.backend_url == (skyform_home / "pulumi").as_uri()
+    assert settings.project == "skyform"
+    assert settings.qualified("train") == "skyform/train"
+    assert settings.work_dir("train") == skyform_home / "pulumi-work" / "skyform" / "train"
+
+
+def test_config_beats_the_environment_which_beats_the_default(monkeypatch):
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "s3://team-state")
+    assert pulumi_settings(Config()).backend_url == "s3://team-state"
+    config = Config(pulumi=PulumiSettings(backend_url="gs://ours", project="ml"))
+    settings = pulumi_settings(config)
+    assert (settings.backend_url, settings.qualified("c1")) == ("gs://ours", "ml/c1")
+
+
+def test_invalid_names_are_refused(monkeypatch):
+    with pytest.raises(ConfigError, match="not a valid Pulumi project name"):
+        pulumi_settings(Config(pulumi=PulumiSettings(project="my project")))
+    with pytest.raises(StackError, match="cannot name a Pulumi stack"):
+        pulumi_settings(Config()).qualified("a/b")
+
+
+def test_passphrase_is_generated_once_0600_and_reaches_the_cli_env(skyform_home):
+    settings = pulumi_settings(Config())
+    env = settings.cli_env()
+    path = skyform_home / "secrets" / "pulumi-passphrase"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert env["PULUMI_CONFIG_PASSPHRASE"] == path.read_text().strip()
+    assert len(env["PULUMI_CONFIG_PASSPHRASE"]) >= 40
+    assert settings.cli_env() == env  # stable across calls
+    assert (skyform_home / "pulumi").is_dir()  # the local backend directory exists
+
+
+def test_an_emptied_passphrase_file_is_an_error_not_a_new_secret(tmp_path):
+    path = tmp_path / "p"
+    path.write_text("\n")
+    with pytest.raises(StackError, match="is empty"):
+        ensure_passphrase(path)
+
+
+def test_local_backend_dir():
+    assert local_backend_dir("file:///var/state").as_posix() == "/var/state"
+    assert local_backend_dir("file://~/state").as_posix().endswith("/state")
+    assert local_backend_dir("s3://bucket") is None
+    assert local_backend_dir("https://api.pulumi.com") is None
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        ".pulumi/stacks/skyform/c1.json",
+        ".pulumi/stacks/c1.json",
+        ".pulumi/stacks/skyform/c1.json.gz",
+    ],
+)
+def test_stack_outputs_reads_the_local_backend_without_the_cli(skyform_home, relative):
+    path = skyform_home / "pulumi" / relative
+    path.parent.mkdir(parents=True)
+    data = json.dumps(checkpoint()).encode()
+    path.write_bytes(gzip.compress(data) if relative.endswith(".gz") else data)
+    assert stack_outputs("c1", Config()) == OUTPUTS
+
+
+def test_stack_outputs_is_none_when_it_cannot_know(skyform_home, monkeypatch):
+    assert stack_outputs("c1", Config()) is None  # no stack
+    path = skyform_home / "pulumi" / ".pulumi" / "stacks" / "skyform" / "c1.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("{truncated")
+    assert stack_outputs("c1", Config()) is None  # unreadable
+    empty = checkpoint()
+    empty["checkpoint"]["latest"] = None
+    path.write_text(json.dumps(empty))
+    assert stack_outputs("c1", Config()) is None  # never updated
+    path.write_text(json.dumps(checkpoint()))
+    assert stack_outputs("c1", Config(pulumi=PulumiSettings(backend_url="s3://x"))) is None
+    assert stack_outputs("c1", Config(pulumi=PulumiSettings(project="other"))) is None
+    assert stack_outputs("bad/name", Config()) is None

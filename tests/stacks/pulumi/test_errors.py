@@ -1,0 +1,156 @@
+"""The error adapter: what a user is told for each way Pulumi or a cloud can fail."""
+
+from __future__ import annotations
+
+import pytest
+from pulumi.automation import errors as auto_errors
+from pulumi.automation._cmd import CommandResult
+
+from skyform.errors import CapacityError, StackError
+from skyform.stacks.pulumi.errors import Operation, error_lines, translate
+
+
+def op(verb="up", cloud="aws") -> Operation:
+    return Operation(
+        verb=verb,
+        cluster="train",
+        stack="skyform/train",
+        cloud=cloud,
+        backend_url="file:///home/u/.skyform/pulumi",
+        placement="2x g5.xlarge (spot) in aws/us-east-1/use1-az4",
+        work_dir="/home/u/.skyform/pulumi-work/skyform/train",
+    )
+
+
+def cli_error(stdout="", stderr="", code=255):
+    """The exception the SDK raises for this CLI output (its own classification)."""
+    return auto_errors.create_command_error(CommandResult(stdout, stderr, code))
+
+
+UP_OUTPUT = """Updating (train):
+ +  pulumi:pulumi:Stack skyform-train creating
+ +  aws:ec2:Instance node-0 creating (1s) error: {message}
+Diagnostics:
+  aws:ec2:Instance (node-0):
+    error: {message}
+
+  pulumi:pulumi:Stack (skyform-train):
+    error: update failed
+"""
+
+
+def test_concurrent_update_names_the_stack_and_how_to_release_it():
+    exc = cli_error(stderr="error: the stack is currently locked by 1 lock(s). Either wait...")
+    assert type(exc).__name__ == "ConcurrentUpdateError"
+    err = translate(exc, op())
+    assert type(err) is StackError
+    assert err.message == "another update is running on stack skyform/train (cluster train)"
+    assert "pulumi cancel --stack train --yes" in err.hint
+    assert "cd /home/u/.skyform/pulumi-work/skyform/train" in err.hint
+    assert "PULUMI_BACKEND_URL=file:///home/u/.skyform/pulumi" in err.hint
+
+
+def test_missing_cli_gives_the_install_command():
+    exc = FileNotFoundError(2, "No such file or directory", "pulumi")
+    err = translate(exc, op("preview"))
+    assert "the Pulumi CLI is not installed" in err.message
+    assert "curl -fsSL https://get.pulumi.com | sh" in err.hint
+
+
+def test_too_old_cli_gives_the_install_command():
+    err = translate(auto_errors.InvalidVersionError("Minimum version ... 3.181.0"), op("refresh"))
+    assert "too old" in err.message and "3.181.0+" in err.message
+    assert "get.pulumi.com" in err.hint
+
+
+@pytest.mark.parametrize(
+    ("cloud", "message"),
+    [
+        ("aws", "creating EC2 Instance: InsufficientInstanceCapacity: We currently do not have "
+                "sufficient g5.xlarge capacity in the Availability Zone you requested"),
+        ("aws", "creating EC2 Instance: operation error EC2: RunInstances, api error "
+                "InsufficientInstanceCapacity: There is no Spot capacity available"),
+        ("aws", "creating EC2 Instance: VcpuLimitExceeded: You have requested more vCPU capacity"),
+        ("gcp", "Error waiting for instance to create: The zone 'projects/p/zones/us-central1-a' "
+                "does not have enough resources available to fulfill the request. "
+                "ZONE_RESOURCE_POOL_EXHAUSTED"),
+        ("gcp", "googleapi: Error 403: Quota 'NVIDIA_V100_GPUS' exceeded. Limit: 0.0"),
+        ("kubernetes", "Pod default/train-0 is unschedulable: 0/3 nodes are available: "
+                       "3 Insufficient nvidia.com/gpu"),
+    ],
+)  # fmt: skip
+def test_capacity_errors_exit_4_so_recovery_replans(cloud, message):
+    err = translate(cli_error(stdout=UP_OUTPUT.format(message=message)), op(cloud=cloud))
+    assert isinstance(err, CapacityError) and err.exit_code == 4
+    assert err.message.startswith(
+        "no capacity for cluster train (2x g5.xlarge (spot) in aws/us-east-1/use1-az4): "
+    )
+    assert message[:40] in err.message
+    assert "update failed" not in err.message
+    assert "Plan again" in err.hint
+
+
+@pytest.mark.parametrize(
+    ("cloud", "message", "hint"),
+    [
+        ("aws", "configuring Terraform AWS Provider: no valid credential sources for Terraform "
+                "AWS Provider found.", "aws configure"),
+        ("aws", "InvalidClientTokenId: The security token included in the request is invalid",
+         "aws configure"),
+        ("gcp", "google: could not find default credentials.", "gcloud auth application-default"),
+        ("kubernetes", "configured Kubernetes cluster is unreachable: unable to load kubeconfig",
+         "kubectl --context"),
+    ],
+)  # fmt: skip
+def test_credential_errors_carry_that_clouds_hint(cloud, message, hint):
+    err = translate(cli_error(stdout=f"error: {message}\n"), op("preview", cloud=cloud))
+    assert type(err) is StackError
+    assert err.message.startswith(f"{cloud} credentials are missing or not valid")
+    assert hint in err.hint
+
+
+def test_failure_mid_up_names_what_exists_and_how_to_converge():
+    message = "creating EC2 Instance: InvalidAMIID.NotFound: The image id does not exist"
+    existing = [
+        "ssh-key (aws:ec2/keyPair:KeyPair)",
+        "firewall (aws:ec2/securityGroup:SecurityGroup)",
+    ]
+    err = translate(cli_error(stdout=UP_OUTPUT.format(message=message)), op(), existing)
+    assert type(err) is StackError
+    assert err.message == (
+        f"pulumi up of stack skyform/train failed: {message}; these resources exist now: "
+        + ", ".join(existing)
+    )
+    assert "apply again" in err.hint and "skyform down train" in err.hint
+
+
+def test_failure_before_anything_was_created_says_so():
+    err = translate(cli_error(stdout="error: something broke\n"), op(), [])
+    assert err.message.endswith("something broke; nothing was created")
+
+
+def test_missing_default_subnet_explains_the_fix():
+    err = translate(
+        cli_error(stdout="error: reading EC2 Subnets: no matching EC2 Subnet found\n"), op()
+    )
+    assert "no default subnet in the planned zone" in err.message
+    assert "aws ec2 create-default-subnet" in err.hint
+
+
+def test_a_crash_in_the_program_is_called_a_program_failure():
+    exc = cli_error(stdout="error: python inline source runtime error: KeyError: 'image'\n")
+    assert type(exc).__name__ == "InlineSourceRuntimeError"
+    err = translate(exc, op())
+    assert err.message.startswith("skyform's Pulumi program for cluster train failed")
+
+
+def test_errors_that_are_not_pulumis_are_left_alone():
+    assert translate(KeyError("x"), op()) is None
+    assert translate(RuntimeError("summary event never found"), op()) is None
+    err = StackError("already ours")
+    assert translate(err, op()) is err
+
+
+def test_error_lines_prefer_the_clouds_message():
+    text = UP_OUTPUT.format(message="boom") + "\nerror: boom\nerror: second\nerror: third\n"
+    assert error_lines(text) == ["boom", "second", "third"]

@@ -1,0 +1,104 @@
+"""Stack outputs -> ClusterHandle, and refreshed state -> which nodes are alive."""
+
+from __future__ import annotations
+
+import pytest
+from pulumi_specs import AWS_G5, AWS_M5, GCP_N1_V100, K8S_CPU, spec
+
+from skyform.errors import StackError
+from skyform.stacks.pulumi.outputs import cluster_state, handle_from_outputs
+from skyform.state.models import NodeKind
+
+KEY = "/home/u/.skyform/keys/skyform-key"
+
+
+def outputs(n: int, user: str = "ubuntu", **node) -> dict:
+    return {
+        "nodes": [
+            {"rank": r, "id": f"i-{r}", "public_ip": f"54.0.0.{r}", "private_ip": f"10.0.0.{r}",
+             "port": 22, **node}
+            for r in reversed(range(n))
+        ],
+        "ssh_user": user,
+    }  # fmt: skip
+
+
+def test_handle_has_one_ssh_node_per_rank_with_skyforms_key():
+    handle = handle_from_outputs(
+        spec(AWS_M5, nodes=3), outputs(3), identity_file=KEY, stack="skyform/c1"
+    )
+    assert (handle.name, handle.engine, handle.stack) == ("c1", "pulumi", "skyform/c1")
+    assert handle.infra == "aws/us-west-2/usw2-az1" and handle.offer == AWS_M5
+    assert [n.rank for n in handle.nodes] == [0, 1, 2]
+    node = handle.nodes[1]
+    assert node.kind is NodeKind.SSH
+    assert (node.host, node.port, node.user, node.ip) == ("54.0.0.1", 22, "ubuntu", "10.0.0.1")
+    assert node.identity_file == KEY and node.node_id == "i-1"
+
+
+def test_nodes_without_public_address_are_reached_privately():
+    got = handle_from_outputs(
+        spec(GCP_N1_V100), outputs(1, public_ip=None), identity_file=KEY, stack="s"
+    )
+    assert got.nodes[0].host == got.nodes[0].ip == "10.0.0.0"
+
+
+def test_kubernetes_node_ids_are_qualified_by_context():
+    raw = outputs(1, user="root", id="default/c1-0", port=30022)
+    got = handle_from_outputs(spec(K8S_CPU), raw, identity_file=KEY, stack="s")
+    assert got.nodes[0].node_id == "kubernetes/default/default/c1-0"
+    assert got.nodes[0].port == 30022 and got.nodes[0].user == "root"
+
+
+def test_incomplete_outputs_are_an_error_not_a_half_cluster():
+    with pytest.raises(StackError, match="reports 1 node"):
+        handle_from_outputs(spec(AWS_G5, nodes=2), outputs(1), identity_file=KEY, stack="s")
+    with pytest.raises(StackError, match="has no address yet"):
+        handle_from_outputs(
+            spec(AWS_G5), outputs(1, public_ip=None, private_ip=None), identity_file=KEY, stack="s"
+        )
+
+
+def node(cloud_type: str, rank: int, outputs: dict) -> dict:
+    return {"urn": f"urn:pulumi:c1::skyform::{cloud_type}::node-{rank}", "type": cloud_type,
+            "outputs": outputs}  # fmt: skip
+
+
+STACK = {
+    "urn": "urn:pulumi:c1::skyform::pulumi:pulumi:Stack::skyform-c1",
+    "type": "pulumi:pulumi:Stack",
+}
+AWS = "aws:ec2/instance:Instance"
+
+
+def test_a_terminated_spot_instance_is_not_alive():
+    handle = handle_from_outputs(spec(AWS_M5, nodes=3), outputs(3), identity_file=KEY, stack="s")
+    resources = [
+        STACK,
+        node(AWS, 0, {"instanceState": "running"}),
+        node(AWS, 1, {"instanceState": "terminated"}),
+        # node-2 dropped out of the state: the provider removes terminated instances on refresh
+    ]
+    state = cluster_state(handle, resources)
+    assert state.exists and not state.all_alive
+    assert [(n.rank, n.alive, n.detail) for n in state.nodes] == [
+        (0, True, "running"),
+        (1, False, "terminated (spot instance preempted)"),
+        (2, False, "preempted: the spot instance is gone"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("offer", "type_", "outputs_", "alive"),
+    [
+        (GCP_N1_V100, "gcp:compute/instance:Instance", {"currentStatus": "RUNNING"}, True),
+        (GCP_N1_V100, "gcp:compute/instance:Instance", {"currentStatus": "TERMINATED"}, False),
+        (K8S_CPU, "kubernetes:core/v1:Pod", {"status": {"phase": "Running"}}, True),
+        (K8S_CPU, "kubernetes:core/v1:Pod", {"status": {"phase": "Failed"}}, False),
+        (AWS_G5, AWS, {"instanceState": "stopped"}, False),
+    ],
+)
+def test_liveness_per_cloud(offer, type_, outputs_, alive):
+    handle = handle_from_outputs(spec(offer), outputs(1), identity_file=KEY, stack="s")
+    state = cluster_state(handle, [STACK, node(type_, 0, outputs_)])
+    assert state.nodes[0].alive is alive
