@@ -14,6 +14,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "check",
     "gpus",
     "catalog",
+    "export",
     # more verbs are added here, one per line
 )
 

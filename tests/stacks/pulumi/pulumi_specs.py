@@ -6,7 +6,16 @@ from functools import cache
 
 from skyform.config import Config
 from skyform.plan.catalog import BUNDLED_DIR, Catalog, load_catalog
-from skyform.plan.model import ClusterSpec, PlacedOffer
+from skyform.plan.model import (
+    Action,
+    ClusterChange,
+    ClusterSpec,
+    PlacedOffer,
+    Plan,
+    Prior,
+    Summary,
+    TaskSource,
+)
 from skyform.stacks.pulumi.inputs import InputContext
 
 PUBLIC_KEY = (
@@ -138,3 +147,27 @@ def context(**kw) -> InputContext:
         k8s_gpus=catalog().k8s_gpus,
         **kw,
     )
+
+
+LOCAL = PlacedOffer(cloud="local", region="local", zone=None, instance_type="local", spot=False,
+                    hourly_price=0.0)  # fmt: skip
+
+
+def plan_of(*specs: ClusterSpec) -> Plan:
+    """A plan that creates these clusters (enough for export and show)."""
+    return Plan(
+        skyform_version="0.1.0",
+        objective="cost",
+        task=TaskSource(path="task.yaml", file_digest="sha256:" + "1" * 64,
+                        digest="sha256:" + "2" * 64),
+        catalog_digest="sha256:" + "3" * 64,
+        onprem_digest="sha256:" + "4" * 64,
+        prior=Prior(),
+        changes=[
+            ClusterChange(cluster=s.name, action=Action.CREATE, reason="new cluster", after=s)
+            for s in specs
+        ],
+        summary=Summary(add=len(specs), change=0, destroy=0, hourly_before=0.0,
+                        hourly_after=sum(s.hourly_cost for s in specs), estimated_cost=0.0,
+                        estimated_hours=0.0),
+    )  # fmt: skip

@@ -1,0 +1,173 @@
+"""`skyform export`: each cloud cluster of a plan as a plain Pulumi project.
+
+DIR/<cluster>/ gets Pulumi.yaml, Pulumi.<cluster>.yaml (the program's inputs as the
+`skyform:cluster` config object), __main__.py (the same program skyform runs inline, copied
+from `programs/<cloud>.py`), requirements.txt and a README. Project and stack names are the
+ones skyform uses (`<project>/<cluster>`), so the exported program registers the same
+resources with the same inputs. Rendered from skyform/templates/pulumi; imports no Pulumi.
+local and ssh clusters have no Pulumi program: they are reported as skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from skyform import __version__
+from skyform.config import Config
+from skyform.errors import PlanError
+from skyform.plan.model import ClusterSpec, Plan
+from skyform.plan.planfile import write_atomic
+from skyform.stacks.pulumi.backend import pulumi_settings
+from skyform.stacks.pulumi.context import input_context
+from skyform.stacks.pulumi.engine import placement
+from skyform.stacks.pulumi.inputs import CLOUDS, program_inputs
+
+# Tested SDK versions, bounded below the next major version.
+REQUIREMENTS = {
+    "aws": ["pulumi>=3.181,<4", "pulumi-aws>=7.0,<8"],
+    "gcp": ["pulumi>=3.181,<4", "pulumi-gcp>=10.0,<11"],
+    "kubernetes": ["pulumi>=3.181,<4", "pulumi-kubernetes>=4.18,<5"],
+}
+PROVIDER_PACKAGES = {"aws": "pulumi-aws", "gcp": "pulumi-gcp", "kubernetes": "pulumi-kubernetes"}
+CREDENTIALS = {
+    "aws": "Credentials: the usual AWS ones (`aws configure`, AWS_PROFILE, or "
+    "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY).",
+    "gcp": "Credentials: `gcloud auth application-default login` (or "
+    "GOOGLE_APPLICATION_CREDENTIALS).",
+    "kubernetes": "Credentials: your kubeconfig (the context is in Pulumi.<stack>.yaml; null "
+    "means the current one).",
+}
+FILES = ("Pulumi.yaml", "Pulumi.{stack}.yaml", "__main__.py", "requirements.txt", "README.md")
+
+
+@dataclass(frozen=True)
+class ExportedProject:
+    cluster: str
+    cloud: str
+    infra: str
+    directory: Path
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SkippedCluster:
+    cluster: str
+    infra: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    directory: Path
+    projects: list[ExportedProject]
+    skipped: list[SkippedCluster]
+
+
+@cache
+def _environment():
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FunctionLoader(
+            lambda name: (
+                resources.files("skyform").joinpath("templates", "pulumi", name).read_text()
+            )
+        ),
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def program_source(cloud: str) -> str:
+    return resources.files("skyform.stacks.pulumi.programs").joinpath(f"{cloud}.py").read_text()
+
+
+def desired_clusters(plan: Plan) -> list[ClusterSpec]:
+    return [change.after for change in plan.changes if change.after is not None]
+
+
+def render_project(
+    spec: ClusterSpec, inputs: dict, *, project: str, plan_digest: str
+) -> dict[str, str]:
+    """File name -> text of one cluster's project (pure)."""
+    import yaml
+
+    cloud = spec.offer.cloud
+    stack = spec.name
+    values = {
+        "project": project,
+        "cluster": spec.name,
+        "stack": stack,
+        "cloud": cloud,
+        "placement": placement(spec),
+        "description": f"skyform cluster {spec.name}: {placement(spec)}",
+        "version": __version__,
+        "plan_digest": plan_digest,
+        "provider_package": PROVIDER_PACKAGES[cloud],
+        "program_source": program_source(cloud).rstrip("\n"),
+        "requirements": REQUIREMENTS[cloud],
+        "ssh_user": inputs["ssh_user"],
+        "credentials": CREDENTIALS[cloud],
+        "missing_project": cloud == "gcp" and not inputs.get("project"),
+        "first_service": f"{inputs['pod_names'][0]}-ssh" if cloud == "kubernetes" else "",
+        "config_yaml": yaml.safe_dump(
+            {"config": {"skyform:cluster": inputs}}, sort_keys=True, width=100
+        ).rstrip("\n"),
+    }
+    env = _environment()
+    return {
+        name.format(stack=stack): env.get_template(
+            "Pulumi.stack.yaml.j2" if "{stack}" in name else f"{name}.j2"
+        ).render(**values)
+        for name in FILES
+    }
+
+
+def export_plan(
+    plan: Plan, plan_digest: str, out_dir: Path, *, config: Config, catalog=None
+) -> ExportResult:
+    """Render every cloud cluster of `plan` first, then write them (nothing on a bad input)."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise PlanError(f"cannot export to {out_dir}: it is a file, not a directory")
+    settings = pulumi_settings(config)
+    rendered: list[tuple[ClusterSpec, dict[str, str]]] = []
+    skipped = []
+    for spec in desired_clusters(plan):
+        cloud = spec.offer.cloud
+        if cloud not in CLOUDS:
+            skipped.append(
+                SkippedCluster(
+                    spec.name,
+                    spec.offer.infra,
+                    f"{cloud} clusters are not Pulumi stacks: nothing to export",
+                )
+            )
+            continue
+        ctx = input_context(
+            cloud,
+            config=config,
+            catalog=catalog,
+            plan_digest=plan_digest,
+            context_name=spec.offer.context,
+            require_project=False,
+        )
+        inputs = program_inputs(spec, ctx)
+        files = render_project(spec, inputs, project=settings.project, plan_digest=plan_digest)
+        rendered.append((spec, files))
+    projects = []
+    for spec, files in rendered:
+        directory = out_dir / spec.name
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            write_atomic(directory / name, text.encode())
+        projects.append(
+            ExportedProject(spec.name, spec.offer.cloud, spec.offer.infra, directory, list(files))
+        )
+    return ExportResult(directory=out_dir, projects=projects, skipped=skipped)
