@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Start-up cost of the light commands, which must not load a Pulumi SDK (or PuLP, Fabric).
+
+Median and min over N fresh processes of `skyform --help`, `skyform show PLAN`,
+`skyform show PLAN --json` and `skyform export PLAN -o DIR` (the export renders templates
+only), on a plan with aws, gcp, kubernetes and local clusters; then, for scale, what
+importing each provider SDK costs on its own.
+
+    .venv/bin/python bench/cli_startup.py [-n 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests" / "stacks" / "pulumi")]
+
+from pulumi_specs import AWS_G5, GCP_N1_V100, K8S_H100, LOCAL, plan_of, spec  # noqa: E402
+
+from skyform.plan.planfile import write_plan  # noqa: E402
+
+SKYFORM = str(Path(sys.executable).with_name("skyform"))
+IMPORTS = {
+    "import pulumi": "import pulumi",
+    "pulumi_aws Instance": "from pulumi_aws.ec2 import Instance",
+    "pulumi_gcp Instance": "from pulumi_gcp.compute import Instance",
+    "pulumi_kubernetes Pod": "from pulumi_kubernetes.core.v1 import Pod",
+}
+
+
+def timed(argv: list[str], runs: int, env: dict[str, str]) -> tuple[float, float]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, capture_output=True, env=env, check=False)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=9, help="runs per command")
+    runs = parser.parse_args().n
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, SKYFORM_HOME=str(Path(tmp) / "home"), GOOGLE_CLOUD_PROJECT="p")
+        plan_file = Path(tmp) / "plan.json"
+        plan = plan_of(
+            spec(AWS_G5, name="a"), spec(GCP_N1_V100, name="g"), spec(K8S_H100, name="k"),
+            spec(LOCAL, name="l"),
+        )  # fmt: skip
+        write_plan(plan, plan_file)
+        rows = {
+            "skyform --help": [SKYFORM, "--help"],
+            "skyform show PLAN": [SKYFORM, "show", str(plan_file)],
+            "skyform show PLAN --json": [SKYFORM, "show", str(plan_file), "--json"],
+            "skyform export PLAN -o DIR": [SKYFORM, "export", str(plan_file), "-o", tmp + "/x"],
+        }
+        rows.update({label: [sys.executable, "-c", code] for label, code in IMPORTS.items()})
+        print(f"{'command':<32} {'median':>8} {'min':>8}   ({runs} runs, {os.cpu_count()} cores)")
+        for label, argv in rows.items():
+            median, fastest = timed(argv, runs, env)
+            print(f"{label:<32} {median:>7.3f}s {fastest:>7.3f}s")
+
+
+if __name__ == "__main__":
+    main()
