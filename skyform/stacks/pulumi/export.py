@@ -1,10 +1,10 @@
 """`skyform export`: each cloud cluster of a plan as a plain Pulumi project.
 
-DIR/<cluster>/ gets Pulumi.yaml, Pulumi.<cluster>.yaml (the program's inputs as the
-`skyform:cluster` config object), __main__.py (the same program skyform runs inline, copied
-from `programs/<cloud>.py`), requirements.txt and a README. Project and stack names are the
-ones skyform uses (`<project>/<cluster>`), so the exported program registers the same
-resources with the same inputs. Rendered from skyform/templates/pulumi; imports no Pulumi.
+DIR/<cluster>/ gets Pulumi.yaml, Pulumi.<cluster>.yaml (the program's inputs as the project's
+`cluster` config object, `<project>:cluster`), __main__.py (the same program skyform runs
+inline, copied from `programs/<cloud>.py`), requirements.txt and a README. Project and stack
+names are the ones skyform uses (`<project>/<cluster>`), so the exported program registers the
+same resources with the same inputs. Rendered from skyform/templates/pulumi; imports no Pulumi.
 local and ssh clusters have no Pulumi program: they are reported as skipped.
 """
 
@@ -117,7 +117,7 @@ def render_project(
         "missing_project": cloud == "gcp" and not inputs.get("project"),
         "first_service": f"{inputs['pod_names'][0]}-ssh" if cloud == "kubernetes" else "",
         "config_yaml": yaml.safe_dump(
-            {"config": {"skyform:cluster": inputs}}, sort_keys=True, width=100
+            {"config": {f"{project}:cluster": inputs}}, sort_keys=True, width=100
         ).rstrip("\n"),
     }
     env = _environment()

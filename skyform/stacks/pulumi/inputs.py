@@ -2,7 +2,7 @@
 
 This is where skyform's knowledge goes (catalog images, disk tiers, GPU names, label rules);
 the programs in `programs/` only turn the dict into resources. The dict is JSON-able and is
-also what an exported project keeps in `Pulumi.<stack>.yaml` (`skyform:cluster`), so the
+also what an exported project keeps in `Pulumi.<stack>.yaml` (`<project>:cluster`), so the
 inline and the exported program see exactly the same inputs.
 """
 

@@ -131,12 +131,14 @@ def program(cloud: str, inputs: dict):
     return lambda: module.register(inputs)
 
 
-def run_program(program, *, stack: str = "c1", config: dict[str, str] | None = None) -> Run:
+def run_program(
+    program, *, stack: str = "c1", config: dict[str, str] | None = None, project: str = PROJECT
+) -> Run:
     """Run `program()` under fresh mocks; return what it registered and exported."""
     run = Run()
     settings.set_root_resource(None)
     pulumi.runtime.set_all_config(dict(config or {}))
-    pulumi.runtime.set_mocks(_Recorder(run), project=PROJECT, stack=stack, preview=False)
+    pulumi.runtime.set_mocks(_Recorder(run), project=project, stack=stack, preview=False)
     root = settings.get_root_resource()
 
     @pulumi.runtime.test
@@ -161,6 +163,7 @@ def run_exported(project_dir: Path, stack: str) -> Run:
     """Run an exported project's __main__.py as `pulumi up` would, with its stack config."""
     import yaml
 
+    project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text())["name"]
     doc = yaml.safe_load((project_dir / f"Pulumi.{stack}.yaml").read_text())
     # The CLI hands structured config values to the program as JSON strings.
     config = {
@@ -175,4 +178,4 @@ def run_exported(project_dir: Path, stack: str) -> Run:
         finally:
             sys.meta_path.remove(blocker)
 
-    return run_program(program, stack=stack, config=config)
+    return run_program(program, stack=stack, config=config, project=project)

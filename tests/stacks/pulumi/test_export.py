@@ -21,7 +21,7 @@ from pulumi_specs import (
     spec,
 )
 
-from skyform.config import Config
+from skyform.config import Config, PulumiSettings
 from skyform.errors import StackError
 from skyform.plan.model import PlacedOffer
 from skyform.plan.planfile import plan_bytes, plan_digest, write_plan
@@ -37,10 +37,11 @@ def gcp_project(monkeypatch):
     monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "ml-prod")
 
 
-def export(tmp_path, *specs):
+def export(tmp_path, *specs, config=None):
     plan = plan_of(*specs)
     digest = plan_digest(plan_bytes(plan))
-    result = export_plan(plan, digest, tmp_path / "out", config=Config(), catalog=catalog())
+    config = config or Config()
+    result = export_plan(plan, digest, tmp_path / "out", config=config, catalog=catalog())
     return result, digest
 
 
@@ -69,6 +70,21 @@ def test_exported_program_registers_the_same_resources_with_the_same_inputs(tmp_
     assert exported.comparable() == inline.comparable()
     assert exported.outputs == inline.outputs
     assert len(inline.resources) >= 3 + cluster.num_nodes - 1
+
+
+def test_a_configured_project_name_carries_into_the_export(tmp_path):
+    cluster = CASES[1]
+    config = Config(pulumi=PulumiSettings(project="ml"))
+    result, digest = export(tmp_path, cluster, config=config)
+    directory = result.projects[0].directory
+    assert yaml.safe_load((directory / "Pulumi.yaml").read_text())["name"] == "ml"
+    stack_config = yaml.safe_load((directory / "Pulumi.aws-spot.yaml").read_text())["config"]
+    assert list(stack_config) == ["ml:cluster"]
+    ctx = input_context("aws", config=config, catalog=catalog(), plan_digest=digest)
+    inline = run_program(
+        program("aws", program_inputs(cluster, ctx)), stack="aws-spot", project="ml"
+    )
+    assert run_exported(directory, "aws-spot").comparable() == inline.comparable()
 
 
 def test_one_project_per_cloud_cluster_and_local_ones_are_skipped(tmp_path):
@@ -113,7 +129,7 @@ def test_project_files_are_plain_pulumi(tmp_path):
         for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module)])
     }
     assert imported == {"pulumi", "pulumi_gcp"}
-    assert main.rstrip().endswith('register(pulumi.Config("skyform").require_object("cluster"))')
+    assert 'register(pulumi.Config().require_object("cluster"))' in main.splitlines()[-1]
     assert ast.get_docstring(tree).startswith("One skyform cluster on GCP")
 
 

@@ -1,6 +1,6 @@
 """One skyform cluster on AWS: N EC2 instances reachable over SSH.
 
-Input: `cluster`, a plain dict (an exported project reads it from the `skyform:cluster` config):
+Input: `cluster`, a plain dict (an exported project reads it from its `cluster` config):
   name, region, zone_id (an availability zone *ID* such as use1-az4) or zone_name, or neither;
   instance_type, num_nodes, image (AMI id), spot, disk {size_gb, type, iops, throughput},
   ports [[from, to], ...], ssh_user, ssh_public_key, key_name, tags.

@@ -1,6 +1,6 @@
 """One skyform cluster on GCP: N Compute Engine VMs reachable over SSH.
 
-Input: `cluster`, a plain dict (an exported project reads it from the `skyform:cluster` config):
+Input: `cluster`, a plain dict (an exported project reads it from its `cluster` config):
   name, project (or null: GOOGLE_PROJECT / GOOGLE_CLOUD_PROJECT), region, zone, machine_type,
   num_nodes, instance_names, firewall_names {ssh, internal}, network_tag, image, spot, gpu,
   accelerator {type, count} (N1 only) or null, disk {size_gb, type, iops}, ports ["8080",

@@ -1,6 +1,6 @@
 """One skyform cluster on Kubernetes: N pods running sshd, each behind its own Service.
 
-Input: `cluster`, a plain dict (an exported project reads it from the `skyform:cluster` config):
+Input: `cluster`, a plain dict (an exported project reads it from its `cluster` config):
   name, context (null: the current context), namespace (null: the context's), num_nodes,
   pod_names, secret_name, image, cpus, memory ("16Gi"), gpu {count, node_selector} or null,
   ports [8080, ...], ssh_user, ssh_public_key, labels.
