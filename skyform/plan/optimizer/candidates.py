@@ -175,12 +175,14 @@ def _cheapest_per_place(
     """(offer, request index), cheapest per (place, accelerator, count, spot), in catalog order."""
     best: dict[tuple, tuple[Offer, int]] = {}
     for r, query in enumerate(queries):
-        for offer in run_query(catalog, query, blocked):
+        for offer in run_query(catalog, query, blocked):  # cheapest first
             key = (offer.cloud, offer.region, offer.zone, offer.accelerator)
             key += (offer.accelerator_count, offer.spot)
             seen = best.get(key)
-            if seen is None or offer < seen[0]:
+            if seen is None:
                 best[key] = (offer, r)
+            elif seen[1] != r and offer.sort_key < seen[0].sort_key:
+                best[key] = (offer, r)  # an earlier request's offer here was pricier
     return sorted(best.values(), key=lambda pair: pair[0].sort_key)
 
 

@@ -5,7 +5,8 @@
 2. Walk the component's tasks in topological order. For each task, try its candidates that
    come before the current one in rank order by moving only that task (checked in Python); if
    the task is still not on its first candidate, ask CBC for the smallest rank position it can
-   take with every bound kept and every earlier task fixed. Then fix the task.
+   take with every bound kept and every earlier task fixed — for it and the next few tasks at
+   once, with lexicographic integer weights small enough for CBC to be exact. Then fix them.
 Every answer CBC gives is re-scored in Python and kept only if it honours the bounds, so solver
 tolerances can make the result less canonical but never worse.
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 from skyform.plan.optimizer.ilp import PlacementIlp
 from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.problem import tol
+
+LEX_LIMIT = 100_000
 
 
 def lexmin_ilp(
@@ -38,20 +41,40 @@ def lexmin_ilp(
                 incumbent = model.minimize(model.expression(which), incumbent)
                 caps[which] = _values(prep, incumbent, comp)[which]
                 model.bound(which, caps[which])
-        for v in comp:
-            alive = prep.alive[v]
-            if len(alive) == 1:
-                continue
-            if incumbent[v] != alive[0]:
+        pending = [v for v in comp if len(prep.alive[v]) > 1]
+        at = 0
+        while at < len(pending):
+            v = pending[at]
+            first = prep.alive[v][0]
+            if incumbent[v] != first:
                 incumbent = _single_move(prep, comp, incumbent, v, caps)
-            if incumbent[v] != alive[0]:
-                trial = model.minimize(model.rank_objective(v), incumbent)
-                if _fits(prep, comp, trial, caps):
-                    incumbent = trial
-            model.fix(v, incumbent[v])
+            if incumbent[v] == first:
+                model.fix(v, first)
+                at += 1
+                continue
+            batch = _batch(prep, pending, at)
+            trial = model.minimize(model.rank_objective(batch), incumbent)
+            if _fits(prep, comp, trial, caps):
+                incumbent = trial
+            for u in batch:
+                model.fix(u, incumbent[u])
+            at += len(batch)
     finally:
         prep.ilp_solves += model.solves
     return incumbent
+
+
+def _batch(prep: Prepared, pending: list[int], at: int) -> list[int]:
+    """Tasks from pending[at] on whose rank positions one solve can order lexicographically:
+    the weights (products of list lengths) stay at most LEX_LIMIT, where CBC is exact."""
+    batch = [pending[at]]
+    size = len(prep.alive[pending[at]])
+    for v in pending[at + 1 :]:
+        size *= len(prep.alive[v])
+        if size > LEX_LIMIT:
+            break
+        batch.append(v)
+    return batch
 
 
 def _values(prep: Prepared, choice: list[int], comp: list[int]) -> dict[str, float]:

@@ -248,8 +248,14 @@ class PlacementIlp:
                 choice[v] = alive[-max(values)[1]]
         return choice
 
-    def rank_objective(self, v: int) -> Any:
-        terms = [(self.var[(v, i)], float(n)) for n, i in enumerate(self.prep.alive[v])]
+    def rank_objective(self, tasks: list[int]) -> Any:
+        """Rank positions of `tasks` weighted lexicographically (earlier tasks dominate)."""
+        terms: Terms = []
+        weight = 1
+        for v in reversed(tasks):
+            alive = self.prep.alive[v]
+            terms += [(self.var[(v, i)], float(weight * n)) for n, i in enumerate(alive)]
+            weight *= len(alive)
         return self._expr(terms)
 
 

@@ -129,9 +129,16 @@ def _unsold_counts(requests: list[ResourceRequest], catalog: Catalog, clouds) ->
             continue
         wanted = float(request.accelerator_count if request.accelerator_count is not None else 1)
         where = (request.cloud,) if request.cloud else tuple(clouds)
-        offers = catalog.query(clouds=where, accelerator=name)
-        counts = sorted({o.accelerator_count for o in offers})
-        if counts and wanted not in counts:
+        counts = sorted(
+            {o.accelerator_count for o in catalog.query(clouds=where, accelerator=name)}
+        )
+        if not counts:
+            note = f"{name} is not sold on {', '.join(where)}."
+            elsewhere = catalog.accelerator_clouds(name)
+            if elsewhere:
+                note += f" SkyPilot lists it on {', '.join(elsewhere)}."
+            notes.append(note)
+        elif wanted not in counts:
             sold = ", ".join(format_count(c) for c in counts)
             notes.append(
                 f"{name}:{format_count(wanted)} is not sold on {', '.join(where)} "
@@ -160,10 +167,29 @@ def _relaxations(request: ResourceRequest, query: Query, catalog: Catalog, cloud
     if query.cpus is not None or query.memory is not None or query.default_size:
         yield "size", relaxed(query, cpus=None, memory=None, default_size=False)
     if query.instance_type is not None:
-        yield "another instance type", relaxed(query, instance_type=None, cpu_only=False)
+        same = _like_instance(catalog, query)
+        if same is not None:
+            yield "another instance type", same
     if query.num_nodes > 1:
         yield "fewer nodes", relaxed(query, num_nodes=1)
     yield "if unblocked", relaxed(query, honour_blocked=False)
+
+
+def _like_instance(catalog: Catalog, query: Query) -> Query | None:
+    """The request with its instance type replaced by what that type carries."""
+    known = catalog.query(clouds=catalog.clouds(), instance_type=query.instance_type, limit=1)
+    if not known:
+        return None
+    kind = known[0]
+    if kind.accelerator:
+        return relaxed(
+            query,
+            instance_type=None,
+            accelerator=kind.accelerator,
+            accelerator_count=kind.accelerator_count,
+            cpu_only=False,
+        )
+    return relaxed(query, instance_type=None, cpus=kind.vcpus, memory=kind.memory_gib)
 
 
 def _cheapest(catalog, query: Query, change: str, blocked, wanted: float):
