@@ -13,6 +13,9 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(Path(__file__).parent))  # `import helpers` from any test module
 
+# Real sshd nodes on loopback, one set for the whole session (tests/sshnodes.py).
+from sshnodes_fixtures import fresh_ssh_nodes, make_ssh_nodes, ssh_nodes  # noqa: E402, F401
+
 
 @pytest.fixture(autouse=True)
 def skyform_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -126,6 +126,15 @@ class StateDB:
         row = self._conn.execute("SELECT record FROM clusters WHERE name=?", (name,)).fetchone()
         return ClusterRecord.model_validate_json(row["record"]) if row else None
 
+    def require_cluster(self, name: str) -> ClusterRecord:
+        record = self.get_cluster(name)
+        if record is None:
+            known = ", ".join(c.name for c in self.list_clusters()) or "none"
+            raise StateError(
+                f"no cluster named {name!r} (clusters: {known})", "See them with: skyform status"
+            )
+        return record
+
     def list_clusters(self) -> list[ClusterRecord]:
         rows = self._conn.execute("SELECT record FROM clusters ORDER BY name").fetchall()
         return [ClusterRecord.model_validate_json(r["record"]) for r in rows]

@@ -102,6 +102,7 @@ class JobRecord(_Model):
     exit_codes: dict[int, int | None] = {}  # node rank -> exit code (None while running)
     resources: str = ""
     managed_job_id: int | None = None
+    recovery_count: int = 0  # part of the node-side job key (exec.jobs.run_key)
 
 
 class Event(_Model):

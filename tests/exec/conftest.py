@@ -11,7 +11,6 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]  # tests/ for sshnodes, tests/exec for execkit
 
 from execkit import local_nodes, make_cluster  # noqa: E402
-from sshnodes_fixtures import fresh_ssh_nodes, make_ssh_nodes, ssh_nodes  # noqa: E402, F401
 
 from skyform.state.models import ClusterHandle  # noqa: E402
 

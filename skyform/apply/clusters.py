@@ -1,0 +1,90 @@
+"""Cluster lifecycle with state bookkeeping: provision, mark up, destroy.
+
+Each step writes state before and after the engine acts, so a process killed at any point
+leaves a record a second apply can converge from: INIT clusters are replaced, reserved hosts
+are reused or released, usage intervals are closed when the cluster goes away.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from skyform.config import Config
+from skyform.plan.model import ClusterSpec
+from skyform.stacks.engine import engine_for
+from skyform.state.db import StateDB
+from skyform.state.models import ClusterHandle, ClusterRecord, ClusterStatus
+
+Emit = Callable[[str], None]
+
+
+def _event(db: StateDB, kind: str, cluster: str, message: str, **data) -> None:
+    db.add_event(kind, message, cluster=cluster, data={"serial": db.serial, **data})
+
+
+def provision(
+    db: StateDB,
+    config: Config,
+    spec: ClusterSpec,
+    *,
+    source: str | None,
+    plan_digest: str | None,
+    emit: Emit,
+) -> ClusterRecord:
+    """Record the cluster as INIT, bring it up through its engine, record the handle."""
+    record = ClusterRecord(
+        name=spec.name,
+        status=ClusterStatus.INIT,
+        spec=spec,
+        source=source,
+        hourly_price=spec.offer.hourly_price,
+        plan_digest=plan_digest,
+    )
+    db.put_cluster(record)
+    _event(db, "cluster.provisioning", spec.name, f"provisioning on {spec.offer.infra}")
+    engine = engine_for(spec.offer.cloud, config=config, state=db)
+    handle = engine.up(spec, emit)
+    record = record.model_copy(update={"handle": handle, "launched_at": time.time()})
+    db.put_cluster(record)
+    db.open_usage(record, reason="apply")
+    _event(
+        db, "cluster.provisioned", spec.name, f"{len(handle.nodes)} node(s) up on {handle.infra}"
+    )
+    return record
+
+
+def mark_up(db: StateDB, record: ClusterRecord, *, setup_done: str | None) -> ClusterRecord:
+    record = record.model_copy(update={"status": ClusterStatus.UP, "setup_done": setup_done})
+    db.put_cluster(record)
+    _event(db, "cluster.up", record.name, "cluster is up")
+    return record
+
+
+def update_spec(
+    db: StateDB, record: ClusterRecord, spec: ClusterSpec, plan_digest: str | None
+) -> ClusterRecord:
+    """An in-place update: the cluster keeps its nodes, the record takes the new spec."""
+    record = record.model_copy(update={"spec": spec, "plan_digest": plan_digest})
+    db.put_cluster(record)
+    _event(db, "cluster.updated", record.name, "cluster updated in place")
+    return record
+
+
+def destroy(db: StateDB, config: Config, record: ClusterRecord, *, reason: str, emit: Emit) -> None:
+    """Tear the cluster down through its engine (if it got that far) and forget it."""
+    engine = engine_for(record.spec.offer.cloud, config=config, state=db)
+    # An apply killed inside `up` left no handle: a node-less one still lets the engine
+    # remove what it made (local directories, reserved hosts, a half-made Pulumi stack).
+    handle = record.handle or ClusterHandle(
+        name=record.name,
+        engine=engine.name,
+        infra=record.spec.offer.infra,
+        offer=record.spec.offer,
+        nodes=[],
+    )
+    engine.destroy(handle, emit)
+    db.release_nodes(record.name)
+    db.close_usage(record.name)
+    db.delete_cluster(record.name)
+    _event(db, "cluster.destroyed", record.name, reason)

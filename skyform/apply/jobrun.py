@@ -1,0 +1,221 @@
+"""Run one JobSpec on a cluster: sync the workdir, mount files, set up, submit, follow.
+
+Shared by `apply`, `exec` and the managed-job controller, so a job runs the same way
+whoever starts it. State is written at each step (job record, setup marker), never printed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from skyform.errors import ExecError, NodeUnreachable
+from skyform.exec.jobs import run_key
+from skyform.exec.results import JobState, LogLine
+from skyform.exec.run import ClusterSession, open_cluster
+from skyform.plan.model import FileMount, JobSpec
+from skyform.state.db import StateDB
+from skyform.state.models import ClusterRecord, JobRecord, JobStatus
+
+NodeEvent = Callable[[str, "int | None", str], None]
+LogSink = Callable[[LogLine], None]
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """What happened: the job record as last written, and whether setup ran now."""
+
+    job: JobRecord
+    setup_ran: bool = False
+
+
+def task_id_for(cluster: str, job_id: int) -> str:
+    return f"skyform-{cluster}-{job_id}"
+
+
+def _resubstitute(text: str, secrets: Mapping[str, str]) -> str:
+    """Plans record `${NAME}` where a secret was substituted into a path; put it back."""
+    for name, value in secrets.items():
+        text = text.replace("${" + name + "}", value)
+    return text
+
+
+def _workdir_path(job: JobSpec, task_dir: Path, secrets: Mapping[str, str]) -> Path | None:
+    if not job.workdir:
+        return None
+    if job.workdir.startswith("{"):
+        raise ExecError(
+            f"task {job.name!r}: a git workdir ({job.workdir}) cannot be synced to these nodes",
+            "Clone the repository in `setup`, or use a local directory as workdir.",
+        )
+    path = Path(_resubstitute(job.workdir, secrets)).expanduser()
+    path = path if path.is_absolute() else task_dir / path
+    if not path.is_dir():
+        raise ExecError(
+            f"task {job.name!r}: workdir {path} is not a directory",
+            "Fix `workdir:` in the task file (relative paths start at its folder).",
+        )
+    return path
+
+
+def sync_inputs(
+    session: ClusterSession, job: JobSpec, task_dir: Path, secrets: Mapping[str, str]
+) -> None:
+    workdir = _workdir_path(job, task_dir, secrets)
+    if workdir is not None:
+        session.sync_workdir(workdir)
+    if job.file_mounts:
+        mounts = {
+            _resubstitute(dst, secrets): FileMount(
+                source=_resubstitute(m.source, secrets), mode=m.mode
+            )
+            for dst, m in job.file_mounts.items()
+        }
+        session.sync_file_mounts(mounts, base_dir=task_dir)
+
+
+def _record_final(db: StateDB, job: JobRecord, state: JobState, reason: str = "") -> JobRecord:
+    codes = dict(state.exit_codes)
+    for rank in state.unreachable:
+        codes.setdefault(rank, None)
+    status = state.status
+    if state.unreachable and not status.is_terminal:
+        status = JobStatus.FAILED_SETUP if state.setup else JobStatus.FAILED
+    updated = job.model_copy(
+        update={
+            "status": status,
+            "exit_codes": codes,
+            "ended_at": time.time() if status.is_terminal else None,
+        }
+    )
+    db.put_job(updated)
+    db.add_event(
+        "job." + status.value.lower(),
+        reason or f"job {job.job_id} {state.summary()}",
+        cluster=job.cluster,
+        job_id=job.job_id,
+    )
+    return updated
+
+
+def start_job(
+    db: StateDB,
+    record: ClusterRecord,
+    job_spec: JobSpec,
+    *,
+    task_dir: Path,
+    secrets: Mapping[str, str],
+    run_setup: bool = True,
+    task_id: str | None = None,
+    recovery_count: int = 0,
+    managed_job_id: int | None = None,
+    on_event: NodeEvent | None = None,
+) -> tuple[ClusterSession, JobRun]:
+    """Sync, set up (once per digest) and submit; return the open session and the job.
+
+    The caller follows or closes the session. On a setup failure the job is recorded as
+    FAILED_SETUP and nothing is submitted.
+    """
+    assert record.handle is not None
+    job_id = db.next_job_id(record.name)
+    task_id = task_id or task_id_for(record.name, job_id)
+    job = JobRecord(
+        cluster=record.name,
+        job_id=job_id,
+        name=job_spec.name,
+        task_id=task_id,
+        status=JobStatus.INIT,
+        submitted_at=time.time(),
+        managed_job_id=managed_job_id,
+        resources=f"{record.spec.num_nodes}x {record.spec.offer.instance_type}",
+        recovery_count=recovery_count,
+    )
+    db.put_job(job)
+    session = open_cluster(record.handle, on_event=on_event)
+    try:
+        sync_inputs(session, job_spec, task_dir, secrets)
+        setup_ran = False
+        if run_setup and job_spec.setup and record.setup_done != job_spec.setup_digest:
+            job = job.model_copy(update={"status": JobStatus.SETTING_UP})
+            db.put_job(job)
+            state = session.setup(
+                job_spec, task_id=task_id, secrets=secrets, recovery_count=recovery_count
+            )
+            setup_ran = not state.skipped
+            if state.status is not JobStatus.SUCCEEDED or state.unreachable:
+                job = _record_final(db, job, state, f"setup {state.summary()}")
+                return session, JobRun(job=job, setup_ran=setup_ran)
+        key = run_key(record.name, job_id, recovery_count)
+        state = session.submit(
+            job_spec, job_key=key, task_id=task_id, secrets=secrets, recovery_count=recovery_count
+        )
+        job = job.model_copy(update={"status": JobStatus.RUNNING, "started_at": time.time()})
+        db.put_job(job)
+        if state.status.is_terminal:
+            job = _record_final(db, job, state)
+        return session, JobRun(job=job, setup_ran=setup_ran)
+    except BaseException:
+        session.close()
+        raise
+
+
+def job_key(job: JobRecord) -> str:
+    return run_key(job.cluster, job.job_id, job.recovery_count)
+
+
+def follow_job(
+    db: StateDB,
+    session: ClusterSession,
+    job: JobRecord,
+    *,
+    on_log: LogSink | None = None,
+) -> JobRecord:
+    """Stream the job's logs until it ends; record the final status. A node that stops
+    answering fails the job (the managed-job controller handles that as a preemption)."""
+    key = job_key(job)
+    # Wait in the background (it cancels the other nodes when one fails, as SkyPilot does),
+    # while this thread streams the logs; the stream ends when every node's job has ended.
+    outcome: dict[str, object] = {}
+
+    def waiter() -> None:
+        try:
+            outcome["state"] = session.wait(key)
+        except BaseException as exc:  # handed to the caller below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=waiter, daemon=True, name=f"wait-{key}")
+    thread.start()
+    reason = ""
+    try:
+        if on_log is not None:
+            for line in session.logs(key, follow=True):
+                on_log(line)
+    except NodeUnreachable as err:
+        reason = f"a node stopped answering: {err.message}"
+    thread.join()
+    if "error" in outcome:
+        error = outcome["error"]
+        if not isinstance(error, NodeUnreachable):
+            raise error  # type: ignore[misc]
+        reason = reason or f"a node stopped answering: {error.message}"
+        state = session.status(key)
+    else:
+        state = outcome["state"]  # type: ignore[assignment]
+        if state.unreachable and not reason:  # type: ignore[union-attr]
+            first = next(iter(state.unreachable.values()))  # type: ignore[union-attr]
+            reason = f"a node stopped answering: {first.message}"
+    return _record_final(db, job, state, reason)  # type: ignore[arg-type]
+
+
+def refresh_job(db: StateDB, session: ClusterSession, job: JobRecord) -> JobRecord:
+    """Read a submitted job's state from the nodes (for queue/logs) and record it. Jobs not
+    yet submitted (INIT, SETTING_UP) are left to the apply that owns them."""
+    if job.status not in (JobStatus.RUNNING, JobStatus.PENDING):
+        return job
+    state = session.status(job_key(job))
+    if not state.status.is_terminal and not state.unreachable:
+        return job
+    return _record_final(db, job, state)

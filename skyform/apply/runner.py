@@ -1,0 +1,300 @@
+"""`apply`: carry out a saved plan, cluster by cluster, exactly as it was reviewed.
+
+Order: lock every cluster the plan touches (sorted, so two applies cannot deadlock), refuse a
+stale plan, resolve secrets, then walk the changes — destroys first, then the tasks in
+dependency order. A task's job starts only after its parents' jobs succeeded. Locks are held
+until every job is submitted; following logs happens after they are released.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from skyform.apply import clusters
+from skyform.apply.freshness import check_fresh, task_must_exist
+from skyform.apply.jobrun import JobRun, follow_job, start_job
+from skyform.apply.secrets import resolve_secrets
+from skyform.config import Config
+from skyform.errors import PlanError
+from skyform.exec.results import LogLine
+from skyform.exec.run import ClusterSession
+from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
+from skyform.state.db import StateDB
+from skyform.state.lock import cluster_lock
+from skyform.state.models import ClusterRecord, JobRecord, JobStatus
+
+
+class ApplyProgress(Protocol):
+    def stage(self, cluster: str, stage: str, detail: str = "") -> None: ...
+
+    def event(self, cluster: str, stage: str, rank: int | None, message: str) -> None: ...
+
+    def log(self, cluster: str, line: LogLine) -> None: ...
+
+
+@dataclass(frozen=True)
+class ClusterOutcome:
+    cluster: str
+    action: Action
+    job: JobRecord | None = None
+    message: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.job is not None and self.job.status in (
+            JobStatus.FAILED,
+            JobStatus.FAILED_SETUP,
+            JobStatus.CANCELLED,
+        )
+
+
+@dataclass
+class ApplyOptions:
+    detach: bool = False
+    secret_overrides: list[str] = field(default_factory=list)
+    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    lock_wait: float | None = None
+
+
+def _task_order(plan: Plan) -> list[TaskPlacement]:
+    """Tasks in dependency order (Kahn; lowest index first among ready ones)."""
+    pending = {t.task: t for t in plan.tasks}
+    done: set[str] = set()
+    order: list[TaskPlacement] = []
+    while pending:
+        ready = sorted(
+            (t for t in pending.values() if set(t.depends_on) <= done), key=lambda t: t.index
+        )
+        if not ready:
+            raise PlanError("the plan's task dependencies form a cycle")
+        order.append(ready[0])
+        done.add(ready[0].task)
+        del pending[ready[0].task]
+    return order
+
+
+class Applier:
+    def __init__(
+        self,
+        plan: Plan,
+        plan_path: Path,
+        plan_digest: str,
+        *,
+        db: StateDB,
+        config: Config,
+        catalog,
+        progress: ApplyProgress,
+        options: ApplyOptions,
+    ):
+        self.plan, self.plan_path, self.plan_digest = plan, Path(plan_path), plan_digest
+        self.db, self.config, self.catalog = db, config, catalog
+        self.progress, self.options = progress, options
+        self.outcomes: list[ClusterOutcome] = []
+        self._sessions: list[tuple[ClusterSession, JobRecord]] = []
+
+    # -- entry --------------------------------------------------------------------------------
+
+    def run(self) -> list[ClusterOutcome]:
+        plan = self.plan
+        multi = len(plan.tasks) > 1 and any(t.depends_on for t in plan.tasks)
+        if self.options.detach and multi:
+            raise PlanError(
+                "--detach cannot run a pipeline whose tasks wait for each other",
+                "Run apply without --detach (it follows the tasks in order), or use "
+                "`skyform jobs launch` to run the pipeline in the background.",
+            )
+        task_file = task_must_exist(plan, self.plan_path)
+        names = sorted({c.cluster for c in plan.changes})
+        with ExitStack() as locks:
+            for name in names:
+                locks.enter_context(
+                    cluster_lock(
+                        name, wait=self.options.lock_wait, purpose=f"skyform apply {self.plan_path}"
+                    )
+                )
+            check_fresh(plan, self.plan_path, db=self.db, catalog=self.catalog)
+            secrets = (
+                {}
+                if plan.destroy
+                else resolve_secrets(
+                    plan,
+                    task_file,
+                    secret_overrides=self.options.secret_overrides,
+                    environ=self.options.environ,
+                )
+            )
+            for change in plan.changes:
+                if change.action is Action.DELETE:
+                    self._destroy(change, "destroyed by plan")
+            follow_later = not multi
+            for task in _task_order(plan):
+                change = plan.change_for(task.cluster)
+                if change is None or change.action is Action.DELETE:
+                    continue
+                outcome = self._apply_task(
+                    change,
+                    task,
+                    task_file.parent,
+                    secrets.get(task.task, {}),
+                    follow_now=not follow_later,
+                )
+                self.outcomes.append(outcome)
+                if multi and outcome.failed:
+                    self.progress.stage(
+                        task.cluster, "stop", "a task failed: its dependents are not started"
+                    )
+                    break
+        if follow_later and not self.options.detach:
+            self._follow_pending()
+        else:
+            self._close_sessions()
+        return self.outcomes
+
+    # -- one cluster --------------------------------------------------------------------------
+
+    def _emit(self, cluster: str, stage: str):
+        return lambda message: self.progress.event(cluster, stage, None, message)
+
+    def _destroy(self, change: ClusterChange, reason: str) -> None:
+        record = self.db.get_cluster(change.cluster)
+        if record is None:
+            return
+        self.progress.stage(change.cluster, "destroy", change.reason)
+        clusters.destroy(
+            self.db, self.config, record, reason=reason, emit=self._emit(change.cluster, "destroy")
+        )
+        if change.action is Action.DELETE:
+            self.outcomes.append(ClusterOutcome(change.cluster, change.action, message="destroyed"))
+
+    def _apply_task(
+        self,
+        change: ClusterChange,
+        task: TaskPlacement,
+        task_dir: Path,
+        secrets: dict[str, str],
+        *,
+        follow_now: bool,
+    ) -> ClusterOutcome:
+        name, action = change.cluster, change.action
+        if action is Action.NOOP:
+            self.progress.stage(name, "noop", "up to date: nothing to do")
+            return ClusterOutcome(name, action, message="unchanged")
+        assert change.after is not None
+        record = self.db.get_cluster(name)
+        if action is Action.REPLACE and record is not None:
+            self._destroy(change, f"replaced: {change.reason}")
+            record = None
+        if record is None:
+            self.progress.stage(
+                name,
+                "provision",
+                f"{change.after.offer.infra} "
+                f"{change.after.num_nodes}x {change.after.offer.instance_type}",
+            )
+            record = clusters.provision(
+                self.db,
+                self.config,
+                change.after,
+                source=self.plan.task.path,
+                plan_digest=self.plan_digest,
+                emit=self._emit(name, "provision"),
+            )
+        else:
+            record = self._update_in_place(change, record)
+            if not self._job_changed(change):
+                return ClusterOutcome(name, action, message="updated in place")
+        return self._run_job(record, task, task_dir, secrets, follow_now=follow_now)
+
+    def _job_changed(self, change: ClusterChange) -> bool:
+        return any(a.path in ("job", "setup") for a in change.attributes)
+
+    def _update_in_place(self, change: ClusterChange, record: ClusterRecord) -> ClusterRecord:
+        assert change.after is not None
+        infra_paths = {a.path for a in change.attributes} - {"job", "setup"}
+        if infra_paths and change.after.offer.cloud not in ("local", "ssh"):
+            from skyform.stacks.engine import engine_for
+
+            self.progress.stage(change.cluster, "update", ", ".join(sorted(infra_paths)))
+            engine = engine_for(change.after.offer.cloud, config=self.config, state=self.db)
+            handle = engine.up(change.after, self._emit(change.cluster, "update"))
+            record = record.model_copy(update={"handle": handle})
+        return clusters.update_spec(self.db, record, change.after, self.plan_digest)
+
+    def _run_job(
+        self,
+        record: ClusterRecord,
+        task: TaskPlacement,
+        task_dir: Path,
+        secrets: dict[str, str],
+        *,
+        follow_now: bool,
+    ) -> ClusterOutcome:
+        name = record.name
+        self.progress.stage(name, "run", f"sync, setup and run `{task.task}`")
+        session, run = start_job(
+            self.db,
+            record,
+            task.job,
+            task_dir=task_dir,
+            secrets=secrets,
+            on_event=lambda stage, rank, msg: self.progress.event(name, stage, rank, msg),
+        )
+        record = clusters.mark_up(
+            self.db,
+            record,
+            setup_done=task.job.setup_digest
+            if run.job.status is not JobStatus.FAILED_SETUP
+            else record.setup_done,
+        )
+        return self._after_submit(session, run, follow_now)
+
+    def _after_submit(
+        self, session: ClusterSession, run: JobRun, follow_now: bool
+    ) -> ClusterOutcome:
+        job = run.job
+        action = self.plan.change_for(job.cluster).action  # type: ignore[union-attr]
+        if job.status.is_terminal or self.options.detach:
+            session.close()
+            return ClusterOutcome(
+                job.cluster,
+                action,
+                job,
+                "submitted" if not job.status.is_terminal else job.status.value,
+            )
+        if follow_now:
+            try:
+                job = follow_job(
+                    self.db, session, job, on_log=lambda line: self.progress.log(job.cluster, line)
+                )
+            finally:
+                session.close()
+            return ClusterOutcome(job.cluster, action, job, job.status.value)
+        self._sessions.append((session, job))
+        return ClusterOutcome(job.cluster, action, job, "submitted")
+
+    def _follow_pending(self) -> None:
+        by_cluster = {o.cluster: i for i, o in enumerate(self.outcomes)}
+        for session, job in self._sessions:
+            try:
+                final = follow_job(
+                    self.db,
+                    session,
+                    job,
+                    on_log=lambda line, c=job.cluster: self.progress.log(c, line),
+                )
+            finally:
+                session.close()
+            i = by_cluster[job.cluster]
+            self.outcomes[i] = ClusterOutcome(
+                job.cluster, self.outcomes[i].action, final, final.status.value
+            )
+        self._sessions.clear()
+
+    def _close_sessions(self) -> None:
+        for session, _ in self._sessions:
+            session.close()
+        self._sessions.clear()

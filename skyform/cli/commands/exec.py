@@ -1,0 +1,46 @@
+"""`skyform exec CLUSTER TASK.yaml|CMD`: sync and run on an existing cluster (no setup)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from skyform.cli import options
+
+
+def register(app: typer.Typer) -> None:
+    app.command("exec")(exec_)
+
+
+def exec_(
+    cluster: str = typer.Argument(..., help="An existing cluster (see skyform status)."),
+    target: str = typer.Argument(..., help="A task YAML (its run + workdir), or a command."),
+    detach: bool = typer.Option(False, "--detach", "-d", help="Return once submitted."),
+    env: list[str] = options.ENV,
+    env_file: list[Path] = options.ENV_FILE,
+    secret: list[str] = options.SECRET,
+) -> int:
+    """Run a task's `run` (after syncing its workdir) or a shell command on every node.
+
+    Exits with the command's exit code (the first non-zero one across nodes).
+    """
+    from skyform.cli.render.progress import ConsoleProgress
+    from skyform.exec_job import exec_on_cluster, exit_code_of
+
+    progress = ConsoleProgress(quiet_nodes=True)
+    job = exec_on_cluster(
+        cluster,
+        target,
+        detach=detach,
+        load_kwargs=options.task_inputs(env, env_file, secret),
+        on_log=lambda line: progress.log(cluster, line),
+        on_event=lambda stage, rank, msg: progress.event(cluster, stage, rank, msg),
+    )
+    if detach:
+        progress.console.print(
+            f"{cluster}: job {job.job_id} submitted; follow it: "
+            f"skyform logs {cluster} {job.job_id} --follow"
+        )
+        return 0
+    return exit_code_of(job)

@@ -1,0 +1,26 @@
+"""Asking the user before changing anything."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+
+def confirm(question: str, yes: bool) -> None:
+    """Terraform's rule: only the word `yes` approves; without a terminal, -y is required."""
+    from skyform.errors import SkyformError
+
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise SkyformError(
+            f"{question.rstrip('?')}: needs confirmation, but stdin is not a terminal",
+            "Pass -y to go ahead without asking.",
+        )
+    answer = typer.prompt(
+        f"\n{question} Only 'yes' will be accepted", default="", show_default=False
+    )
+    if answer.strip() != "yes":
+        typer.echo("Cancelled: nothing was changed.")
+        raise typer.Exit(1)

@@ -1,0 +1,49 @@
+"""The end of `skyform apply`: what happened to each cluster, Terraform's closing line."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+
+from skyform.apply.runner import ClusterOutcome
+from skyform.cli.render.console import make_console
+from skyform.plan.model import Plan
+from skyform.state.models import JobStatus
+
+STATUS_STYLE = {
+    JobStatus.SUCCEEDED: "green",
+    JobStatus.RUNNING: "cyan",
+    JobStatus.FAILED: "red",
+    JobStatus.FAILED_SETUP: "red",
+    JobStatus.CANCELLED: "yellow",
+}
+
+
+def render_apply_result(plan: Plan, outcomes: list[ClusterOutcome], *, detach: bool) -> None:
+    console = make_console()
+    s = plan.summary
+    console.print()
+    for o in outcomes:
+        if o.job is None:
+            console.print(f"  {escape(o.cluster)}: {escape(o.message)}")
+            continue
+        style = STATUS_STYLE.get(o.job.status, "white")
+        codes = ", ".join(
+            f"node {r}: {c}" for r, c in sorted(o.job.exit_codes.items()) if c not in (0, None)
+        )
+        console.print(
+            f"  {escape(o.cluster)}: job {o.job.job_id} [{style}]{o.job.status.value}[/]"
+            + (f" ({escape(codes)})" if codes else ""),
+            soft_wrap=True,
+        )
+        if detach and not o.job.status.is_terminal:
+            console.print(f"    follow it: skyform logs {o.cluster} {o.job.job_id} --follow")
+        elif o.failed:
+            console.print(f"    see why: skyform logs {o.cluster} {o.job.job_id}")
+    failed = [o for o in outcomes if o.failed]
+    verb = "failed" if failed else "complete"
+    style = "red" if failed else "green"
+    console.print(
+        f"\n[bold {style}]Apply {verb}![/] Clusters: {s.add} added, {s.change} changed, "
+        f"{s.destroy} destroyed.",
+        soft_wrap=True,
+    )

@@ -1,0 +1,46 @@
+"""Live progress of apply/exec/down: one line per stage, per-node events, job logs.
+
+Plain lines (no cursor tricks) so output reads the same in a terminal, a CI log or a pipe.
+Events arrive from worker threads; rich's Console serializes the writes.
+"""
+
+from __future__ import annotations
+
+from rich.markup import escape
+
+from skyform.cli.render.console import make_console
+
+STAGE_LABELS = {
+    "provision": "provisioning",
+    "destroy": "destroying",
+    "update": "updating in place",
+    "run": "running the job",
+    "noop": "no changes",
+    "stop": "stopped",
+}
+
+
+class ConsoleProgress:
+    def __init__(self, *, quiet_nodes: bool = False) -> None:
+        self.console = make_console()
+        self.quiet_nodes = quiet_nodes
+
+    def stage(self, cluster: str, stage: str, detail: str = "") -> None:
+        label = STAGE_LABELS.get(stage, stage)
+        tail = f": {escape(detail)}" if detail else ""
+        self.console.print(f"[bold cyan]{escape(cluster)}[/] {label}{tail}", soft_wrap=True)
+
+    def event(self, cluster: str, stage: str, rank: int | None, message: str) -> None:
+        if self.quiet_nodes:
+            return
+        who = f"node {rank}" if rank is not None else stage
+        where = f"{stage} " if rank is not None else ""
+        self.console.print(
+            f"[dim]  {escape(cluster)} {who}: {where}{escape(message)}[/]", soft_wrap=True
+        )
+
+    def log(self, cluster: str, line) -> None:
+        prefix = f"({cluster}, node={line.rank})"
+        self.console.print(
+            f"[dim]{escape(prefix)}[/] {escape(line.text)}", soft_wrap=True, highlight=False
+        )

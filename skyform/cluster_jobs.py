@@ -1,0 +1,122 @@
+"""Jobs on an existing cluster: refresh their status, stream logs, cancel them.
+
+Status lives in files on the nodes (no daemon); these functions read them through the exec
+layer and write what they learn back into state.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from skyform.apply.jobrun import job_key, refresh_job
+from skyform.errors import NodeUnreachable, StateError
+from skyform.exec.results import LogLine
+from skyform.exec.run import open_cluster
+from skyform.state.db import StateDB
+from skyform.state.lock import cluster_lock
+from skyform.state.models import ClusterRecord, JobRecord, JobStatus
+
+LIVE = (JobStatus.RUNNING, JobStatus.PENDING)
+
+
+def _pick(db: StateDB, record: ClusterRecord, job_id: int | None) -> JobRecord:
+    if job_id is None:
+        job = db.latest_job(record.name)
+        if job is None:
+            raise StateError(
+                f"cluster {record.name!r} has no jobs yet",
+                f"Run one: skyform exec {record.name} 'echo hi'",
+            )
+        return job
+    job = db.get_job(record.name, job_id)
+    if job is None:
+        ids = ", ".join(str(j.job_id) for j in db.list_jobs(record.name)) or "none"
+        raise StateError(
+            f"cluster {record.name!r} has no job {job_id} (jobs: {ids})",
+            f"See them with: skyform queue {record.name}",
+        )
+    return job
+
+
+def _handle(record: ClusterRecord):
+    if record.handle is None:
+        raise StateError(
+            f"cluster {record.name!r} has no nodes yet (status {record.status.value})",
+            "Apply its plan again, or take it down: skyform down " + record.name,
+        )
+    return record.handle
+
+
+def refresh_jobs(db: StateDB, record: ClusterRecord) -> tuple[list[JobRecord], list[str]]:
+    """Every job of the cluster, unfinished ones refreshed from the nodes when reachable."""
+    jobs = db.list_jobs(record.name)
+    if not any(j.status in LIVE for j in jobs) or record.handle is None:
+        return jobs, []
+    try:
+        with open_cluster(record.handle) as session:
+            jobs = [refresh_job(db, session, j) for j in jobs]
+    except NodeUnreachable as err:
+        return jobs, [f"could not refresh job status: {err.message}"]
+    return jobs, []
+
+
+def stream_logs(
+    db: StateDB,
+    record: ClusterRecord,
+    job_id: int | None,
+    *,
+    follow: bool,
+    node: int | None,
+    on_log: Callable[[LogLine], None],
+) -> JobRecord:
+    job = _pick(db, record, job_id)
+    handle = _handle(record)
+    if node is not None and not 0 <= node < len(handle.nodes):
+        raise StateError(
+            f"cluster {record.name!r} has nodes 0..{len(handle.nodes) - 1}, not {node}"
+        )
+    with open_cluster(handle) as session:
+        live = follow and job.status in LIVE
+        for line in session.logs(job_key(job), rank=node, follow=live):
+            on_log(line)
+        return refresh_job(db, session, job)
+
+
+def cancel_jobs(db: StateDB, record: ClusterRecord, job_ids: list[int] | None) -> list[JobRecord]:
+    """Cancel the given jobs (or every unfinished one); returns them as recorded after."""
+    targets = (
+        [_pick(db, record, i) for i in job_ids]
+        if job_ids is not None
+        else [j for j in db.list_jobs(record.name) if not j.status.is_terminal]
+    )
+    if not targets:
+        return []
+    done = []
+    with (
+        cluster_lock(record.name, purpose=f"skyform cancel {record.name}"),
+        open_cluster(_handle(record)) as session,
+    ):
+        for job in targets:
+            if job.status.is_terminal:
+                done.append(job)
+                continue
+            state = session.cancel(job_key(job))
+            codes = dict(state.exit_codes)
+            status = (
+                JobStatus.CANCELLED
+                if not state.status.is_terminal or state.status is JobStatus.CANCELLED
+                else state.status
+            )
+            updated = job.model_copy(
+                update={"status": status, "exit_codes": codes, "ended_at": time.time()}
+            )
+            db.put_job(updated)
+            db.add_event(
+                "job.cancelled",
+                f"job {job.job_id} cancelled",
+                cluster=record.name,
+                job_id=job.job_id,
+            )
+            done.append(updated)
+    return done
