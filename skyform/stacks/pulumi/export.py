@@ -88,10 +88,6 @@ def program_source(cloud: str) -> str:
     return resources.files("skyform.stacks.pulumi.programs").joinpath(f"{cloud}.py").read_text()
 
 
-def desired_clusters(plan: Plan) -> list[ClusterSpec]:
-    return [change.after for change in plan.changes if change.after is not None]
-
-
 def render_project(
     spec: ClusterSpec, inputs: dict, *, project: str, plan_digest: str
 ) -> dict[str, str]:
@@ -139,7 +135,14 @@ def export_plan(
     settings = pulumi_settings(config)
     rendered: list[tuple[ClusterSpec, dict[str, str]]] = []
     skipped = []
-    for spec in desired_clusters(plan):
+    for change in plan.changes:
+        spec = change.after
+        if spec is None:
+            infra = change.before.offer.infra if change.before else "?"
+            skipped.append(
+                SkippedCluster(change.cluster, infra, "the plan deletes it: nothing to export")
+            )
+            continue
         cloud = spec.offer.cloud
         if cloud not in CLOUDS:
             skipped.append(

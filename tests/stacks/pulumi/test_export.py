@@ -23,7 +23,7 @@ from pulumi_specs import (
 
 from skyform.config import Config, PulumiSettings
 from skyform.errors import StackError
-from skyform.plan.model import PlacedOffer
+from skyform.plan.model import Action, ClusterChange, PlacedOffer
 from skyform.plan.planfile import plan_bytes, plan_digest, write_plan
 from skyform.stacks.pulumi.context import input_context
 from skyform.stacks.pulumi.export import REQUIREMENTS, export_plan
@@ -102,6 +102,17 @@ def test_one_project_per_cloud_cluster_and_local_ones_are_skipped(tmp_path):
     assert (skipped.cluster, skipped.infra) == ("dev", "local")
     assert skipped.reason == "local clusters are not Pulumi stacks: nothing to export"
     assert not (tmp_path / "out" / "dev").exists()
+
+
+def test_clusters_the_plan_deletes_are_skipped(tmp_path):
+    plan = plan_of(CASES[0])
+    delete = ClusterChange(cluster="old", action=Action.DELETE, reason="gone", before=CASES[2])
+    plan = plan.model_copy(update={"changes": [*plan.changes, delete]})
+    result = export_plan(plan, "sha256:x", tmp_path / "out", config=Config(), catalog=catalog())
+    assert [p.cluster for p in result.projects] == ["aws-gpu"]
+    assert [(s.cluster, s.infra, s.reason) for s in result.skipped] == [
+        ("old", "gcp/us-central1/us-central1-a", "the plan deletes it: nothing to export")
+    ]
 
 
 def test_project_files_are_plain_pulumi(tmp_path):
