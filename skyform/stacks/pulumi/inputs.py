@@ -8,7 +8,6 @@ inline and the exported program see exactly the same inputs.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,6 @@ MAX_K8S_PORTS = 100  # ports are listed one by one on pods and services
 AWS_SSH_USER = "ubuntu"  # the user of SkyPilot's (and Ubuntu's) AMIs
 GCP_SSH_USER = "skyform"  # created on the VM by the guest agent from the ssh-keys metadata
 K8S_SSH_USER = "root"
-_AZ_NAME = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+[a-z]$")  # us-east-1a (an AZ ID is use1-az4)
 
 
 @dataclass(frozen=True)
@@ -97,6 +95,8 @@ def _image(spec: ClusterSpec, ctx: InputContext) -> str:
 def aws_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
     offer = spec.offer
     zone = offer.zone if offer.zone and offer.zone != offer.region else None
+    # Zone names start with the region (us-east-1a, us-west-2-lax-1a); IDs do not (use1-az4).
+    named = bool(zone) and zone.startswith(offer.region)
     tags = naming.aws_tags(spec.labels)
     tags.update({"skyform:cluster": spec.name})
     if ctx.plan_digest:
@@ -105,8 +105,8 @@ def aws_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
         "cloud": "aws",
         "name": spec.name,
         "region": offer.region,
-        "zone_id": zone if zone and not _AZ_NAME.match(zone) else None,
-        "zone_name": zone if zone and _AZ_NAME.match(zone) else None,
+        "zone_id": zone if zone and not named else None,
+        "zone_name": zone if named else None,
         "instance_type": offer.instance_type,
         "num_nodes": spec.num_nodes,
         "image": _image(spec, ctx),
