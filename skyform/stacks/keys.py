@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from skyform.config import ensure_dir, home
+from skyform.config import ensure_dir, ensure_home, home
 from skyform.errors import StackError
 
 KEY_NAME = "skyform-key"
@@ -75,6 +75,7 @@ def ensure_key_pair() -> SSHKeyPair:
     if existing is not None:
         return existing
     private, public = key_paths()
+    ensure_home()  # 0700, like every directory skyform makes under it
     ensure_dir(keys_dir())
     _write_new(private, _generate())  # loses quietly if another process made one first
     # The .pub always comes from the private key on disk, whichever process wrote it.

@@ -81,3 +81,9 @@ def test_concurrent_first_use_yields_one_consistent_pair():
 def test_short_id_names_the_key_stably():
     pair = keys.ensure_key_pair()
     assert len(pair.short_id) == 12 and pair.short_id == keys.load_key_pair().short_id
+
+
+def test_a_fresh_skyform_home_is_created_private(skyform_home):
+    os.rmdir(skyform_home)
+    keys.ensure_key_pair()
+    assert mode(skyform_home) == 0o700

@@ -60,7 +60,7 @@ class PulumiSettings:
         """Environment for every Pulumi CLI call. Holds the passphrase: never log it."""
         backend_dir = local_backend_dir(self.backend_url)
         if backend_dir is not None:
-            ensure_dir(backend_dir)
+            private_dir(backend_dir)
         return {
             "PULUMI_BACKEND_URL": self.backend_url,
             "PULUMI_CONFIG_PASSPHRASE": ensure_passphrase(self.passphrase_path),
@@ -82,10 +82,21 @@ def pulumi_settings(config: Config | None = None, env: Mapping[str, str] | None 
     return PulumiSettings(project=project, backend_url=url, home=root)
 
 
+def private_dir(path: Path) -> Path:
+    """Create `path` 0700; under SKYFORM_HOME, every missing level in between too."""
+    root = home()
+    if path != root and root not in path.parents:
+        return ensure_dir(path)
+    current = ensure_dir(root)
+    for part in path.relative_to(root).parts:
+        current = ensure_dir(current / part)
+    return current
+
+
 def ensure_passphrase(path: Path) -> str:
     """The stacks' passphrase, generated on first use (0600, never overwritten)."""
     if not path.exists():
-        ensure_dir(path.parent)
+        private_dir(path.parent)
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import stat
 
 import pytest
@@ -13,6 +14,7 @@ from skyform.errors import ConfigError, StackError
 from skyform.stacks.pulumi.backend import (
     ensure_passphrase,
     local_backend_dir,
+    private_dir,
     pulumi_settings,
     stack_outputs,
 )
@@ -132,3 +134,19 @@ def test_stack_outputs_is_none_when_it_cannot_know(skyform_home, monkeypatch):
     assert stack_outputs("c1", Config(pulumi=PulumiSettings(backend_url="s3://x"))) is None
     assert stack_outputs("c1", Config(pulumi=PulumiSettings(project="other"))) is None
     assert stack_outputs("bad/name", Config()) is None
+
+
+def test_directories_skyform_makes_are_private(skyform_home):
+    os.rmdir(skyform_home)  # as on a fresh machine
+    settings = pulumi_settings(Config())
+    settings.cli_env()
+    private_dir(settings.work_dir("c1"))
+    for path in (
+        skyform_home,
+        skyform_home / "secrets",
+        skyform_home / "pulumi",
+        skyform_home / "pulumi-work",
+        skyform_home / "pulumi-work" / "skyform",
+        skyform_home / "pulumi-work" / "skyform" / "c1",
+    ):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
