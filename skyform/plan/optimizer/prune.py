@@ -13,7 +13,8 @@ worst case over the places v's neighbours can still use:
   makespan moves by at most the positive part of the latter.
 
 Two candidates at the same place see the same transfers, so there only their own numbers
-count (`prune_places`, the "best candidate per place" rule, run on every task). The general
+count (`prune_places`, the "best candidate per place" rule, run on every task). A whole place
+can be dominated by another of its region (`prune_twin_places`, per component). The general
 rule (`prune_dominated`) runs on components headed for enumeration or the ILP, comparing each
 candidate with the DOMINATORS first ones in rank order, and repeats while it removes something:
 each round only looks at places the neighbours still have, which is sound because the
@@ -38,6 +39,75 @@ def prune_places(prep: Prepared, tasks: list[int] | None = None) -> int:
         dropped += len(prep.alive[v]) - len(kept)
         prep.alive[v] = kept
     return dropped
+
+
+def prune_twin_places(prep: Prepared, tasks: list[int]) -> int:
+    """Drop every candidate at a place another place of the same region dominates.
+
+    Place z1 dominates z2 for a component when (a) each of its tasks that can run at z2 has a
+    candidate at z1 that costs and lasts no more and comes earlier in rank order, and (b) data
+    moves to and from z1 no dearer or slower than to and from z2, from or to every place the
+    component uses and between z1/z2 themselves, for each data size on its edges. Moving all
+    tasks at z2 to z1 then never makes an assignment worse and makes it earlier in rank order
+    at the first task moved, so the canonical answer never uses z2 (typically: zones of one
+    region with the same prices, which only tie-breaking tells apart).
+    """
+    at: dict[int, dict[int, list[int]]] = {}  # place -> task -> candidates there
+    for v in tasks:
+        for i in prep.alive[v]:
+            at.setdefault(prep.place[v][i], {}).setdefault(v, []).append(i)
+    members = set(tasks)
+    sizes = sorted({gb for u, _, gb in prep.edges if gb > 0 and u in members})
+    regions: dict[tuple, list[int]] = {}
+    for place in sorted(at):
+        where = prep.places[place]
+        regions.setdefault((where.cloud, where.region), []).append(place)
+    gone: set[int] = set()
+    for places in regions.values():
+        for z2 in places:
+            for z1 in places:
+                if z1 != z2 and z1 not in gone and _twin(prep, at, z1, z2, sizes):
+                    gone.add(z2)
+                    break
+    dropped = 0
+    for v in tasks:
+        kept = [i for i in prep.alive[v] if prep.place[v][i] not in gone]
+        dropped += len(prep.alive[v]) - len(kept)
+        prep.alive[v] = kept
+    return dropped
+
+
+def _twin(prep: Prepared, at: dict, z1: int, z2: int, sizes: list[float]) -> bool:
+    """Does place z1 dominate place z2 (see prune_twin_places)?"""
+    for v, here in at[z2].items():
+        there = at[z1].get(v, ())
+        for j in here:
+            if not any(
+                prep.cost[v][i] <= prep.cost[v][j]
+                and prep.dur[v][i] <= prep.dur[v][j]
+                and prep.pos[v][i] < prep.pos[v][j]
+                for i in there
+            ):
+                return False
+    move = prep.move
+    for gb in sizes:
+        same = move(z1, z1, gb)
+        if not (_le2(same, move(z2, z2, gb)) and _le2(same, move(z2, z1, gb))):
+            return False
+        if not _le2(same, move(z1, z2, gb)):
+            return False
+        for m in at:
+            if m in (z1, z2):
+                continue
+            if not (
+                _le2(move(z1, m, gb), move(z2, m, gb)) and _le2(move(m, z1, gb), move(m, z2, gb))
+            ):
+                return False
+    return True
+
+
+def _le2(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] <= b[0] and a[1] <= b[1]
 
 
 def prune_dominated(prep: Prepared, tasks: list[int]) -> int:

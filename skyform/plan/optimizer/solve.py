@@ -20,7 +20,7 @@ from skyform.plan.optimizer.brute import lexmin_enumerate
 from skyform.plan.optimizer.dp import chain_edges, lexmin_chain
 from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.problem import Problem, Solution, tol
-from skyform.plan.optimizer.prune import prune_dominated, prune_places
+from skyform.plan.optimizer.prune import prune_dominated, prune_places, prune_twin_places
 from skyform.plan.optimizer.result import build_solution
 
 Method = Literal["auto", "dp", "ilp", "enumerate"]
@@ -40,6 +40,8 @@ def solve(problem: Problem, *, method: Method = "auto", pruning: bool = True) ->
     used: list[str] = []
     values: list[tuple[float, float]] = []
     for comp in comps:
+        if pruning and len(comp) > 1:
+            dropped += prune_twin_places(prep, comp)
         if pruning and _needs_search(prep, comp, method):
             dropped += prune_dominated(prep, comp)
         choice, how = _lexmin(prep, comp, choice, method)
