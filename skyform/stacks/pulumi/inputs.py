@@ -79,6 +79,16 @@ def port_ranges(ports: list[str]) -> list[list[int]]:
     return merged
 
 
+def _labels(spec: ClusterSpec, ctx: InputContext, cloud: str, key_fn, value_fn, sep: str):
+    """The task's labels made valid for the cloud, plus skyform's own (cluster, plan)."""
+    labels = naming.sanitized_labels(spec.labels, key_fn, value_fn, cloud)
+    labels[f"skyform{sep}cluster"] = value_fn(spec.name)
+    plan = naming.plan_label(ctx.plan_digest)
+    if plan:
+        labels[f"skyform{sep}plan"] = plan
+    return labels
+
+
 def _image(spec: ClusterSpec, ctx: InputContext) -> str:
     offer = spec.offer
     region = offer.region if offer.cloud == "aws" else None
@@ -141,13 +151,7 @@ def gcp_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
     gpu = has_nvidia_gpu(offer.accelerator)
     # Only N1 takes attachable GPUs; a2/a3/a4/g2 machine types carry theirs implicitly.
     attach = gpu and offer.instance_type.startswith("n1-")
-    labels = naming.sanitized_labels(
-        spec.labels, naming.gcp_label_key, naming.gcp_label_value, "GCP"
-    )
-    labels["skyform-cluster"] = naming.gcp_label_value(spec.name)
-    plan = naming.plan_label(ctx.plan_digest)
-    if plan:
-        labels["skyform-plan"] = plan
+    labels = _labels(spec, ctx, "GCP", naming.gcp_label_key, naming.gcp_label_value, "-")
     return {
         "cloud": "gcp",
         "name": spec.name,
@@ -220,13 +224,7 @@ def kubernetes_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
             f"{MAX_K8S_PORTS} per pod on Kubernetes",
             "Ask for fewer `resources.ports`.",
         )
-    labels = naming.sanitized_labels(
-        spec.labels, naming.k8s_label_key, naming.k8s_label_value, "Kubernetes"
-    )
-    labels["skyform/cluster"] = naming.k8s_label_value(spec.name)
-    plan = naming.plan_label(ctx.plan_digest)
-    if plan:
-        labels["skyform/plan"] = plan
+    labels = _labels(spec, ctx, "Kubernetes", naming.k8s_label_key, naming.k8s_label_value, "/")
     return {
         "cloud": "kubernetes",
         "name": spec.name,
