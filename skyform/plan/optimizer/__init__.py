@@ -9,7 +9,8 @@ makespan in hours: a task lasts (pulling its anchored inputs) + (estimated hours
 every parent has finished and its outputs have arrived (GB·8/10 Gbps between different places).
 The other objective breaks ties: the optimum is lexicographic (cost, then makespan; or makespan,
 then cost). With independent parts of the DAG (no edges between them), the `time` objective only
-asks each part to finish by the overall makespan and then minimises its cost.
+asks each part to finish by the overall makespan and then minimises its cost; likewise under
+`cost`, a part that is not the last to finish only has to finish by the overall makespan.
 
 Total order (deterministic tie-breaking). Among assignments equal in both objectives (within a
 relative 1e-9), the answer is the smallest one when tasks are read in topological order (Kahn,
@@ -27,8 +28,15 @@ optimal assignment of the rest. The chain DP does exactly this; after the ILP, e
 in turn to its earliest candidate that keeps both objective values (see canonical.py); small
 components are enumerated in that order. Pruning (prune.py) never removes the canonical answer.
 
-Public API: `optimize`, `solve`, `brute_force` (tests), `Problem`, `Task`, `Candidate`, `Edge`,
-`Anchor`, `Solution`, `TaskResult`, `Flow`, `describe_request`, `describe_offer`.
+How: candidates.py turns each task's first feasible resource group into candidates (the
+cheapest offer per place, accelerator and spot); prune.py drops what can never be canonical
+(per place, twin places of a region, dominated candidates); solve.py splits the DAG into
+independent parts and solves each with dp.py (chains), brute.py (small parts) or ilp.py +
+canonical.py (CBC); nearest.py explains a task nothing fits.
+
+Public API: `optimize`, `problem_for`, `solve`, `brute_force` (tests), `Problem`, `Task`,
+`Candidate`, `Edge`, `Anchor`, `Solution`, `TaskResult`, `Flow`, `Nearest`, `describe_request`,
+`describe_offer`.
 """
 
 from __future__ import annotations

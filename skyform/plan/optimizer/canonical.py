@@ -38,7 +38,9 @@ def lexmin_ilp(
     try:
         for which, cap in ((primary, p_cap), (secondary, s_cap)):
             if cap is None:
-                incumbent = model.minimize(model.expression(which), incumbent)
+                trial = model.minimize(model.expression(which), incumbent)
+                if _fits(prep, comp, trial, caps):
+                    incumbent = trial
                 caps[which] = _values(prep, incumbent, comp)[which]
                 model.bound(which, caps[which])
         pending = [v for v in comp if len(prep.alive[v]) > 1]

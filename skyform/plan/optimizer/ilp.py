@@ -7,7 +7,9 @@ where u and v run, a product of two one-hot vectors, linearised without candidat
   inside a region one price between any two different places), a transportation flow
   f[A,B] between u's region A and v's region B (sum over B = "u in A", sum over A = "v in B"),
   plus, per place l both can use, w[l] <= "u at l", w[l] <= "v at l" for the same-place
-  discount (and w[l] >= both - 1 whenever a discount is negative, so w is exact either way);
+  discount (and w[l] >= "u at l" + "v at l" - 1 should the same place ever cost more, so w
+  is exact either way); a transfer time that is one constant between any two different places
+  (the catalog's 10 Gbps) needs only the w terms;
 - otherwise the same transportation form over pairs of places.
 All of these are exact at integer points, so the LP relaxation only decides speed.
 Time: start[v] >= start[u] + dur[u] + transfer(u,v); makespan >= start[v] + dur[v].
