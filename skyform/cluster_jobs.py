@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from skyform.apply.jobrun import job_key, refresh_job
+from skyform.apply.jobrun import follow_job, job_key, refresh_job
 from skyform.errors import NodeUnreachable, StateError
 from skyform.exec.results import LogLine
 from skyform.exec.run import open_cluster
@@ -48,17 +49,27 @@ def _handle(record: ClusterRecord):
     return record.handle
 
 
+def _unreachable_warnings(session) -> list[str]:
+    return [
+        f"node {rank} did not answer: {err.message}"
+        for rank, err in sorted(session.unreachable.items())
+    ]
+
+
 def refresh_jobs(db: StateDB, record: ClusterRecord) -> tuple[list[JobRecord], list[str]]:
-    """Every job of the cluster, unfinished ones refreshed from the nodes when reachable."""
+    """Every job of the cluster, unfinished ones refreshed from the nodes that answer."""
     jobs = db.list_jobs(record.name)
     if not any(j.status in LIVE for j in jobs) or record.handle is None:
         return jobs, []
-    try:
-        with open_cluster(record.handle) as session:
-            jobs = [refresh_job(db, session, j) for j in jobs]
-    except NodeUnreachable as err:
-        return jobs, [f"could not refresh job status: {err.message}"]
-    return jobs, []
+    with open_cluster(record.handle, require_all=False) as session:
+        jobs = [refresh_job(db, session, j) for j in jobs]
+        return jobs, _unreachable_warnings(session)
+
+
+@dataclass(frozen=True)
+class LogsResult:
+    job: JobRecord
+    warnings: list[str]
 
 
 def stream_logs(
@@ -76,11 +87,16 @@ def stream_logs(
         raise StateError(
             f"cluster {record.name!r} has nodes 0..{len(handle.nodes) - 1}, not {node}"
         )
-    with open_cluster(handle) as session:
-        live = follow and job.status in LIVE
-        for line in session.logs(job_key(job), rank=node, follow=live):
-            on_log(line)
-        return refresh_job(db, session, job)
+    with open_cluster(handle, require_all=False) as session:
+        if follow and job.status in LIVE:  # follow to the end, as apply does
+            final = follow_job(db, session, job, on_log=on_log, node=node)
+            return LogsResult(final, _unreachable_warnings(session))
+        try:
+            for line in session.logs(job_key(job), rank=node, follow=False):
+                on_log(line)
+        except NodeUnreachable:
+            pass  # reported below with every node that did not answer
+        return LogsResult(refresh_job(db, session, job), _unreachable_warnings(session))
 
 
 def cancel_jobs(db: StateDB, record: ClusterRecord, job_ids: list[int] | None) -> list[JobRecord]:

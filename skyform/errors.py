@@ -112,7 +112,23 @@ class ExecError(SkyformError):
 
 
 class NodeUnreachable(ExecError):
-    """A node did not answer over SSH (down, wrong key, host key mismatch, timeout)."""
+    """A node did not answer over SSH (down, wrong key, host key mismatch, timeout).
+
+    `reason` says which, for callers that must tell a dead node from a misconfigured one:
+    refused, timeout, banner, auth, host_key, lost (connection dropped), or "" when unknown.
+    """
+
+    DEAD_REASONS = frozenset({"refused", "lost"})
+
+    def __init__(self, message: str, hint: str | None = None, *, reason: str = "") -> None:
+        super().__init__(message, hint)
+        self.reason = reason
+
+    @property
+    def node_is_gone(self) -> bool:
+        """The node itself is down (connection refused or dropped), not merely slow or
+        misconfigured: what a preemption looks like from here."""
+        return self.reason in self.DEAD_REASONS
 
 
 class NodeCommandFailed(ExecError):

@@ -172,9 +172,12 @@ def follow_job(
     job: JobRecord,
     *,
     on_log: LogSink | None = None,
+    node: int | None = None,
 ) -> JobRecord:
-    """Stream the job's logs until it ends; record the final status. A node that stops
-    answering fails the job (the managed-job controller handles that as a preemption)."""
+    """Stream the job's logs (all nodes, or one) until it ends; record the final status.
+
+    A node that stops answering fails the job and its parts on the other nodes are cancelled
+    (the managed-job controller treats that as a preemption and recovers)."""
     key = job_key(job)
     # Wait in the background (it cancels the other nodes when one fails, as SkyPilot does),
     # while this thread streams the logs; the stream ends when every node's job has ended.
@@ -182,7 +185,11 @@ def follow_job(
 
     def waiter() -> None:
         try:
-            outcome["state"] = session.wait(key)
+            state = session.wait(key)
+            if any(e.node_is_gone for e in state.unreachable.values()):
+                # a lost node fails the job: stop its parts on the nodes still up
+                session.cancel(key, grace=2)
+            outcome["state"] = state
         except BaseException as exc:  # handed to the caller below
             outcome["error"] = exc
 
@@ -191,7 +198,7 @@ def follow_job(
     reason = ""
     try:
         if on_log is not None:
-            for line in session.logs(key, follow=True):
+            for line in session.logs(key, rank=node, follow=True):
                 on_log(line)
     except NodeUnreachable as err:
         reason = f"a node stopped answering: {err.message}"
@@ -204,9 +211,10 @@ def follow_job(
         state = session.status(key)
     else:
         state = outcome["state"]  # type: ignore[assignment]
-        if state.unreachable and not reason:  # type: ignore[union-attr]
+        if state.unreachable:  # type: ignore[union-attr]
+            ranks = ", ".join(str(r) for r in state.unreachable)  # type: ignore[union-attr]
             first = next(iter(state.unreachable.values()))  # type: ignore[union-attr]
-            reason = f"a node stopped answering: {first.message}"
+            reason = f"node {ranks} stopped answering: {first.message}"
     return _record_final(db, job, state, reason)  # type: ignore[arg-type]
 
 
@@ -216,6 +224,11 @@ def refresh_job(db: StateDB, session: ClusterSession, job: JobRecord) -> JobReco
     if job.status not in (JobStatus.RUNNING, JobStatus.PENDING):
         return job
     state = session.status(job_key(job))
-    if not state.status.is_terminal and not state.unreachable:
-        return job
+    gone = {r: e for r, e in state.unreachable.items() if e.node_is_gone}
+    if gone:  # a node that refuses connections is down: its part of the job is lost
+        ranks = ", ".join(str(r) for r in gone)
+        first = next(iter(gone.values()))
+        return _record_final(db, job, state, f"node {ranks} is gone: {first.message}")
+    if not state.status.is_terminal or state.unreachable:
+        return job  # still running, or a node is only slow to answer: ask again later
     return _record_final(db, job, state)

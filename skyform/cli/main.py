@@ -73,6 +73,17 @@ def run(argv: list[str] | None = None) -> int:
         err.show()  # type: ignore[attr-defined]
         raw = getattr(err, "exit_code", 1)
         code = USAGE_EXIT if raw == 2 else raw
+    except Exception as err:  # a bug: say so in one line; the traceback is one env var away
+        if os.environ.get("SKYFORM_DEBUG") == "1":
+            raise
+        _report(
+            SkyformError(
+                f"internal error: {type(err).__name__}: {err}",
+                "This is a bug in skyform. Run again with SKYFORM_DEBUG=1 for the traceback "
+                "and report it.",
+            )
+        )
+        code = 1
     if argv is None:
         sys.exit(code)
     return code

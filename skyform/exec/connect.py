@@ -254,7 +254,7 @@ def wait_for_ssh(
         for node in pending:
             result = results[node.rank]
             if isinstance(result, NodeUnreachable):
-                if getattr(result, "reason", "") == "host_key":
+                if result.reason == "host_key":
                     raise result
                 failed.append((node, result))
             else:

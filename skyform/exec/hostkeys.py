@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skyform.config import ensure_dir, home
-from skyform.errors import NodeUnreachable
+from skyform.errors import NodeUnreachable, SkyformError
 
 _THREAD_LOCK = threading.Lock()
 
@@ -44,7 +44,7 @@ def parse_target(text: str) -> tuple[str, int]:
     else:
         host, port = text, "22"
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"expected HOST:PORT (e.g. 10.0.0.5:2222), got {text!r}")
+        raise SkyformError(f"expected HOST:PORT (e.g. 10.0.0.5:2222), got {text!r}")
     return host, int(port)
 
 

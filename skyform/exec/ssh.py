@@ -34,9 +34,7 @@ READ_CHUNK = 1 << 16
 
 
 def unreachable(message: str, hint: str | None, reason: str) -> NodeUnreachable:
-    error = NodeUnreachable(message, hint=hint)
-    error.reason = reason  # type: ignore[attr-defined]
-    return error
+    return NodeUnreachable(message, hint=hint, reason=reason)
 
 
 class _AcceptNew(paramiko.MissingHostKeyPolicy):
@@ -157,7 +155,7 @@ class SSHRunner(NodeRunner):
         rank, where = self.node.rank, self.where
         if isinstance(exc, paramiko.BadHostKeyException):
             error = changed_key_error(self.node.host, self.node.port, self.known_hosts.path)
-            error.reason = "host_key"  # type: ignore[attr-defined]
+            error.reason = "host_key"
             return error
         if isinstance(exc, paramiko.AuthenticationException):
             key = key_file or "(no identity file)"

@@ -45,3 +45,29 @@ def test_debug_env_shows_traceback(cli, skyform_home, monkeypatch):
 
 def test_help_imports_no_heavy_sdk():
     assert not heavy_modules(modules_loaded_by(["--help"]))
+
+
+def test_unexpected_exception_is_one_line_unless_debugging(cli, monkeypatch):
+    import skyform.cli.commands.check as check_cmd
+
+    def boom(*_a, **_k):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr("skyform.infra_check.check_all", boom)
+    result = cli("check")
+    assert result.exit_code == 1
+    assert "internal error: RuntimeError: kaboom" in result.stderr
+    assert "SKYFORM_DEBUG=1" in result.stderr and "Traceback" not in result.stderr
+    assert check_cmd  # the command module is what `check` runs
+
+
+def test_known_hosts_forget(cli, skyform_home):
+    (skyform_home / "known_hosts").write_text(
+        "[10.0.0.5]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOzMfAkC6jdvJb2fLrn0tYhH1o+dZPm6\n"
+    )
+    assert (
+        "Forgot 1 key(s) for 10.0.0.5:2222." in cli("known-hosts", "forget", "10.0.0.5:2222").stdout
+    )
+    assert "No key recorded" in cli("known-hosts", "forget", "10.0.0.5:2222").stdout
+    bad = cli("known-hosts", "forget", "host:notaport")
+    assert bad.exit_code == 1 and "expected HOST:PORT" in bad.stderr

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from skyform.errors import NodeUnreachable
+from skyform.errors import NodeUnreachable, SkyformError
 from skyform.exec.hostkeys import HostKey, KnownHosts, parse_target
 
 KEY_A = HostKey("ssh-ed25519", "AAAAC3NzaC1lZDI1NTE5AAAAIA" + "a" * 42)
@@ -93,5 +93,5 @@ def test_parse_target(text, expected):
 
 @pytest.mark.parametrize("text", ["host:port", ":22", "h:0", "h:70000", "[::1]:x"])
 def test_parse_target_refuses_nonsense(text):
-    with pytest.raises(ValueError, match="expected HOST:PORT"):
+    with pytest.raises(SkyformError, match="expected HOST:PORT"):
         parse_target(text)

@@ -15,6 +15,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "clusters",
     "exec",
     "jobs_cluster",
+    "known_hosts",
     "check",
     "gpus",
     "catalog",
