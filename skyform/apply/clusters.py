@@ -43,7 +43,7 @@ def provision(
     )
     db.put_cluster(record)
     _event(db, "cluster.provisioning", spec.name, f"provisioning on {spec.offer.infra}")
-    engine = engine_for(spec.offer.cloud, config=config, state=db)
+    engine = engine_for(spec.offer.cloud, config=config, state=db, plan_digest=plan_digest)
     handle = engine.up(spec, emit)
     record = record.model_copy(update={"handle": handle, "launched_at": time.time()})
     db.put_cluster(record)

@@ -219,7 +219,12 @@ class Applier:
             from skyform.stacks.engine import engine_for
 
             self.progress.stage(change.cluster, "update", ", ".join(sorted(infra_paths)))
-            engine = engine_for(change.after.offer.cloud, config=self.config, state=self.db)
+            engine = engine_for(
+                change.after.offer.cloud,
+                config=self.config,
+                state=self.db,
+                plan_digest=self.plan_digest,
+            )
             handle = engine.up(change.after, self._emit(change.cluster, "update"))
             record = record.model_copy(update={"handle": handle})
         return clusters.update_spec(self.db, record, change.after, self.plan_digest)

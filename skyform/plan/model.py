@@ -116,6 +116,16 @@ class BlockedPlacement(_Model):
         return ", ".join(parts) or "everything"
 
 
+class OutsideOf(_Model):
+    """Blocks every offer that matches none of `allowed`: "only here" as a block, so the
+    optimizer needs one kind of filter (recovery's FAILOVER retries the launched region)."""
+
+    allowed: list[BlockedPlacement]
+
+    def matches(self, offer: object) -> bool:
+        return not any(a.matches(offer) for a in self.allowed)
+
+
 class FileMount(_Model):
     """`dst: src` where src is a local path (relative to the task file) or a bucket URI."""
 
@@ -261,6 +271,7 @@ class Plan(_Model):
     onprem_digest: str
     prior: Prior
     blocked: list[BlockedPlacement] = []
+    allowed: list[BlockedPlacement] = []  # when set, only offers matching one of these
     tasks: list[TaskPlacement] = []
     egress: list[EgressFlow] = []
     changes: list[ClusterChange] = []

@@ -47,6 +47,8 @@ class PlanInputs:
     objective: Objective = "cost"
     cluster: str | None = None
     blocked: Sequence[BlockedPlacement] = ()
+    allowed: Sequence[BlockedPlacement] = ()  # when given: only offers matching one of these
+    cluster_names: Sequence[str] | None = None  # explicit names, one per task (managed jobs)
     destroy: bool = False
 
 
@@ -195,7 +197,11 @@ def make_plan(
     prior: Prior,
 ) -> Plan:
     dag = inputs.dag
-    names = cluster_names(dag, inputs.task_path, inputs.cluster)
+    names = (
+        list(inputs.cluster_names)
+        if inputs.cluster_names is not None
+        else cluster_names(dag, inputs.task_path, inputs.cluster)
+    )
     source = TaskSource(
         path=inputs.task_path,
         name=dag.name or dag.tasks[0].name,

@@ -67,8 +67,11 @@ class StackEngine(Protocol):
     def destroy(self, handle: ClusterHandle, on_event: EventSink = no_events) -> None: ...
 
 
-def engine_for(cloud: str, *, config: Config, state: StateDB) -> StackEngine:
-    """The engine for an offer's cloud. Cloud engines are imported only when asked for."""
+def engine_for(
+    cloud: str, *, config: Config, state: StateDB, plan_digest: str | None = None
+) -> StackEngine:
+    """The engine for an offer's cloud. Cloud engines are imported only when asked for.
+    `plan_digest` tags cloud resources with the plan that made them."""
     if cloud == "local":
         from skyform.stacks.local import LocalEngine
 
@@ -85,5 +88,5 @@ def engine_for(cloud: str, *, config: Config, state: StateDB) -> StackEngine:
                 f"no engine for {cloud} in this build of skyform",
                 f"Install the extra: pip install 'skyform[{cloud}]'",
             ) from None
-        return PulumiEngine(cloud=cloud, config=config, state=state)
+        return PulumiEngine(cloud=cloud, config=config, state=state, plan_digest=plan_digest)
     raise StackError(f"skyform has no engine for infra {cloud!r}")

@@ -206,6 +206,22 @@ class StateDB:
         with self.transaction() as conn:
             conn.execute("DELETE FROM nodes WHERE cluster=?", (cluster,))
 
+    # -- hosts taken away by a preemption (real or injected), for a cool-down --------------------
+
+    def mark_preempted(self, node_id: str, reason: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO preempted_hosts VALUES (?, ?, ?)",
+                (node_id, time.time(), reason),
+            )
+
+    def preempted_since(self, cutoff: float) -> dict[str, float]:
+        """node_id -> when it was preempted, for marks newer than `cutoff`."""
+        rows = self._conn.execute(
+            "SELECT node_id, since FROM preempted_hosts WHERE since>=?", (cutoff,)
+        ).fetchall()
+        return {r["node_id"]: r["since"] for r in rows}
+
     # -- jobs --------------------------------------------------------------------------------
 
     def next_job_id(self, cluster: str) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -57,6 +57,31 @@ MIGRATIONS: dict[int, list[str]] = {
             ended_at REAL,
             managed_job_id INTEGER,
             reason TEXT
+        )""",
+    ],
+    2: [
+        # Managed jobs: `record` is a ManagedJobRecord as JSON (tasks, counters, controller).
+        """CREATE TABLE managed_jobs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            status TEXT NOT NULL,
+            record TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        )""",
+        # Every plan a managed job applied: revision 1 at launch, one more per recovery.
+        """CREATE TABLE plan_revisions (
+            job_id INTEGER NOT NULL,
+            revision INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            reason TEXT NOT NULL,
+            path TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            PRIMARY KEY (job_id, revision)
+        )""",
+        # Hosts a fault injection (or a detected preemption) took away, for a cool-down.
+        """CREATE TABLE preempted_hosts (
+            node_id TEXT PRIMARY KEY,
+            since REAL NOT NULL,
+            reason TEXT NOT NULL
         )""",
     ],
 }

@@ -10,7 +10,6 @@ from __future__ import annotations
 from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.padding import Padding
 from rich.table import Table
 
 from skyform.cli.render import fmt
@@ -98,7 +97,7 @@ def repr_value(value: Value) -> str:
 
 
 def considered_table(placement: TaskPlacement) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)
     for col, justify in (
         ("INFRA", "left"),
         ("INSTANCE", "left"),
@@ -106,6 +105,7 @@ def considered_table(placement: TaskPlacement) -> Table:
         ("Mem(GB)", "right"),
         ("GPUS", "left"),
         ("COST ($/h)", "right"),
+        ("EST. ($)", "right"),
         ("CHOSEN", "center"),
     ):
         table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
@@ -118,13 +118,14 @@ def considered_table(placement: TaskPlacement) -> Table:
             fmt.number(o.memory_gib),
             escape(fmt.gpus(o)),
             f"{alt.hourly_cost:.4f}",
+            f"{alt.estimated_cost:.2f}",
             "✔" if alt.chosen else "",
         )
     return table
 
 
 def best_plan_table(plan: Plan) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)
     for col, justify in (
         ("TASK", "left"),
         ("#NODES", "right"),
@@ -231,5 +232,5 @@ def _render_change(change: ClusterChange, plan: Plan, console: Console) -> None:
             f"asked: {escape(placement.request)}):"
         )
         table = considered_table(placement)
-        console.print(Padding(table, (0, 0, 0, 4), expand=False))
+        console.print(table)
     console.print()

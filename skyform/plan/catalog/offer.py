@@ -142,6 +142,12 @@ def sort_key(offer: Offer) -> tuple:
     )
 
 
+def needs_opt_in(offer: Offer) -> bool:
+    """AWS Local Zones (`usw2-lax1-az1`, unlike `usw2-az1`) must be enabled per account and
+    have no default subnet: the planner uses them only when a task names the zone."""
+    return offer.cloud == "aws" and (offer.zone or "").count("-") >= 2
+
+
 def format_count(count: float) -> str:
     """8.0 -> "8", 0.25 -> "0.25"."""
     return str(int(count)) if float(count).is_integer() else repr(float(count))

@@ -117,8 +117,16 @@ def optimize(
     objective: Objective = "cost",
     blocked: Sequence[BlockedPlacement] = (),
     clouds: Iterable[str] | None = None,
+    allowed: Sequence[BlockedPlacement] = (),
 ) -> Solution:
     """Place every task of `dag`. `clouds`: clouds for requests that name none (default: the
-    catalog's priced clouds). Raises NoOffersError (exit 4) when a task has no feasible offer."""
-    problem = problem_for(dag, catalog, objective=objective, blocked=blocked, clouds=clouds)
+    catalog's priced clouds). `blocked`: placements never chosen; `allowed` (when given): only
+    offers matching one of these. Raises NoOffersError (exit 4) when a task has no feasible
+    offer."""
+    rules: list = list(blocked)
+    if allowed:
+        from skyform.plan.model import OutsideOf
+
+        rules.append(OutsideOf(allowed=list(allowed)))
+    problem = problem_for(dag, catalog, objective=objective, blocked=rules, clouds=clouds)
     return solve(problem)

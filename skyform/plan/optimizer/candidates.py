@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from skyform.plan.catalog.offer import PRICED_CLOUDS, Location, Offer
+from skyform.plan.catalog.offer import PRICED_CLOUDS, Location, Offer, needs_opt_in
 from skyform.plan.optimizer.problem import Anchor, Candidate, Edge, Objective, Problem, Task
 
 if TYPE_CHECKING:
@@ -108,6 +108,8 @@ def run_query(
             spot=query.spot,
         )
         for offer in offers:
+            if query.zone is None and needs_opt_in(offer):
+                continue
             if default and (offer.memory_gib or 0.0) < DEFAULT_MEMORY_PER_VCPU * (offer.vcpus or 0):
                 continue
             if query.regions is not None and offer.region not in query.regions:

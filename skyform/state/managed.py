@@ -1,0 +1,211 @@
+"""Managed jobs in state: the upper level of the two-level state machine, plan revisions,
+and hosts marked preempted.
+
+Two levels, as SkyPilot: a cluster job (JobStatus) runs one task on one cluster; a managed
+job (ManagedJobStatus) runs a pipeline across recoveries. A preemption flips the lower level
+(the cluster job fails, its cluster is lost); the upper one goes RUNNING → RECOVERING →
+RUNNING. Every transition is an event with a timestamp and a reason.
+"""
+
+from __future__ import annotations
+
+import time
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict
+
+from skyform.errors import StateError
+from skyform.plan.model import PlacedOffer
+from skyform.state.db import StateDB
+from skyform.state.models import JobStatus
+
+
+class ManagedJobStatus(str, Enum):
+    PENDING = "PENDING"
+    STARTING = "STARTING"
+    RUNNING = "RUNNING"
+    RECOVERING = "RECOVERING"
+    CANCELLING = "CANCELLING"
+    SUCCEEDED = "SUCCEEDED"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+    FAILED_SETUP = "FAILED_SETUP"
+    FAILED_NO_RESOURCE = "FAILED_NO_RESOURCE"
+    FAILED_CONTROLLER = "FAILED_CONTROLLER"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in TERMINAL
+
+
+TERMINAL = frozenset(
+    {
+        ManagedJobStatus.SUCCEEDED,
+        ManagedJobStatus.CANCELLED,
+        ManagedJobStatus.FAILED,
+        ManagedJobStatus.FAILED_SETUP,
+        ManagedJobStatus.FAILED_NO_RESOURCE,
+        ManagedJobStatus.FAILED_CONTROLLER,
+    }
+)
+
+# SkyPilot's mapping from the cluster job (lower level) to the managed job (upper level).
+FROM_CLUSTER_JOB = {
+    JobStatus.INIT: ManagedJobStatus.STARTING,
+    JobStatus.PENDING: ManagedJobStatus.STARTING,
+    JobStatus.SETTING_UP: ManagedJobStatus.STARTING,
+    JobStatus.RUNNING: ManagedJobStatus.RUNNING,
+    JobStatus.SUCCEEDED: ManagedJobStatus.SUCCEEDED,
+    JobStatus.FAILED: ManagedJobStatus.FAILED,
+    JobStatus.FAILED_SETUP: ManagedJobStatus.FAILED_SETUP,
+    JobStatus.CANCELLED: ManagedJobStatus.CANCELLED,
+}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ManagedTask(_Model):
+    index: int
+    name: str
+    cluster: str
+    status: ManagedJobStatus = ManagedJobStatus.PENDING
+    cluster_job_id: int | None = None  # the current cluster job running this task
+    recovery_count: int = 0
+    restarts: int = 0
+    offer: PlacedOffer | None = None  # where the current attempt was launched
+    started_at: float | None = None
+    ended_at: float | None = None
+
+
+class ManagedJobRecord(_Model):
+    id: int
+    name: str
+    status: ManagedJobStatus = ManagedJobStatus.PENDING
+    task_file: str  # absolute path of the task file as launched (workdir is relative to it)
+    objective: str = "cost"
+    strategy: str = "EAGER_NEXT_REGION"
+    max_restarts_on_errors: int = 0
+    recover_on_exit_codes: tuple[int, ...] = ()
+    max_rounds: int = 3
+    check_interval: float = 2.0
+    lost_after: int = 2  # failed probes in a row before a node counts as lost
+    tasks: list[ManagedTask]
+    revision: int = 0
+    controller_pid: int | None = None
+    controller_starts: int = 0
+    cancel_requested: bool = False
+    reason: str = ""
+    submitted_at: float
+    ended_at: float | None = None
+
+    def task(self, index: int) -> ManagedTask:
+        return self.tasks[index]
+
+    def with_task(self, task: ManagedTask) -> ManagedJobRecord:
+        tasks = [task if t.index == task.index else t for t in self.tasks]
+        return self.model_copy(update={"tasks": tasks})
+
+
+class PlanRevision(_Model):
+    job_id: int
+    revision: int
+    created_at: float
+    reason: str
+    path: str
+    digest: str
+
+
+class ManagedJobs:
+    """Managed-job persistence on top of a StateDB (same database, same transactions)."""
+
+    def __init__(self, db: StateDB) -> None:
+        self.db = db
+        self._conn = db._conn
+
+    def create(self, record: ManagedJobRecord) -> ManagedJobRecord:
+        with self.db.transaction() as conn:
+            cur = conn.execute(
+                "INSERT INTO managed_jobs (status, record, updated_at) VALUES (?, ?, ?)",
+                (record.status.value, "{}", time.time()),
+            )
+            job_id = int(cur.lastrowid or 0)
+            record = record.model_copy(update={"id": job_id})
+            conn.execute(
+                "UPDATE managed_jobs SET record=? WHERE id=?", (record.model_dump_json(), job_id)
+            )
+        return record
+
+    def get(self, job_id: int) -> ManagedJobRecord | None:
+        row = self._conn.execute("SELECT record FROM managed_jobs WHERE id=?", (job_id,)).fetchone()
+        return ManagedJobRecord.model_validate_json(row["record"]) if row else None
+
+    def require(self, job_id: int) -> ManagedJobRecord:
+        record = self.get(job_id)
+        if record is None:
+            raise StateError(f"no managed job {job_id}", "See them with: skyform jobs queue")
+        return record
+
+    def list(self) -> list[ManagedJobRecord]:
+        rows = self._conn.execute("SELECT record FROM managed_jobs ORDER BY id").fetchall()
+        return [ManagedJobRecord.model_validate_json(r["record"]) for r in rows]
+
+    def put(self, record: ManagedJobRecord) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE managed_jobs SET status=?, record=?, updated_at=? WHERE id=?",
+                (record.status.value, record.model_dump_json(), time.time(), record.id),
+            )
+
+    def transition(
+        self, record: ManagedJobRecord, status: ManagedJobStatus, reason: str, **updates
+    ) -> ManagedJobRecord:
+        """Change the managed job's status and record the transition as an event."""
+        before = record.status
+        if status.is_terminal and record.ended_at is None:
+            updates.setdefault("ended_at", time.time())
+        record = record.model_copy(update={"status": status, "reason": reason, **updates})
+        self.put(record)
+        self.db.add_event(
+            "managed." + status.value.lower(),
+            reason,
+            data={"managed_job_id": record.id, "from": before.value, "to": status.value},
+        )
+        return record
+
+    def refresh(self, record: ManagedJobRecord) -> ManagedJobRecord:
+        return self.require(record.id)
+
+    # -- plan revisions ---------------------------------------------------------------------
+
+    def add_revision(
+        self, job_id: int, revision: int, reason: str, path: str, digest: str
+    ) -> PlanRevision:
+        created = time.time()
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO plan_revisions VALUES (?, ?, ?, ?, ?, ?)",
+                (job_id, revision, created, reason, path, digest),
+            )
+        return PlanRevision(
+            job_id=job_id,
+            revision=revision,
+            created_at=created,
+            reason=reason,
+            path=path,
+            digest=digest,
+        )
+
+    def revisions(self, job_id: int) -> list[PlanRevision]:
+        rows = self._conn.execute(
+            "SELECT * FROM plan_revisions WHERE job_id=? ORDER BY revision", (job_id,)
+        ).fetchall()
+        return [PlanRevision(**dict(r)) for r in rows]
+
+    def transitions(self, job_id: int) -> list:
+        return [
+            e
+            for e in self.db.events()
+            if e.kind.startswith("managed.") and e.data.get("managed_job_id") == job_id
+        ]
