@@ -15,6 +15,11 @@ keys and known_hosts. The config file is optional: a fresh machine has none.
           - {host: 10.0.0.6, port: 2222, labels: {region: west, zone: west-a, spot: true}}
     plan:
       clouds: [aws, gcp]        # clouds considered when a task does not name its infra
+    recovery:                   # managed jobs (skyform jobs launch)
+      check_interval: 2         # seconds between probes of a running job's nodes
+      lost_after: 2             # failed probes in a row before a node counts as lost
+      preempt_cooldown: 600     # seconds a preempted ssh host is not reused
+      max_rounds: 3             # relaunch rounds before FAILED_NO_RESOURCE
 """
 
 from __future__ import annotations
@@ -106,6 +111,16 @@ class PlanDefaults(_Strict):
     clouds: list[str] = list(CATALOG_CLOUDS)
 
 
+class RecoverySettings(_Strict):
+    """Managed jobs: how often the controller probes, when a node counts as lost, how long
+    a preempted ssh host is left alone, how many relaunch rounds before giving up."""
+
+    check_interval: float = Field(default=2.0, gt=0)
+    lost_after: int = Field(default=2, ge=1)
+    preempt_cooldown: float = Field(default=600.0, ge=0)
+    max_rounds: int = Field(default=3, ge=1)
+
+
 class PulumiSettings(_Strict):
     backend_url: str | None = None
     project: str = "skyform"
@@ -116,6 +131,7 @@ class Config(_Strict):
     ssh_pools: dict[str, SSHPool] = {}
     plan: PlanDefaults = PlanDefaults()
     pulumi: PulumiSettings = PulumiSettings()
+    recovery: RecoverySettings = RecoverySettings()
 
 
 def config_path() -> Path:

@@ -156,9 +156,8 @@ class LocalRunner(NodeRunner):
                 env[name] = os.environ[name]
         return env
 
-    def run(self, cmd, *, env=None, timeout=None, stdin=None) -> CommandResult:
-        data = _to_bytes(stdin)
-        proc = subprocess.Popen(
+    def _spawn(self, cmd: str, env, data: bytes | None) -> subprocess.Popen:
+        return subprocess.Popen(
             ["/bin/bash", "-c", cmd],
             cwd=self.root,
             env={**self.base_env(), **(env or {})},
@@ -167,6 +166,15 @@ class LocalRunner(NodeRunner):
             stderr=subprocess.PIPE,
             start_new_session=True,  # a timeout kills the command's group, not detached jobs
         )
+
+    def run(self, cmd, *, env=None, timeout=None, stdin=None) -> CommandResult:
+        data = _to_bytes(stdin)
+        try:
+            proc = self._spawn(cmd, env, data)
+        except FileNotFoundError:  # cwd: the cluster was torn down under us
+            raise NodeUnreachable(
+                f"{self.label}: node directory {self.root} is gone", reason="lost"
+            ) from None
         try:
             out, err = proc.communicate(data, timeout=timeout or self.timeouts.command)
         except subprocess.TimeoutExpired:

@@ -50,8 +50,10 @@ def system_env(
     task_id: str,
     recovery_count: int = 0,
     setup: bool = False,
+    checkpoint_dir: str | None = None,
 ) -> dict[str, str]:
-    """The SKYFORM_* / SKYPILOT_* values for node `rank`."""
+    """The SKYFORM_* / SKYPILOT_* values for node `rank` (and SKYFORM_CHECKPOINT_DIR, which
+    SkyPilot does not have, when the task declares one)."""
     nodes = sorted(cluster.nodes, key=lambda n: n.rank)
     ips = "\n".join(n.ip for n in nodes)
     values = {
@@ -66,7 +68,10 @@ def system_env(
     if setup:
         values["SETUP_NODE_RANK"] = str(rank)
         values["SETUP_NODE_IPS"] = ips
-    return {prefix + name: value for prefix in PREFIXES for name, value in values.items()}
+    env = {prefix + name: value for prefix in PREFIXES for name, value in values.items()}
+    if checkpoint_dir:
+        env["SKYFORM_CHECKPOINT_DIR"] = checkpoint_dir
+    return env
 
 
 def job_env(
@@ -78,6 +83,7 @@ def job_env(
     secrets: Mapping[str, str] | None = None,
     recovery_count: int = 0,
     setup: bool = False,
+    checkpoint_dir: str | None = None,
 ) -> dict[str, str]:
     """Task envs, then secrets, then the system values (which a task cannot override)."""
     env: dict[str, str] = {}
@@ -86,7 +92,14 @@ def job_env(
             check_var(name, value, kind)
             env[name] = value
     env.update(
-        system_env(cluster, rank, task_id=task_id, recovery_count=recovery_count, setup=setup)
+        system_env(
+            cluster,
+            rank,
+            task_id=task_id,
+            recovery_count=recovery_count,
+            setup=setup,
+            checkpoint_dir=checkpoint_dir,
+        )
     )
     return env
 

@@ -191,6 +191,7 @@ class ClusterSession:
                 secrets=secrets,
                 recovery_count=recovery_count,
                 setup=setup,
+                checkpoint_dir=spec.checkpoint_dir,
             )
             job = jobs.launch(
                 runner, key, env_file=render_env_file(env), script=script, cwd=cwd,

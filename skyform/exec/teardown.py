@@ -17,9 +17,9 @@ from skyform.state.models import NodeHandle
 
 QUICK = Timeouts(connect=5.0, banner=5.0, auth=5.0, channel=5.0, command=30.0)
 
-# Kill the process group of every job that has not recorded a result, then remove skyform's
-# directories. The job leader started the group with setsid, so -PID reaches its children.
-TEARDOWN = f"""
+# Kill the process group of every job that has not recorded a result. The job leader started
+# the group with setsid, so -PID reaches its children.
+STOP_JOBS = f"""
 base="$HOME/{NODE_BASE}"
 live=""
 for dir in "$base"/jobs/*/; do
@@ -31,19 +31,39 @@ if [ -n "$live" ]; then
   sleep 1
   for pid in $live; do kill -KILL -- "-$pid" 2>/dev/null; done
 fi
-rm -rf "$base" "$HOME/{WORKDIR}"
+"""
+TEARDOWN = (
+    STOP_JOBS
+    + f"""
+rm -rf "$HOME/{NODE_BASE}" "$HOME/{WORKDIR}"
 echo "stopped:$(echo $live | wc -w)"
 """
+)
+KILL_JOBS = (
+    STOP_JOBS.replace("kill -TERM", "kill -KILL").replace("sleep 1", ":")
+    + """
+echo "stopped:$(echo $live | wc -w)"
+"""
+)
+
+
+def _run_script(node: NodeHandle, script: str) -> str:
+    runner = open_runner(node, timeouts=QUICK)
+    try:
+        result = runner.run(script)
+    finally:
+        runner.close()
+    return result.stdout.strip().rpartition("stopped:")[2] or "0"
 
 
 def teardown_node(node: NodeHandle) -> str:
-    runner = open_runner(node, timeouts=QUICK)
-    try:
-        result = runner.run(TEARDOWN)
-    finally:
-        runner.close()
-    stopped = result.stdout.strip().rpartition("stopped:")[2] or "0"
+    stopped = _run_script(node, TEARDOWN)
     return f"stopped {stopped} job process group(s), removed ~/{NODE_BASE} and ~/{WORKDIR}"
+
+
+def kill_jobs(node: NodeHandle) -> str:
+    """SIGKILL every running skyform job on the node, no grace: what a reclaim does to them."""
+    return f"killed {_run_script(node, KILL_JOBS)} job process group(s)"
 
 
 def teardown_nodes(

@@ -39,7 +39,11 @@ JOB_ATTRS: tuple[tuple[str, object], ...] = (
     ("setup", lambda s: s.setup_digest),
     ("job", lambda s: s.job_digest),
 )
-UNFINISHED_STATUSES = frozenset({"INIT"})
+# Clusters in these states are rebuilt whatever the spec says (Terraform's "tainted").
+REBUILD_REASONS = {
+    "INIT": "the last apply did not finish (status INIT): the cluster is rebuilt",
+    "LOST": "its nodes were lost (preempted or dead): the cluster is rebuilt",
+}
 
 
 class CurrentCluster(BaseModel):
@@ -95,14 +99,13 @@ def diff_cluster(desired: ClusterSpec, current: CurrentCluster | None) -> Cluste
     in_place = _changes(before, desired, IN_PLACE_ATTRS, forces=False)
     job = _changes(before, desired, JOB_ATTRS, forces=False)
     attributes = replace + in_place + job
-    if current.status in UNFINISHED_STATUSES:
+    if current.status in REBUILD_REASONS:
         return ClusterChange(
             cluster=name,
             action=Action.REPLACE,
             before=before,
             after=desired,
-            reason=f"the last apply did not finish (status {current.status}): "
-            "the cluster is rebuilt",
+            reason=REBUILD_REASONS[current.status],
             attributes=attributes,
         )
     if replace:

@@ -148,6 +148,7 @@ class JobSpec(_Model):
     secret_digests: dict[str, str] = {}
     file_mounts: dict[str, FileMount] = {}
     num_nodes: int = 1
+    checkpoint_dir: str | None = None
     setup_digest: str
     job_digest: str
 

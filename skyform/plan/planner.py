@@ -117,6 +117,7 @@ def job_spec(task: TaskSpec, label: str) -> JobSpec:
     setup_digest = sha256(
         canonical({"setup": task.setup, "envs": task.envs, "secrets": secret_digests})
     )
+    checkpoint = task.skyform.checkpoint_dir
     job_digest = sha256(
         canonical(
             {
@@ -126,6 +127,7 @@ def job_spec(task: TaskSpec, label: str) -> JobSpec:
                 "workdir": workdir,
                 "file_mounts": {k: v.model_dump(mode="json") for k, v in mounts.items()},
                 "num_nodes": task.num_nodes,
+                **({"checkpoint_dir": checkpoint} if checkpoint else {}),
             }
         )
     )
@@ -138,6 +140,7 @@ def job_spec(task: TaskSpec, label: str) -> JobSpec:
         secret_digests=secret_digests,
         file_mounts=mounts,
         num_nodes=task.num_nodes,
+        checkpoint_dir=checkpoint,
         setup_digest=setup_digest,
         job_digest=job_digest,
     )

@@ -141,6 +141,7 @@ class SkyformExt(_Frozen):
     estimated_hours: float | dict[str, float] | None = None
     depends_on: tuple[str, ...] = ()
     inputs_location: str | None = None
+    checkpoint_dir: str | None = None  # exported as SKYFORM_CHECKPOINT_DIR; survives recoveries
 
     def hours_for(self, accelerator: str | None) -> float:
         hours = self.estimated_hours

@@ -99,6 +99,7 @@ class RawSkyform(_Raw):
     estimated_hours: Any = None
     depends_on: list[str] | None = None
     inputs_location: str | None = None
+    checkpoint_dir: str | None = None
 
 
 class RawTask(_Raw):

@@ -234,10 +234,19 @@ def _skyform(raw: Any, inputs: dict[str, float] | None, where: Where) -> Skyform
         location = format_location(infra)
     elif inputs:
         location = infer_location(next(iter(inputs)))
+    checkpoint = spec.checkpoint_dir
+    if checkpoint is not None and not checkpoint.startswith("/"):
+        where.fail(
+            (*path, "checkpoint_dir"),
+            f"checkpoint_dir must be an absolute path on the nodes, got {checkpoint!r}",
+            "Point it at storage that outlives a node: a file_mounts destination backed by a "
+            "bucket, or a shared filesystem such as NFS.",
+        )
     return SkyformExt(
         estimated_hours=_hours(spec.estimated_hours, (*path, "estimated_hours"), where),
         depends_on=tuple(spec.depends_on or ()),
         inputs_location=location,
+        checkpoint_dir=checkpoint,
     )
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import getpass
 import os
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 from skyform.config import Config, SSHHost, SSHPool
 from skyform.errors import CapacityError, StackError
@@ -81,20 +83,45 @@ class SSHPoolEngine:
             detail=[f"{len(free)} matching hosts free"],
         )
 
+    def _preempted(self) -> dict[str, float]:
+        cutoff = time.time() - self.config.recovery.preempt_cooldown
+        return self.state.preempted_since(cutoff)
+
+    def _healthy(
+        self, hosts: list[tuple[str, SSHHost]], pool: SSHPool, on_event: EventSink
+    ) -> list[tuple[str, SSHHost]]:
+        """The hosts whose sshd answers (in order): a dead host is never reserved."""
+        if not hosts:
+            return []
+        with ThreadPoolExecutor(max_workers=min(16, len(hosts))) as ex:
+            reasons = list(
+                ex.map(
+                    lambda ih: probe_ssh(ih[1].host, ih[1].port or pool.port, timeout=2.0), hosts
+                )
+            )
+        alive = []
+        for (node_id, host), reason in zip(hosts, reasons, strict=True):
+            if reason is None:
+                alive.append((node_id, host))
+            else:
+                on_event(f"skipping {node_id}: {reason}")
+        return alive
+
     def up(self, desired: ClusterSpec, on_event: EventSink = no_events) -> ClusterHandle:
         pool_name, pool = self._pool(desired.offer)
         taken = self.state.taken_nodes()
-        candidates = self._candidates(desired)
+        preempted = self._preempted()
+        candidates = [(i, h) for i, h in self._candidates(desired) if i not in preempted]
         # Hosts this cluster already holds (an interrupted apply) come first, then free ones.
         mine = [(i, h) for i, h in candidates if taken.get(i) == desired.name]
         free = [(i, h) for i, h in candidates if i not in taken]
-        chosen = (mine + free)[: desired.num_nodes]
+        chosen = self._healthy(mine + free, pool, on_event)[: desired.num_nodes]
         if len(chosen) < desired.num_nodes:
             busy = sorted(
                 {taken[i] for i, _ in candidates if taken.get(i) not in (None, desired.name)}
             )
             raise CapacityError(
-                f"ssh pool {pool_name!r} has {len(mine) + len(free)} free host(s) matching "
+                f"ssh pool {pool_name!r} has {len(chosen)} free, healthy host(s) matching "
                 f"{desired.offer.infra} ({desired.offer.instance_type}"
                 f"{', spot' if desired.offer.spot else ''}) but cluster {desired.name!r} needs "
                 f"{desired.num_nodes}" + (f"; in use by: {', '.join(busy)}" if busy else ""),

@@ -54,6 +54,7 @@ class ClusterStatus(str, Enum):
     INIT = "INIT"  # an apply started and has not finished (Terraform would say tainted)
     UP = "UP"
     STOPPED = "STOPPED"
+    LOST = "LOST"  # nodes were preempted or died: the next apply rebuilds it
 
 
 class ClusterRecord(_Model):

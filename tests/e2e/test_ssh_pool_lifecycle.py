@@ -187,7 +187,7 @@ def test_pool_capacity_is_enforced_and_released(sky, pool, tmp_path):
     sky("plan", other, "-o", "other.json", check=0)
     refused = sky("apply", "other.json")
     assert refused.exit_code == 4
-    assert "1 free host(s)" in refused.stderr and "needs 2" in refused.stderr
+    assert "1 free, healthy host(s)" in refused.stderr and "needs 2" in refused.stderr
     assert "in use by: big" in refused.stderr
     sky("down", "-y", "big", check=0)
     sky("plan", other, "-o", "other.json", check=0)

@@ -66,6 +66,12 @@ def test_unfinished_apply_is_replaced_even_when_spec_matches():
     assert "did not finish" in change.reason
 
 
+def test_lost_cluster_is_rebuilt():
+    change = diff_cluster(spec(), current(spec(), status="LOST"))
+    assert change.action is Action.REPLACE
+    assert "nodes were lost" in change.reason
+
+
 def test_removed_task_of_same_source_is_deleted_but_others_are_left_alone():
     state = {
         "train": current(spec()),

@@ -86,6 +86,8 @@ def task_lines(task: TaskSpec, index: int) -> list[str]:
         lines.append(f"  depends_on: {', '.join(ext.depends_on)}")
     if ext.inputs_location:
         lines.append(f"  inputs_location: {ext.inputs_location}")
+    if ext.checkpoint_dir:
+        lines.append(f"  checkpoint_dir: {ext.checkpoint_dir}  (SKYFORM_CHECKPOINT_DIR)")
     return lines
 
 

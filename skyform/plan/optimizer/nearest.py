@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING
 
 from skyform.errors import NoOffersError
 from skyform.plan.catalog.offer import Offer, format_count
-from skyform.plan.optimizer.candidates import Query, query_for, relaxed, run_query
+from skyform.plan.optimizer.candidates import (
+    UNPRICED_CLOUDS,
+    Query,
+    query_for,
+    relaxed,
+    run_query,
+)
 
 if TYPE_CHECKING:
     from skyform.plan.catalog import Catalog
@@ -49,7 +55,9 @@ def describe_request(request: ResourceRequest) -> str:
         parts.append(f"cpus {request.cpus}")
     if request.memory is not None:
         parts.append(f"memory {request.memory} GiB")
-    if not parts:
+    if not parts and request.cloud in UNPRICED_CLOUDS:
+        parts.append("any size")
+    elif not parts:
         parts.append("8+ vCPUs with 4 GiB per vCPU (the default)")
     if request.use_spot:
         parts.append("spot")

@@ -1,0 +1,187 @@
+"""`skyform jobs ...`: managed jobs that survive preemption (launch, queue, logs, cancel, plans)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from skyform.cli import options
+
+jobs_app = typer.Typer(
+    help="Managed jobs: recover from lost capacity by re-planning.", no_args_is_help=True
+)
+
+
+class Recovery(str, Enum):
+    failover = "failover"
+    eager_next_region = "eager_next_region"
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(jobs_app, name="jobs")
+
+
+def _open():
+    from skyform.recovery.launch import ensure_controllers
+    from skyform.state.db import open_state
+
+    db = open_state()
+    return db, ensure_controllers(db)
+
+
+@jobs_app.command("launch")
+def launch(
+    target: Path = typer.Argument(..., help="A task YAML, or a reviewed plan.json."),
+    recovery: Recovery | None = typer.Option(None, "--recovery", help="Recovery strategy."),
+    max_restarts: int | None = typer.Option(
+        None, "--max-restarts-on-errors", min=0, help="Restarts on user-code failures."
+    ),
+    detach: bool = typer.Option(False, "--detach", "-d", help="Return once submitted."),
+    minimize: str = typer.Option("cost", "--minimize", help="Objective: cost or time."),
+    env: list[str] = options.ENV,
+    env_file: list[Path] = options.ENV_FILE,
+    secret: list[str] = options.SECRET,
+) -> int:
+    """Launch a managed job: planned, applied, watched, and recovered when nodes are lost."""
+    from skyform.cli.commands.apply import _is_plan_file
+    from skyform.cli.render.jobs import render_launched
+    from skyform.recovery import launch as launching
+
+    strategy = recovery.value if recovery else None
+    db, _ = _open()
+    try:
+        if _is_plan_file(target):
+            record = launching.launch_plan(
+                db, target, secret_overrides=secret, strategy=strategy, max_restarts=max_restarts
+            )
+        else:
+            record = launching.launch(
+                db,
+                target,
+                load_kwargs=options.task_inputs(env, env_file, secret),
+                strategy=strategy,
+                max_restarts=max_restarts,
+                objective=minimize,
+            )
+    finally:
+        db.close()
+    render_launched(record)
+    if detach:
+        return 0
+    return _follow(record.id)
+
+
+def _follow(job_id: int) -> int:
+    from skyform.cli.render.jobs import JobLogPrinter, exit_code_for
+    from skyform.recovery.logs import stream
+    from skyform.state.db import open_state
+
+    printer = JobLogPrinter()
+    db = open_state()
+    try:
+        record = stream(db, job_id, follow=True, on_line=printer.line, on_note=printer.note)
+    finally:
+        db.close()
+    return exit_code_for(record.status)
+
+
+@jobs_app.command("queue")
+def queue(json_out: bool = options.JSON) -> None:
+    """Managed jobs and their status (a dead controller is started again)."""
+    from skyform.cli.render.jobs import render_jobs_queue
+    from skyform.cli.render.messages import print_warnings
+    from skyform.state.managed import ManagedJobs
+
+    db, restarted = _open()
+    try:
+        records = ManagedJobs(db).list()
+    finally:
+        db.close()
+    print_warnings([f"the controller of job {i} had died: started it again" for i in restarted])
+    render_jobs_queue(records, as_json=json_out)
+
+
+@jobs_app.command("logs")
+def logs(
+    job_id: int = typer.Argument(..., help="Managed job id."),
+    follow: bool = typer.Option(False, "--follow", "-f", help="Follow across recoveries."),
+    controller: bool = typer.Option(False, "--controller", help="The controller's own log."),
+) -> int:
+    """A managed job's output (saved logs of earlier attempts, then the current one)."""
+    from skyform.cli.render.jobs import JobLogPrinter
+    from skyform.recovery import jobdir
+    from skyform.recovery.logs import stream
+    from skyform.state.managed import ManagedJobs
+
+    db, _ = _open()
+    try:
+        ManagedJobs(db).require(job_id)
+        if controller:
+            typer.echo(jobdir.controller_log(job_id).read_text(), nl=False)
+            return 0
+    finally:
+        db.close()
+    if follow:
+        return _follow(job_id)
+    printer = JobLogPrinter()
+    db, _ = _open()
+    try:
+        stream(db, job_id, follow=False, on_line=printer.line, on_note=printer.note)
+    finally:
+        db.close()
+    return 0
+
+
+@jobs_app.command("cancel")
+def cancel(
+    job_ids: list[int] = typer.Argument(None, help="Managed job ids."),
+    all_jobs: bool = typer.Option(False, "--all", "-a", help="Every unfinished managed job."),
+) -> None:
+    """Cancel managed jobs: their controllers stop the jobs and tear their clusters down."""
+    from skyform.cli.render.console import make_console
+    from skyform.errors import SkyformError
+    from skyform.recovery.cancel import cancel_jobs
+
+    if not job_ids and not all_jobs:
+        raise SkyformError("say which managed jobs to cancel", "Pass job ids, or --all.")
+    db, _ = _open()
+    try:
+        results = cancel_jobs(db, job_ids or None)
+    finally:
+        db.close()
+    console = make_console()
+    for record in results:
+        console.print(f"managed job {record.id}: {record.status.value}")
+    if not results:
+        console.print("no unfinished managed jobs to cancel")
+
+
+@jobs_app.command("plans")
+def plans(
+    job_id: int = typer.Argument(..., help="Managed job id."),
+    show: int | None = typer.Option(None, "--show", help="Show this revision as a plan."),
+    json_out: bool = options.JSON,
+) -> None:
+    """The plan revisions of a managed job (one per recovery); --show N renders one."""
+    from skyform.cli.render.jobs import render_revisions
+    from skyform.cli.render.plan_output import emit_plan
+    from skyform.errors import SkyformError
+    from skyform.plan.planfile import read_plan
+    from skyform.state.managed import ManagedJobs
+
+    db, _ = _open()
+    try:
+        ManagedJobs(db).require(job_id)
+        revisions = ManagedJobs(db).revisions(job_id)
+    finally:
+        db.close()
+    if show is None:
+        render_revisions(job_id, revisions, as_json=json_out)
+        return
+    chosen = [r for r in revisions if r.revision == show]
+    if not chosen:
+        raise SkyformError(f"managed job {job_id} has revisions 1..{len(revisions)}, not {show}")
+    plan, _ = read_plan(Path(chosen[0].path))
+    emit_plan(plan, as_json=json_out)

@@ -1,0 +1,139 @@
+"""Managed jobs on the terminal: the queue, revisions, and logs across recoveries."""
+
+from __future__ import annotations
+
+import time
+
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from skyform.cli.render.clusters import ago, duration
+from skyform.cli.render.console import make_console
+from skyform.cli.render.output import print_json
+from skyform.state.managed import ManagedJobRecord, ManagedJobStatus, PlanRevision
+
+STYLE = {
+    ManagedJobStatus.SUCCEEDED: "green",
+    ManagedJobStatus.RUNNING: "cyan",
+    ManagedJobStatus.STARTING: "cyan",
+    ManagedJobStatus.RECOVERING: "yellow",
+    ManagedJobStatus.CANCELLING: "yellow",
+    ManagedJobStatus.CANCELLED: "yellow",
+}
+
+
+def exit_code_for(status: ManagedJobStatus) -> int:
+    if status is ManagedJobStatus.SUCCEEDED:
+        return 0
+    return 4 if status is ManagedJobStatus.FAILED_NO_RESOURCE else 1
+
+
+def render_launched(record: ManagedJobRecord) -> None:
+    console = make_console()
+    console.print(
+        f"Managed job [bold]{record.id}[/] ({escape(record.name)}) submitted: "
+        f"{len(record.tasks)} task(s), recovery {record.strategy}, "
+        f"max_restarts_on_errors {record.max_restarts_on_errors}."
+    )
+    console.print(
+        f"  follow: skyform jobs logs {record.id} --follow · "
+        f"plans: skyform jobs plans {record.id} · cancel: skyform jobs cancel "
+        f"{record.id}"
+    )
+
+
+def _recoveries(record: ManagedJobRecord) -> int:
+    return sum(t.recovery_count for t in record.tasks)
+
+
+def _resources(record: ManagedJobRecord) -> str:
+    current = next(
+        (
+            t
+            for t in record.tasks
+            if t.offer is not None and t.status not in (ManagedJobStatus.SUCCEEDED,)
+        ),
+        None,
+    ) or next((t for t in reversed(record.tasks) if t.offer is not None), None)
+    if current is None or current.offer is None:
+        return "-"
+    o = current.offer
+    return f"{o.infra} {o.instance_type}" + (" [Spot]" if o.spot else "")
+
+
+def render_jobs_queue(records: list[ManagedJobRecord], *, as_json: bool) -> None:
+    if as_json:
+        print_json([r.model_dump(mode="json") for r in records])
+        return
+    console = make_console()
+    if not records:
+        console.print("No managed jobs.")
+        return
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for col in (
+        "ID",
+        "NAME",
+        "TASKS",
+        "RESOURCES",
+        "SUBMITTED",
+        "DURATION",
+        "#RECOVERIES",
+        "STATUS",
+    ):
+        table.add_column(col, no_wrap=True)
+    for r in reversed(records):
+        done = sum(t.status is ManagedJobStatus.SUCCEEDED for t in r.tasks)
+        style = STYLE.get(r.status, "red" if r.status.value.startswith("FAILED") else "white")
+        table.add_row(
+            str(r.id),
+            escape(r.name),
+            f"{done}/{len(r.tasks)}",
+            escape(_resources(r)),
+            ago(r.submitted_at),
+            duration(r.submitted_at, r.ended_at),
+            str(_recoveries(r)),
+            f"[{style}]{r.status.value}[/]",
+        )
+    console.print(table)
+    failed = [r for r in records if r.status.value.startswith("FAILED") and r.reason]
+    for r in failed[-3:]:
+        console.print(f"  job {r.id}: {escape(r.reason)}", soft_wrap=True)
+
+
+def render_revisions(job_id: int, revisions: list[PlanRevision], *, as_json: bool) -> None:
+    if as_json:
+        print_json([r.model_dump(mode="json") for r in revisions])
+        return
+    console = make_console()
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for col in ("REV", "CREATED", "WHY", "PLAN"):
+        table.add_column(col, overflow="fold")
+    for r in revisions:
+        table.add_row(
+            str(r.revision),
+            time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created_at)),
+            escape(r.reason),
+            escape(r.path),
+        )
+    console.print(table)
+    if len(revisions) > 1:
+        console.print(
+            f"  compare two: skyform cost diff {revisions[-2].path} {revisions[-1].path}",
+            soft_wrap=True,
+        )
+    console.print(f"  show one: skyform jobs plans {job_id} --show N")
+
+
+class JobLogPrinter:
+    def __init__(self) -> None:
+        self.console = make_console()
+
+    def line(self, line) -> None:
+        prefix = f"({line.task}, node={line.rank})"
+        self.console.print(
+            f"[dim]{escape(prefix)}[/] {escape(line.text)}", soft_wrap=True, highlight=False
+        )
+
+    def note(self, text: str) -> None:
+        self.console.print(f"[bold yellow]── {escape(text)}[/]", soft_wrap=True)

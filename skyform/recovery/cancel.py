@@ -1,0 +1,56 @@
+"""Cancelling managed jobs. The controller does the work (it watches `cancel_requested`);
+when a job's controller is gone, cancelling tears the job's clusters down itself."""
+
+from __future__ import annotations
+
+import time
+
+from skyform.apply import clusters
+from skyform.config import load_config
+from skyform.recovery.launch import controller_alive
+from skyform.state.db import StateDB
+from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus
+
+WAIT_FOR_CONTROLLER = 60.0
+
+
+def cancel_jobs(db: StateDB, job_ids: list[int] | None) -> list[ManagedJobRecord]:
+    jobs = ManagedJobs(db)
+    targets = (
+        [jobs.require(i) for i in job_ids]
+        if job_ids is not None
+        else [r for r in jobs.list() if not r.status.is_terminal]
+    )
+    done = []
+    for record in targets:
+        if record.status.is_terminal:
+            done.append(record)
+            continue
+        record = jobs.transition(
+            record, ManagedJobStatus.CANCELLING, "cancel requested", cancel_requested=True
+        )
+        if controller_alive(record.id):
+            record = _wait_for_controller(jobs, record.id)
+        if not record.status.is_terminal:  # no controller to do it
+            config = load_config()
+            for task in record.tasks:
+                cluster = db.get_cluster(task.cluster)
+                if cluster is not None:
+                    clusters.destroy(
+                        db, config, cluster, reason="managed job cancelled", emit=lambda _m: None
+                    )
+            record = jobs.transition(
+                jobs.require(record.id), ManagedJobStatus.CANCELLED, "cancelled by the user"
+            )
+        done.append(record)
+    return done
+
+
+def _wait_for_controller(jobs: ManagedJobs, job_id: int) -> ManagedJobRecord:
+    deadline = time.monotonic() + WAIT_FOR_CONTROLLER
+    while time.monotonic() < deadline:
+        record = jobs.require(job_id)
+        if record.status.is_terminal or not controller_alive(job_id):
+            return record
+        time.sleep(0.2)
+    return jobs.require(job_id)

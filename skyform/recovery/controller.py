@@ -1,0 +1,382 @@
+"""The managed-job controller: one detached process per job, run as
+`python -m skyform.recovery.controller JOB_ID`.
+
+It runs the pipeline's tasks in dependency order; for each, provisions from the current plan
+revision, submits, and probes until the task ends. Preemption → recovery (re-plan around the
+lost placement into a new revision, tear down, relaunch, resume with the same task id and a
+higher recovery count). User failure → restart or fail, per the policy. All of its state is
+in state.db, so a controller started again after being killed carries on where it was.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import sys
+import time
+import traceback
+
+from skyform.apply import clusters
+from skyform.config import load_config
+from skyform.errors import (
+    CapacityError,
+    ExecError,
+    NodeUnreachable,
+    NoOffersError,
+    PlanError,
+    SkyformError,
+    StackError,
+)
+from skyform.exec.run import ClusterSession
+from skyform.recovery import attempt, jobdir
+from skyform.recovery.detect import Monitor, Outcome
+from skyform.recovery.policy import (
+    Action,
+    Failure,
+    RecoveryPolicy,
+    Strategy,
+    backoff_seconds,
+    decide,
+    give_up,
+    relaunch_steps,
+)
+from skyform.recovery.revisions import load_dag, make_revision
+from skyform.stacks.engine import engine_for
+from skyform.state.db import open_state
+from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus, ManagedTask
+from skyform.state.models import ClusterStatus, JobStatus
+
+RELAUNCH_ERRORS = (NoOffersError, CapacityError, StackError, NodeUnreachable, ExecError)
+
+
+class Cancelled(Exception):
+    pass
+
+
+class NoResources(Exception):
+    pass
+
+
+class Controller:
+    def __init__(self, job_id: int) -> None:
+        self.job_id = job_id
+        self.db = open_state()
+        self.jobs = ManagedJobs(self.db)
+        self.config = load_config()
+        self.log_ = logging.getLogger(f"skyform.controller.{job_id}")
+
+    # -- small helpers -------------------------------------------------------------------------
+
+    def log(self, message: str) -> None:
+        self.log_.info(message)
+
+    @property
+    def record(self) -> ManagedJobRecord:
+        return self.jobs.require(self.job_id)
+
+    def update_task(self, task: ManagedTask, **changes) -> ManagedTask:
+        task = task.model_copy(update=changes)
+        self.jobs.put(self.record.with_task(task))
+        return task
+
+    def set_status(self, status: ManagedJobStatus, reason: str) -> None:
+        record = self.record
+        if record.status is not status:
+            self.log(f"{record.status.value} → {status.value}: {reason}")
+            self.jobs.transition(record, status, reason)
+
+    def check_cancel(self) -> None:
+        if self.record.cancel_requested:
+            raise Cancelled()
+
+    def sleep(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.check_cancel()
+            time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+
+    def policy(self) -> RecoveryPolicy:
+        r = self.record
+        return RecoveryPolicy(
+            strategy=Strategy.parse(r.strategy),
+            max_restarts_on_errors=r.max_restarts_on_errors,
+            recover_on_exit_codes=r.recover_on_exit_codes,
+            max_rounds=r.max_rounds,
+        )
+
+    # -- the job -------------------------------------------------------------------------------
+
+    def run(self) -> ManagedJobStatus:
+        record = self.record
+        if record.status.is_terminal:
+            return record.status
+        self.jobs.put(
+            record.model_copy(
+                update={
+                    "controller_pid": os.getpid(),
+                    "controller_starts": record.controller_starts + 1,
+                }
+            )
+        )
+        self.log(f"controller start {record.controller_starts + 1} (pid {os.getpid()})")
+        try:
+            dag = load_dag(record)
+            for index in dag.topological_order():
+                task = self.record.task(index)
+                if task.status is ManagedJobStatus.SUCCEEDED:
+                    continue  # done before a restart: never run again
+                secrets = dag.tasks[index].secret_values()
+                final = self.run_task(index, secrets)
+                if final is not ManagedJobStatus.SUCCEEDED:
+                    self.set_status(final, self.record.reason or f"task {task.name} {final}")
+                    return final
+            self.set_status(ManagedJobStatus.SUCCEEDED, "every task succeeded")
+            return ManagedJobStatus.SUCCEEDED
+        except Cancelled:
+            self.teardown_all("cancelled")
+            self.set_status(ManagedJobStatus.CANCELLED, "cancelled by the user")
+            return ManagedJobStatus.CANCELLED
+        except NoResources as exc:
+            self.teardown_all("no resources")
+            self.set_status(ManagedJobStatus.FAILED_NO_RESOURCE, str(exc))
+            return ManagedJobStatus.FAILED_NO_RESOURCE
+        except Exception as exc:
+            self.log(traceback.format_exc())
+            self.teardown_all("controller failure")
+            message = exc.message if isinstance(exc, SkyformError) else repr(exc)
+            self.set_status(ManagedJobStatus.FAILED_CONTROLLER, f"controller failed: {message}")
+            return ManagedJobStatus.FAILED_CONTROLLER
+        finally:
+            if self.record.status.is_terminal:
+                jobdir.forget_secrets(self.job_id)
+
+    def teardown_all(self, why: str) -> None:
+        for task in self.record.tasks:
+            cluster = self.db.get_cluster(task.cluster)
+            if cluster is not None:
+                self.log(f"tearing down {task.cluster} ({why})")
+                try:
+                    clusters.destroy(self.db, self.config, cluster, reason=why, emit=self.log)
+                except SkyformError as err:
+                    self.log(f"could not tear down {task.cluster}: {err.message}")
+
+    # -- one task ------------------------------------------------------------------------------
+
+    def run_task(self, index: int, secrets: dict[str, str]) -> ManagedJobStatus:
+        while True:
+            self.check_cancel()
+            task = self.record.task(index)
+            if task.status is ManagedJobStatus.PENDING:
+                task = self.update_task(
+                    task, status=ManagedJobStatus.STARTING, started_at=time.time()
+                )
+            if self.record.status in (ManagedJobStatus.PENDING,):
+                self.set_status(ManagedJobStatus.STARTING, f"starting task {task.name}")
+            try:
+                cluster = attempt.provision(self.db, self.config, self.record, task, self.log)
+            except RELAUNCH_ERRORS as err:
+                self.recover(index, f"could not launch: {getattr(err, 'message', err)}")
+                continue
+            _, placement = attempt.latest_placement(self.db, self.record, task)
+            task = self.update_task(task, offer=placement.offer)
+            try:
+                session, job = attempt.submit(
+                    self.db, self.record, task, cluster, placement, secrets, self.log
+                )
+            except NodeUnreachable as err:
+                self.recover(index, f"nodes did not answer: {err.message}")
+                continue
+            with session:
+                task = self.update_task(task, cluster_job_id=job.job_id)
+                outcome, detail, codes = self.watch(session, cluster, job)
+                if outcome is not Outcome.PREEMPTED:
+                    attempt.save_logs(session, job, task, self.job_id, self.log)
+            verdict = self.settle(index, outcome, detail, codes)
+            if verdict is not None:
+                return verdict
+
+    def watch(self, session: ClusterSession, cluster, job):
+        if job.status is JobStatus.FAILED_SETUP:
+            return Outcome.FAILED_SETUP, "setup failed", job.exit_codes
+        self.set_status(ManagedJobStatus.RUNNING, f"job {job.job_id} running on {cluster.name}")
+        self.update_task(
+            self.record.task(self._index_of(cluster.name)), status=ManagedJobStatus.RUNNING
+        )
+        engine = engine_for(cluster.spec.offer.cloud, config=self.config, state=self.db)
+        from skyform.apply.jobrun import job_key
+
+        monitor = Monitor(
+            session, engine, cluster.handle, job_key(job), lost_after=self.record.lost_after
+        )
+        while True:
+            self.check_cancel()
+            seen = monitor.probe()
+            if seen.outcome is not None:
+                self.log(f"{cluster.name}: {seen.outcome.value}: {seen.detail}")
+                return seen.outcome, seen.detail, seen.exit_codes
+            time.sleep(self.record.check_interval)
+
+    def _index_of(self, cluster: str) -> int:
+        return next(t.index for t in self.record.tasks if t.cluster == cluster)
+
+    def settle(
+        self, index: int, outcome: Outcome, detail: str, codes: dict[int, int | None]
+    ) -> ManagedJobStatus | None:
+        """What the outcome means for the task; None when the task goes on (restart/recover)."""
+        task = self.record.task(index)
+        self._close_cluster_job(task, outcome, detail, codes)
+        if outcome is Outcome.SUCCEEDED:
+            self._destroy(task, "task succeeded")
+            self.update_task(
+                self.record.task(index), status=ManagedJobStatus.SUCCEEDED, ended_at=time.time()
+            )
+            return ManagedJobStatus.SUCCEEDED
+        if outcome is Outcome.CANCELLED:
+            raise Cancelled()
+        failure = {
+            Outcome.PREEMPTED: Failure.PREEMPTED,
+            Outcome.FAILED: Failure.USER,
+            Outcome.FAILED_SETUP: Failure.SETUP,
+        }[outcome]
+        decision = decide(
+            failure, exit_codes=codes, restarts_done=task.restarts, policy=self.policy()
+        )
+        self.log(f"decision: {decision.action.value}: {decision.reason}")
+        if decision.action is Action.RESTART:
+            self.update_task(
+                task,
+                restarts=task.restarts + 1,
+                recovery_count=task.recovery_count + 1,
+                cluster_job_id=None,
+            )
+            self.jobs.transition(self.record, ManagedJobStatus.RUNNING, decision.reason)
+            return None
+        if decision.action is Action.RECOVER:
+            self.recover(index, detail if failure is Failure.PREEMPTED else decision.reason)
+            return None
+        self._destroy(task, decision.reason)
+        final = (
+            ManagedJobStatus.FAILED_SETUP if failure is Failure.SETUP else ManagedJobStatus.FAILED
+        )
+        self.update_task(self.record.task(index), status=final, ended_at=time.time())
+        self.jobs.put(self.record.model_copy(update={"reason": decision.reason}))
+        return final
+
+    def _close_cluster_job(
+        self, task: ManagedTask, outcome: Outcome, detail: str, codes: dict[int, int | None]
+    ) -> None:
+        """The lower level: the cluster job ends (a preemption fails it; the upper level only
+        goes RECOVERING)."""
+        if task.cluster_job_id is None:
+            return
+        job = self.db.get_job(task.cluster, task.cluster_job_id)
+        if job is None or job.status.is_terminal:
+            return
+        status = {
+            Outcome.SUCCEEDED: JobStatus.SUCCEEDED,
+            Outcome.CANCELLED: JobStatus.CANCELLED,
+            Outcome.FAILED_SETUP: JobStatus.FAILED_SETUP,
+        }.get(outcome, JobStatus.FAILED)
+        self.db.put_job(
+            job.model_copy(update={"status": status, "exit_codes": codes, "ended_at": time.time()})
+        )
+        self.db.add_event(
+            "job." + status.value.lower(), detail, cluster=task.cluster, job_id=job.job_id
+        )
+
+    def _destroy(self, task: ManagedTask, why: str) -> None:
+        cluster = self.db.get_cluster(task.cluster)
+        if cluster is not None:
+            clusters.destroy(self.db, self.config, cluster, reason=why, emit=self.log)
+
+    # -- recovery ------------------------------------------------------------------------------
+
+    def recover(self, index: int, why: str) -> None:
+        """Re-plan around the lost placement and bring a new cluster up (the job is submitted
+        by run_task's next turn). Raises NoResources after the bounded rounds."""
+        self.set_status(ManagedJobStatus.RECOVERING, why)
+        task = self.record.task(index)
+        cluster = self.db.get_cluster(task.cluster)
+        if cluster is not None and cluster.status is not ClusterStatus.LOST:
+            self.db.set_cluster_status(task.cluster, ClusterStatus.LOST)
+        lost = task.offer or (cluster.spec.offer if cluster is not None else None)
+        task = self.update_task(
+            task,
+            recovery_count=task.recovery_count + 1,
+            cluster_job_id=None,
+            status=ManagedJobStatus.RECOVERING,
+        )
+        if lost is None:
+            raise PlanError(f"task {task.name} has no launched placement to recover from")
+        policy = self.policy()
+        steps = relaunch_steps(policy.strategy, lost, why="preempted")
+        remaining = [
+            t.index for t in self.record.tasks if t.status is not ManagedJobStatus.SUCCEEDED
+        ]
+        attempts: list[str] = []
+        rounds = 0
+        while not give_up(rounds, policy):
+            self.sleep(backoff_seconds(rounds))
+            rounds += 1
+            for step in steps:
+                self.check_cancel()
+                try:
+                    rev = make_revision(
+                        self.db,
+                        self.record,
+                        tasks=remaining,
+                        blocked=step.blocked,
+                        allowed=step.allowed,
+                        reason=f"recovery {task.recovery_count} of task {task.name}: {why}; "
+                        f"{step.description}",
+                    )
+                    self.jobs.put(
+                        self.record.model_copy(update={"revision": rev.revision.revision})
+                    )
+                    self.log(f"plan revision {rev.revision.revision}: {step.description}")
+                    attempt.provision(
+                        self.db, self.config, self.record, self.record.task(index), self.log
+                    )
+                    return
+                except RELAUNCH_ERRORS as err:
+                    text = f"round {rounds}, {step.description}: {getattr(err, 'message', err)}"
+                    attempts.append(text)
+                    self.log(f"relaunch failed: {text}")
+                    self.db.add_event(
+                        "managed.relaunch_failed", text, data={"managed_job_id": self.job_id}
+                    )
+                    self._destroy_unfinished(task.cluster)
+        raise NoResources(
+            f"no capacity to relaunch task {task.name} after {rounds} round(s): "
+            + "; ".join(attempts[-3:])
+        )
+
+    def _destroy_unfinished(self, name: str) -> None:
+        cluster = self.db.get_cluster(name)
+        if cluster is not None:
+            try:
+                clusters.destroy(
+                    self.db, self.config, cluster, reason="relaunch failed", emit=self.log
+                )
+            except SkyformError as err:
+                self.log(f"could not clean up {name}: {err.message}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    job_id = int(args[0])
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stdout)
+    lock = open(jobdir.controller_lock(job_id), "a")  # noqa: SIM115 - held for the lifetime
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        logging.info("another controller holds job %s; exiting", job_id)
+        return 0
+    status = Controller(job_id).run()
+    logging.info("managed job %s ended: %s", job_id, status.value)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""A managed job's directory under SKYFORM_HOME/jobs/<id> (0700).
+
+task.yaml        the task file as launched (0600: it may hold secrets); re-plans read this
+                 copy, so editing the original during a run changes nothing
+inputs.json      --env / --secret values resolved at launch (0600), for the controller
+plans/rev-N.json every plan revision applied (N = 1 at launch, +1 per recovery)
+logs/            job logs saved before a cluster is torn down
+controller.log   the controller's own output
+controller.lock  held by the live controller (flock), so there is never a second one
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from skyform.config import ensure_dir, home
+from skyform.plan.planfile import write_atomic
+
+
+def job_dir(job_id: int) -> Path:
+    return ensure_dir(home() / "jobs" / str(job_id))
+
+
+def plans_dir(job_id: int) -> Path:
+    return ensure_dir(job_dir(job_id) / "plans")
+
+
+def revision_path(job_id: int, revision: int) -> Path:
+    return plans_dir(job_id) / f"rev-{revision}.json"
+
+
+def logs_dir(job_id: int) -> Path:
+    return ensure_dir(job_dir(job_id) / "logs")
+
+
+def controller_log(job_id: int) -> Path:
+    return job_dir(job_id) / "controller.log"
+
+
+def controller_lock(job_id: int) -> Path:
+    return job_dir(job_id) / "controller.lock"
+
+
+def save_task(job_id: int, data: bytes) -> Path:
+    path = job_dir(job_id) / "task.yaml"
+    write_atomic(path, data, mode=0o600)
+    return path
+
+
+def saved_task(job_id: int) -> bytes:
+    return (job_dir(job_id) / "task.yaml").read_bytes()
+
+
+def save_inputs(job_id: int, *, envs: list[str], secrets: list[str]) -> None:
+    """`K=V` overrides, resolved (no bare `K` left): the controller has no shell env."""
+    data = json.dumps({"envs": envs, "secrets": secrets}, sort_keys=True).encode()
+    write_atomic(job_dir(job_id) / "inputs.json", data, mode=0o600)
+
+
+def load_inputs(job_id: int) -> dict[str, list[str]]:
+    path = job_dir(job_id) / "inputs.json"
+    if not path.exists():
+        return {"envs": [], "secrets": []}
+    return json.loads(path.read_text())
+
+
+def forget_secrets(job_id: int) -> None:
+    """Once the job is over, the controller needs no secret values any more."""
+    path = job_dir(job_id) / "inputs.json"
+    if path.exists():
+        inputs = json.loads(path.read_text())
+        inputs["secrets"] = [s.split("=", 1)[0] + "=" for s in inputs.get("secrets", [])]
+        write_atomic(path, json.dumps(inputs, sort_keys=True).encode(), mode=0o600)
+
+
+def resolve_overrides(items: list[str], environ: dict[str, str] | os._Environ) -> list[str]:
+    """`K` → `K=<value from the environment now>`; `K=V` stays. Unset names stay bare, so the
+    loader reports them as it would at plan time."""
+    out = []
+    for item in items:
+        if "=" in item or item not in environ:
+            out.append(item)
+        else:
+            out.append(f"{item}={environ[item]}")
+    return out

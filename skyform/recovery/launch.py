@@ -1,0 +1,226 @@
+"""`skyform jobs launch`: record a managed job, save its first plan revision, start its
+controller — or change nothing when the task or the plan is wrong.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from skyform.errors import SkyformError
+from skyform.recovery import jobdir
+from skyform.recovery.policy import Strategy
+from skyform.recovery.revisions import cluster_name, make_revision
+from skyform.state.db import StateDB
+from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask
+
+MAX_CONTROLLER_STARTS = 10
+
+
+def _recovery_settings(dag, strategy: str | None, max_restarts: int | None) -> dict:
+    """CLI flags win over the task's `job_recovery`, which wins over the defaults."""
+    declared = [
+        r.job_recovery
+        for t in dag.tasks
+        for r in t.resources.alternatives()
+        if r.job_recovery is not None
+    ]
+    first = declared[0] if declared else None
+    chosen = strategy or (first.strategy if first else None)
+    try:
+        parsed = Strategy.parse(chosen)
+    except ValueError as exc:
+        raise SkyformError(str(exc), "Use failover or eager_next_region.") from None
+    return {
+        "strategy": parsed.value,
+        "max_restarts_on_errors": max_restarts
+        if max_restarts is not None
+        else (first.max_restarts_on_errors if first else 0),
+        "recover_on_exit_codes": tuple(first.recover_on_exit_codes) if first else (),
+    }
+
+
+def launch_plan(
+    db: StateDB,
+    plan_path: Path,
+    *,
+    secret_overrides: list[str],
+    strategy: str | None,
+    max_restarts: int | None,
+) -> ManagedJobRecord:
+    """Launch from a reviewed plan: it must be fresh, and the managed job's first revision
+    must place every task exactly as the reviewed plan does (only cluster names differ)."""
+    from skyform.apply.freshness import check_fresh, task_file_of
+    from skyform.config import load_config
+    from skyform.errors import StalePlanError
+    from skyform.plan.catalog import load_catalog
+    from skyform.plan.planfile import read_plan
+
+    reviewed, _ = read_plan(plan_path)
+    if reviewed.destroy:
+        raise SkyformError(f"{plan_path} is a destroy plan; apply it with skyform apply")
+    check_fresh(reviewed, plan_path, db=db, catalog=load_catalog(load_config()))
+    envs = sorted({f"{k}={v}" for t in reviewed.tasks for k, v in t.job.envs.items()})
+    record = launch(
+        db,
+        task_file_of(reviewed, plan_path),
+        load_kwargs={"env_overrides": envs, "secret_overrides": secret_overrides},
+        strategy=strategy,
+        max_restarts=max_restarts,
+        objective=reviewed.objective,
+        start=False,
+    )
+    first = ManagedJobs(db).revisions(record.id)[0]
+    planned, _ = read_plan(Path(first.path))
+    want = {t.index: t.offer for t in reviewed.tasks}
+    got = {t.index: t.offer for t in planned.tasks}
+    if want != got:
+        _forget(db, record.id)
+        raise StalePlanError(
+            f"{plan_path} no longer matches what planning gives now",
+            "Make a new plan and review it.",
+        )
+    spawn_controller(record.id)
+    return record
+
+
+def launch(
+    db: StateDB,
+    task_file: Path,
+    *,
+    load_kwargs: dict,
+    strategy: str | None,
+    max_restarts: int | None,
+    objective: str = "cost",
+    environ: dict[str, str] | None = None,
+    start: bool = True,
+) -> ManagedJobRecord:
+    from skyform.config import load_config
+    from skyform.spec import check_supported, load_task
+
+    environ = dict(os.environ if environ is None else environ)
+    data = Path(task_file).read_bytes()
+    envs = jobdir.resolve_overrides(list(load_kwargs.get("env_overrides", ())), environ)
+    for env_file in load_kwargs.get("env_files", ()):  # fold env files in, --env wins
+        from skyform.spec.envs import read_env_file
+
+        envs = [f"{k}={v}" for k, v in read_env_file(env_file)] + envs
+    secrets = jobdir.resolve_overrides(list(load_kwargs.get("secret_overrides", ())), environ)
+    dag = load_task(task_file, env_overrides=envs, secret_overrides=secrets, environ=environ)
+    check_supported(dag)
+    settings = _recovery_settings(dag, strategy, max_restarts)
+    recovery = load_config().recovery
+    jobs = ManagedJobs(db)
+    name = dag.name or dag.tasks[0].name or Path(task_file).stem
+    record = jobs.create(
+        ManagedJobRecord(
+            id=0,
+            name=name,
+            task_file=str(Path(task_file).resolve()),
+            objective=objective,
+            check_interval=recovery.check_interval,
+            lost_after=recovery.lost_after,
+            max_rounds=recovery.max_rounds,
+            tasks=[],
+            submitted_at=time.time(),
+            **settings,
+        )
+    )
+    try:
+        tasks = [
+            ManagedTask(index=i, name=t.label(i), cluster=cluster_name(record.id, t.label(i)))
+            for i, t in enumerate(dag.tasks)
+        ]
+        record = record.model_copy(update={"tasks": tasks})
+        jobs.put(record)
+        jobdir.save_task(record.id, data)
+        jobdir.save_inputs(record.id, envs=envs, secrets=secrets)
+        rev = make_revision(db, record, tasks=list(range(len(tasks))), reason="launch")
+        record = record.model_copy(update={"revision": rev.revision.revision})
+        jobs.put(record)
+    except BaseException:
+        _forget(db, record.id)
+        raise
+    db.add_event(
+        "managed.pending",
+        f"managed job {record.id} submitted",
+        data={"managed_job_id": record.id, "to": "PENDING"},
+    )
+    if start:
+        spawn_controller(record.id)
+    return record
+
+
+def _forget(db: StateDB, job_id: int) -> None:
+    """Undo a launch that failed before its controller started: nothing is left behind."""
+    with db.transaction() as conn:
+        conn.execute("DELETE FROM managed_jobs WHERE id=?", (job_id,))
+        conn.execute("DELETE FROM plan_revisions WHERE job_id=?", (job_id,))
+    shutil.rmtree(jobdir.job_dir(job_id), ignore_errors=True)
+
+
+def spawn_controller(job_id: int) -> int:
+    """Start the controller detached: its own session, no inherited descriptors, output to
+    the job's controller.log. It outlives the CLI."""
+    log = open(jobdir.controller_log(job_id), "ab")  # noqa: SIM115 - handed to the child
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "skyform.recovery.controller", str(job_id)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+            env=dict(os.environ),
+        )
+    finally:
+        log.close()
+    return proc.pid
+
+
+def controller_alive(job_id: int) -> bool:
+    """A live controller holds its flock; if we can take it, nobody runs the job."""
+    path = jobdir.controller_lock(job_id)
+    if not path.exists():
+        return False
+    with open(path, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return False
+
+
+def ensure_controllers(db: StateDB) -> list[int]:
+    """Start again the controller of every unfinished managed job whose controller died
+    (e.g. `kill -9`, a reboot). Returns the job ids restarted."""
+    restarted = []
+    jobs = ManagedJobs(db)
+    for record in jobs.list():
+        if record.status.is_terminal or controller_alive(record.id):
+            continue
+        if time.time() - record.submitted_at < 2 and record.controller_starts == 0:
+            continue  # just launched: its controller may still be starting
+        if record.controller_starts >= MAX_CONTROLLER_STARTS:
+            from skyform.state.managed import ManagedJobStatus
+
+            jobs.transition(
+                record,
+                ManagedJobStatus.FAILED_CONTROLLER,
+                f"the controller died {record.controller_starts} times",
+            )
+            continue
+        spawn_controller(record.id)
+        db.add_event(
+            "managed.controller_restarted",
+            f"controller of job {record.id} restarted",
+            data={"managed_job_id": record.id},
+        )
+        restarted.append(record.id)
+    return restarted

@@ -1,0 +1,104 @@
+"""Plan revisions of a managed job: the launch plan, and one new plan per recovery.
+
+A revision is an ordinary plan file (`skyform show`, `skyform cost diff` read it). A recovery
+re-plans only the tasks not yet finished, with the relaunch step's blocked / allowed
+placements, against current state — where the lost cluster is marked LOST, so its change is
+a replacement whose reason says so, and `blocked` says what was avoided and why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from skyform.plan.model import BlockedPlacement, Plan
+from skyform.plan.planfile import plan_digest, write_plan
+from skyform.recovery import jobdir
+from skyform.spec import Dag
+from skyform.state.db import StateDB
+from skyform.state.managed import ManagedJobRecord, ManagedJobs, PlanRevision
+from skyform.state.snapshot import snapshot_of
+
+
+def cluster_name(job_id: int, task_name: str) -> str:
+    from skyform.plan.planner import sanitize_name
+
+    return sanitize_name(f"j{job_id}-{task_name}")
+
+
+def load_dag(record: ManagedJobRecord) -> Dag:
+    """The job's task as launched (from the saved copy), with the launch-time overrides."""
+    from skyform.spec import load_task_text
+
+    inputs = jobdir.load_inputs(record.id)
+    return load_task_text(
+        jobdir.saved_task(record.id).decode(),
+        path_label=record.task_file,
+        env_overrides=inputs["envs"],
+        secret_overrides=inputs["secrets"],
+        environ={},
+    )
+
+
+def sub_dag(dag: Dag, keep: Sequence[int]) -> Dag:
+    """The tasks in `keep` (in order) with the edges among them, renumbered."""
+    index = {old: new for new, old in enumerate(keep)}
+    edges = [(index[u], index[v]) for u, v in dag.edges if u in index and v in index]
+    return Dag(
+        name=dag.name,
+        execution=dag.execution,
+        tasks=[dag.tasks[i] for i in keep],
+        edges=edges,
+        warnings=dag.warnings,
+    )
+
+
+@dataclass(frozen=True)
+class NewRevision:
+    plan: Plan
+    revision: PlanRevision
+    path: Path
+
+
+def make_revision(
+    db: StateDB,
+    record: ManagedJobRecord,
+    *,
+    tasks: Sequence[int],
+    reason: str,
+    blocked: Sequence[BlockedPlacement] = (),
+    allowed: Sequence[BlockedPlacement] = (),
+) -> NewRevision:
+    """Plan `tasks` of the job (indexes into the launched DAG) and save it as the next
+    revision. Raises NoOffersError when the blocks leave nothing to place a task on."""
+    from skyform.config import load_config
+    from skyform.plan.catalog import load_catalog
+    from skyform.plan.planner import PlanInputs, make_plan
+
+    dag = load_dag(record)
+    part = sub_dag(dag, tasks)
+    config = load_config()
+    snapshot = snapshot_of(db)
+    inputs = PlanInputs(
+        dag=part,
+        task_path=record.task_file,
+        file_digest="sha256:" + hashlib.sha256(jobdir.saved_task(record.id)).hexdigest(),
+        objective=record.objective,  # type: ignore[arg-type]
+        cluster_names=[record.task(i).cluster for i in tasks],
+        blocked=tuple(blocked),
+        allowed=tuple(allowed),
+    )
+    plan = make_plan(
+        inputs,
+        catalog=load_catalog(config),
+        config=config,
+        current=snapshot.clusters,
+        prior=snapshot.prior,
+    )
+    number = record.revision + 1
+    path = jobdir.revision_path(record.id, number)
+    data = write_plan(plan, path)
+    revision = ManagedJobs(db).add_revision(record.id, number, reason, str(path), plan_digest(data))
+    return NewRevision(plan=plan, revision=revision, path=path)
