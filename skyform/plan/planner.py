@@ -220,6 +220,7 @@ def make_plan(
         onprem_digest="sha256:" + catalog.onprem_digest,
         prior=prior,
         blocked=list(inputs.blocked),
+        allowed=list(inputs.allowed),
     )
     if inputs.destroy:
         owned = [
@@ -236,7 +237,12 @@ def make_plan(
     from skyform.plan.optimizer import describe_request, optimize
 
     solution = optimize(
-        dag, catalog, objective=inputs.objective, blocked=inputs.blocked, clouds=config.plan.clouds
+        dag,
+        catalog,
+        objective=inputs.objective,
+        blocked=inputs.blocked,
+        allowed=inputs.allowed,
+        clouds=config.plan.clouds,
     )
     placements: list[TaskPlacement] = []
     desired: list[ClusterSpec] = []

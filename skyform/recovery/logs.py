@@ -1,5 +1,5 @@
-"""A managed job's output across recoveries: saved logs of finished attempts, the live log
-of the current one, and a line for every transition (RECOVERING, RUNNING again ...)."""
+"""A managed job's output across recoveries: each attempt's log (live while it runs, from the
+saved copy once it ended), and a line for every transition (RECOVERING, RUNNING again ...)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from skyform.apply.jobrun import job_key
 from skyform.errors import ExecError
@@ -29,19 +30,31 @@ LineSink = Callable[[ManagedLine], None]
 NoteSink = Callable[[str], None]
 
 
-def print_saved(record: ManagedJobRecord, on_line: LineSink) -> None:
-    found = []
-    for path in jobdir.logs_dir(record.id).iterdir():
+def _saved(job_id: int) -> dict[tuple[int, int], list[tuple[int, Path]]]:
+    """(task index, cluster job id) -> [(rank, file)] of the attempts whose logs were saved."""
+    found: dict[tuple[int, int], list[tuple[int, Path]]] = {}
+    for path in jobdir.logs_dir(job_id).iterdir():
         m = SAVED.fullmatch(path.name)
         if m:
-            found.append((tuple(int(g) for g in m.groups()), path))
-    for (task, _rec, _job, rank), path in sorted(found):
+            task, _rec, job, rank = (int(g) for g in m.groups())
+            found.setdefault((task, job), []).append((rank, path))
+    return found
+
+
+def _print_saved(
+    record: ManagedJobRecord, printed: set[tuple[int, int]], on_line: LineSink
+) -> None:
+    for (task, job), files in sorted(_saved(record.id).items()):
+        if (task, job) in printed:
+            continue
+        printed.add((task, job))
         label = record.task(task).name
-        for text in path.read_text().splitlines():
-            on_line(ManagedLine(label, rank, text))
+        for rank, path in sorted(files):
+            for text in path.read_text().splitlines():
+                on_line(ManagedLine(label, rank, text))
 
 
-def _current(db: StateDB, record: ManagedJobRecord):
+def _live(db: StateDB, record: ManagedJobRecord):
     """(task, cluster record, cluster job) of the attempt running now, if any."""
     for task in record.tasks:
         if task.cluster_job_id is None:
@@ -65,14 +78,12 @@ def stream(
     follow: bool,
     on_line: LineSink,
     on_note: NoteSink,
-    poll: float = 1.0,
+    poll: float = 0.5,
 ) -> ManagedJobRecord:
+    """Print what the job printed so far (and, following, until it ends)."""
     jobs = ManagedJobs(db)
-    record = jobs.require(job_id)
-    if not follow:
-        print_saved(record, on_line)
+    printed: set[tuple[int, int]] = set()
     seen_status = None
-    seen_jobs: set[tuple[str, int]] = set()
     while True:
         record = jobs.require(job_id)
         if record.status is not seen_status:
@@ -81,10 +92,11 @@ def stream(
                 + (f" ({record.reason})" if record.reason else "")
             )
             seen_status = record.status
-        current = _current(db, record)
-        if current is not None and (current[0].cluster, current[2].job_id) not in seen_jobs:
-            task, cluster, job = current
-            seen_jobs.add((task.cluster, job.job_id))
+        _print_saved(record, printed, on_line)
+        live = _live(db, record)
+        if live is not None and (live[0].index, live[2].job_id) not in printed:
+            task, cluster, job = live
+            printed.add((task.index, job.job_id))
             on_note(
                 f"task {task.name} on {cluster.name} ({cluster.spec.offer.infra}), "
                 f"recovery {task.recovery_count}"
@@ -95,9 +107,8 @@ def stream(
                         on_line(ManagedLine(task.name, line.rank, line.text))
             except ExecError as err:
                 on_note(f"lost the log stream: {err.message}")
-            if not follow:
-                return record
             continue
         if record.status.is_terminal or not follow:
+            _print_saved(jobs.require(job_id), printed, on_line)  # the last attempt's
             return record
         time.sleep(poll)

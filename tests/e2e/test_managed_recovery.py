@@ -1,0 +1,241 @@
+"""Managed jobs on real sshd nodes in two labelled regions of an ssh pool (spot hosts):
+preemption → detection → a new plan revision → relaunch → resume from the checkpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from e2ekit import task_file
+
+pytestmark = pytest.mark.e2e
+
+COUNTER = """\
+name: counter
+resources:
+  infra: ssh/lab
+  use_spot: true
+skyform:
+  checkpoint_dir: {ckpt}
+run: |
+  umask 000  # test nodes are different unix users sharing one directory
+  start=$(cat "$SKYFORM_CHECKPOINT_DIR/n" 2>/dev/null || echo 0)
+  echo "recovery=$SKYFORM_RECOVERY_COUNT start=$start task=$SKYFORM_TASK_ID"
+  for i in $(seq "$start" {steps}); do
+    echo "step $i"; echo "$i" > "$SKYFORM_CHECKPOINT_DIR/n"; sleep 0.5
+  done
+"""
+
+
+def two_region_pool(home, nodes, *, max_rounds: int = 2, hosts=(0, 1, 2, 3)) -> None:
+    """Hosts 0-1 in region east (cheaper), 2-3 in west; all spot."""
+    entries = []
+    for i in hosts:
+        h = nodes.handle(i)
+        east = i < 2
+        entries.append(
+            {
+                "host": h.host,
+                "port": h.port,
+                "user": h.user,
+                "identity_file": h.identity_file,
+                "cpus": 2,
+                "memory": 4,
+                "hourly_price": 0.1 if east else 0.2,
+                "labels": {
+                    "region": "east" if east else "west",
+                    "zone": "east-a" if east else "west-a",
+                    "spot": True,
+                },
+            }
+        )
+    config = {
+        "ssh_pools": {"lab": {"hosts": entries}},
+        "recovery": {"check_interval": 1, "lost_after": 2, "max_rounds": max_rounds},
+    }
+    (home / "config.yaml").write_text(yaml.safe_dump(config))
+
+
+@pytest.fixture
+def shared_ckpt():
+    """A directory every node user can write: the test's stand-in for NFS or a bucket."""
+    path = Path(tempfile.mkdtemp(prefix="skyform-ckpt-", dir="/tmp"))
+    os.chmod(path, 0o777)  # no sticky bit: the next node's user rewrites the checkpoint
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _job(sky, job_id=1) -> dict:
+    return next(j for j in json.loads(sky("jobs", "queue", "--json").stdout) if j["id"] == job_id)
+
+
+def _wait(sky, predicate, timeout=90.0, job_id=1) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = _job(sky, job_id)
+        if predicate(job):
+            return job
+        time.sleep(0.3)
+    raise AssertionError(f"managed job never got there: {job}")
+
+
+def _checkpoint(directory: Path) -> int:
+    try:
+        text = (directory / "n").read_text().strip()
+    except OSError:
+        return 0
+    return int(text) if text.isdigit() else 0
+
+
+def _host_running(nodes, i) -> bool:
+    return bool(nodes.user_pids(i))
+
+
+def _launch_counter(sky, tmp_path, ckpt, strategy, steps=16):
+    task = task_file(tmp_path, "counter.yaml", COUNTER.format(ckpt=ckpt, steps=steps))
+    sky("jobs", "launch", task, "--recovery", strategy, "-d", check=0)
+    job = _wait(sky, lambda j: j["status"] == "RUNNING")
+    return job
+
+
+def _revision(sky, rev) -> dict:
+    return json.loads(sky("jobs", "plans", "1", "--show", str(rev), "--json").stdout)
+
+
+@pytest.mark.parametrize("strategy", ["eager_next_region", "failover"])
+def test_preempted_job_recovers_and_resumes_from_checkpoint(
+    sky, skyform_home, make_ssh_nodes, tmp_path, shared_ckpt, strategy
+):
+    nodes = make_ssh_nodes(4)
+    two_region_pool(skyform_home, nodes)
+    job = _launch_counter(sky, tmp_path, shared_ckpt, strategy)
+    assert job["tasks"][0]["offer"]["region"] == "east"
+    deadline = time.monotonic() + 30
+    while _checkpoint(shared_ckpt) < 3:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    killed = next(i for i in (0, 1) if _host_running(nodes, i))
+    nodes.kill_node(killed)  # the spot reclaim
+
+    job = _wait(
+        sky,
+        lambda j: j["status"] in ("SUCCEEDED", "FAILED", "FAILED_NO_RESOURCE", "FAILED_CONTROLLER"),
+        timeout=120,
+    )
+    assert job["status"] == "SUCCEEDED", sky("jobs", "logs", "1", "--controller").stdout
+    assert job["tasks"][0]["recovery_count"] == 1
+    second = _revision(sky, 2)
+    offer = second["tasks"][0]["offer"]
+    if strategy == "eager_next_region":  # the launched region is blocked: west
+        assert offer["region"] == "west"
+        assert second["blocked"][0]["region"] == "east"
+        assert "preempted in ssh/lab/east" in second["blocked"][0]["reason"]
+    else:  # FAILOVER retries the launched region first: the other east host
+        assert offer["region"] == "east"
+        assert second["allowed"][0]["region"] == "east"
+    (change,) = second["changes"]
+    assert change["action"] == "replace" and "nodes were lost" in change["reason"]
+    logs = sky("jobs", "logs", "1", check=0).stdout
+    assert "recovery=1 start=" in logs
+    resumed = int(logs.split("recovery=1 start=")[1].split()[0])
+    assert resumed >= 3  # resumed from the checkpoint, not from 0
+    assert "task=skyform-managed-1-0" in logs  # same task id across recoveries
+    assert json.loads(sky("status", "--json").stdout) == []  # clusters torn down at the end
+
+
+def test_user_failure_restarts_once_then_fails(sky, skyform_home, fresh_ssh_nodes, tmp_path):
+    two_region_pool(skyform_home, fresh_ssh_nodes)
+    task = task_file(
+        tmp_path,
+        "fail.yaml",
+        """\
+name: flaky
+resources:
+  infra: ssh/lab
+  use_spot: true
+  job_recovery: {max_restarts_on_errors: 1}
+run: echo "attempt $SKYFORM_RECOVERY_COUNT"; exit 3
+""",
+    )
+    result = sky("jobs", "launch", task, timeout=120)
+    assert result.exit_code == 1
+    assert "attempt 0" in result.stdout and "attempt 1" in result.stdout
+    job = _job(sky)
+    assert job["status"] == "FAILED" and job["tasks"][0]["restarts"] == 1
+    assert "after 1 restart(s)" in job["reason"]
+    transitions = [
+        e
+        for e in sqlite3.connect(skyform_home / "state.db").execute(
+            "SELECT kind, message FROM events WHERE kind LIKE 'managed.%'"
+        )
+    ]
+    assert (
+        "managed.running",
+        "the job failed with exit code 3: restart 1 of 1 (max_restarts_on_errors)",
+    ) in transitions
+
+
+def test_no_capacity_anywhere_is_failed_no_resource(
+    sky, skyform_home, make_ssh_nodes, tmp_path, shared_ckpt
+):
+    nodes = make_ssh_nodes(1)
+    two_region_pool(skyform_home, nodes, hosts=(0,), max_rounds=1)
+    _launch_counter(sky, tmp_path, shared_ckpt, "eager_next_region", steps=200)
+    nodes.kill_node(0)
+    job = _wait(sky, lambda j: j["status"].startswith("FAILED"), timeout=120)
+    assert job["status"] == "FAILED_NO_RESOURCE"
+    assert "no capacity to relaunch task counter" in job["reason"]
+    queue = sky("jobs", "queue")
+    assert "FAILED_NO_RESOURCE" in queue.stdout and "no capacity" in queue.stdout
+    assert sky("jobs", "logs", "1", "--follow").exit_code == 4
+
+
+def test_controller_kill_9_resumes_without_duplicating_work(
+    sky, skyform_home, fresh_ssh_nodes, tmp_path, shared_ckpt
+):
+    two_region_pool(skyform_home, fresh_ssh_nodes)
+    task = task_file(
+        tmp_path,
+        "pipe.yaml",
+        f"""\
+name: pipe
+---
+name: first
+resources: {{infra: ssh/lab, use_spot: true}}
+run: echo once >> {shared_ckpt}/first-runs
+---
+name: second
+resources: {{infra: ssh/lab, use_spot: true}}
+run: echo once >> {shared_ckpt}/second-runs; sleep 6
+""",
+    )
+    sky("jobs", "launch", task, "-d", check=0)
+    job = _wait(sky, lambda j: j["tasks"][1]["status"] == "RUNNING", timeout=60)
+    os.kill(job["controller_pid"], signal.SIGKILL)
+    time.sleep(0.5)
+    restarted = sky("jobs", "queue", check=0)  # notices the dead controller, starts it again
+    assert "had died: started it again" in restarted.stderr
+    job = _wait(sky, lambda j: j["status"].startswith(("SUCCEEDED", "FAILED")), timeout=60)
+    assert job["status"] == "SUCCEEDED" and job["controller_starts"] == 2
+    assert (shared_ckpt / "first-runs").read_text() == "once\n"
+    assert (shared_ckpt / "second-runs").read_text() == "once\n"
+
+
+def test_cancel_during_recovery(sky, skyform_home, make_ssh_nodes, tmp_path, shared_ckpt):
+    nodes = make_ssh_nodes(1)
+    two_region_pool(skyform_home, nodes, hosts=(0,), max_rounds=5)
+    _launch_counter(sky, tmp_path, shared_ckpt, "eager_next_region", steps=200)
+    nodes.kill_node(0)
+    _wait(sky, lambda j: j["status"] == "RECOVERING", timeout=60)
+    cancelled = sky("jobs", "cancel", "1", check=0)
+    assert "managed job 1: CANCELLED" in cancelled.stdout
+    assert _job(sky)["status"] == "CANCELLED"
+    assert json.loads(sky("status", "--json").stdout) == []
