@@ -22,6 +22,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "gpus",
     "catalog",
     "export",
+    "cost",
+    "cost_report",
     # more verbs are added here, one per line
 )
 

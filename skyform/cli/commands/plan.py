@@ -38,8 +38,21 @@ def plan(
     secret: list[str] = options.SECRET,
     json_out: bool = options.JSON,
     markdown: bool = options.MARKDOWN,
+    check: Path | None = typer.Option(
+        None,
+        "--check",
+        metavar="PLAN",
+        help="Exit 0 if PLAN is exactly what planning writes now, else 2 and why. Writes nothing.",
+    ),
+    max_hourly_cost: float | None = typer.Option(
+        None, "--max-hourly-cost", metavar="USD", min=0, help="Fail (exit 1) above USD per hour."
+    ),
+    max_total_cost: float | None = typer.Option(
+        None, "--max-total-cost", metavar="USD", min=0, help="Fail (exit 1) above USD estimated."
+    ),
 ) -> int:
     """Plan placements for a task: the cheapest (or fastest) offers, as a Terraform-style diff."""
+    from skyform.cli.plan_check import check_committed, policy_error
     from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.plan_output import emit_plan
     from skyform.errors import SkyformError
@@ -48,17 +61,31 @@ def plan(
 
     if json_out and markdown:
         raise SkyformError("--json and --markdown are exclusive: pick one output format")
+    if check is not None and (out is not None or markdown):
+        raise SkyformError("--check compares and writes nothing: drop -o/--markdown")
     result = plan_task(
         task_file,
-        out=out,
+        out=out if check is None else check,
         objective=minimize.value,
         cluster=cluster,
         destroy=destroy,
         load_kwargs=options.task_inputs(env, env_file, secret),
     )
     print_warnings(result.warnings)
-    if out is not None:
+    refused = policy_error(result.plan, max_hourly_cost, max_total_cost)
+    if check is not None:
+        return check_committed(
+            result.plan,
+            check,
+            task_file=task_file,
+            cluster=cluster,
+            as_json=json_out,
+            refused=refused,
+        )
+    if out is not None and refused is None:
         write_plan(result.plan, out)
-    saved = os.path.relpath(out) if out is not None else None
+    saved = os.path.relpath(out) if out is not None and refused is None else None
     emit_plan(result.plan, as_json=json_out, markdown=markdown, saved_to=saved)
+    if refused is not None:
+        raise refused
     return 2 if detailed_exitcode and result.plan.summary.has_changes else 0

@@ -1,0 +1,158 @@
+"""`skyform cost PLAN` (estimate), `skyform cost diff OLD NEW`, `skyform cost reprice PLAN`.
+
+`skyform cost PLAN.json` is short for `skyform cost estimate PLAN.json`: a first argument that
+is not a subcommand name goes to `estimate` (name a plan file `./diff` to estimate it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from typer.core import TyperGroup
+
+from skyform.cli import options
+
+
+class _EstimateByDefault(TyperGroup):
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = ["estimate", *args]
+        return super().parse_args(ctx, args)
+
+
+cost_app = typer.Typer(
+    name="cost",
+    cls=_EstimateByDefault,
+    help="Cost of saved plans: `skyform cost PLAN.json` (estimate), `cost diff`, `cost reprice`.",
+    no_args_is_help=True,
+)
+
+CATALOG = typer.Option(
+    None,
+    "--catalog",
+    metavar="DIR",
+    help="Price against this catalog directory (SkyPilot v8 layout) instead of the one in use.",
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(cost_app, name="cost")
+
+
+def _formats(json_out: bool, markdown: bool, csv_out: bool = False) -> None:
+    from skyform.errors import SkyformError
+
+    if sum((json_out, markdown, csv_out)) > 1:
+        raise SkyformError("--json, --markdown and --csv are exclusive: pick one output format")
+
+
+def _catalog(directory: Path | None):
+    from skyform.config import load_config
+    from skyform.errors import CatalogError
+    from skyform.plan.catalog import load_catalog
+
+    if directory is not None and not Path(directory).is_dir():
+        raise CatalogError(f"--catalog {directory}: not a directory")
+    return load_catalog(load_config(), source=directory)
+
+
+@cost_app.command("estimate")
+def estimate(
+    plan_file: Path = typer.Argument(..., help="A plan written by `skyform plan -o`."),
+    json_out: bool = options.JSON,
+    markdown: bool = typer.Option(
+        False, "--markdown", help="The whole PR comment: the plan, then its cost."
+    ),
+    csv_out: bool = typer.Option(False, "--csv", help="One CSV row per cluster, then TOTAL."),
+    catalog_dir: Path | None = CATALOG,
+) -> None:
+    """Per cluster: offer, nodes, $/h, hours, estimated total, egress, spot saving; totals."""
+    import sys
+
+    from skyform.cost.estimate import needs_catalog, plan_cost
+    from skyform.plan.planfile import read_plan
+
+    _formats(json_out, markdown, csv_out)
+    plan, _ = read_plan(plan_file)
+    cost = plan_cost(plan, _catalog(catalog_dir) if needs_catalog(plan) else None)
+    if json_out:
+        from skyform.cli.render.output import print_json
+
+        print_json(cost.model_dump(mode="json"))
+    elif markdown:
+        from skyform.cli.render.cost_markdown import cost_comment
+
+        sys.stdout.write(cost_comment(plan, cost))
+    elif csv_out:
+        from skyform.cli.render.cost import render_cost_csv
+
+        sys.stdout.write(render_cost_csv(cost))
+    else:
+        from skyform.cli.render.console import make_console
+        from skyform.cli.render.cost import render_cost
+
+        render_cost(cost, make_console())
+
+
+@cost_app.command("diff")
+def diff(
+    old_file: Path = typer.Argument(..., help="The earlier plan (e.g. from the base branch)."),
+    new_file: Path = typer.Argument(..., help="The later plan (or a managed-job revision)."),
+    json_out: bool = options.JSON,
+    markdown: bool = options.MARKDOWN,
+) -> None:
+    """What changed in placement and cost between two saved plans, per cluster and in total."""
+    import sys
+
+    from skyform.cost.compare import compare_plans
+    from skyform.plan.planfile import read_plan
+
+    _formats(json_out, markdown)
+    old, _ = read_plan(old_file)
+    new, _ = read_plan(new_file)
+    cmp = compare_plans(old, new, old_label=str(old_file), new_label=str(new_file))
+    if json_out:
+        from skyform.cli.render.output import print_json
+
+        print_json(cmp.model_dump(mode="json"))
+    elif markdown:
+        from skyform.cli.render.cost_markdown import render_diff_markdown
+
+        sys.stdout.write(render_diff_markdown(cmp))
+    else:
+        from skyform.cli.render.console import make_console
+        from skyform.cli.render.cost_diff import render_diff
+
+        render_diff(cmp, make_console())
+
+
+@cost_app.command("reprice")
+def reprice(
+    plan_file: Path = typer.Argument(..., help="A plan written by `skyform plan -o`."),
+    json_out: bool = options.JSON,
+    markdown: bool = options.MARKDOWN,
+    catalog_dir: Path | None = CATALOG,
+) -> None:
+    """The plan's offers priced against the current catalog: drift, and offers now gone."""
+    import sys
+
+    from skyform.cost.reprice import reprice as reprice_plan
+    from skyform.plan.planfile import read_plan
+
+    _formats(json_out, markdown)
+    plan, _ = read_plan(plan_file)
+    result = reprice_plan(plan, _catalog(catalog_dir))
+    if json_out:
+        from skyform.cli.render.output import print_json
+
+        print_json(result.model_dump(mode="json"))
+    elif markdown:
+        from skyform.cli.render.cost_markdown import render_reprice_markdown
+
+        sys.stdout.write(render_reprice_markdown(result))
+    else:
+        from skyform.cli.render.console import make_console
+        from skyform.cli.render.cost_reprice import render_reprice
+
+        render_reprice(result, make_console())

@@ -1,0 +1,243 @@
+"""What changed between two plans: what they were made from, where clusters go, what it costs.
+
+`compare_plans` backs `skyform cost diff OLD NEW` (a review of two revisions, like
+`infracost diff`) and `check_plan` backs `skyform plan TASK --check PLAN` (is the committed
+plan exactly what planning writes now; if not, say why in words, not JSON lines).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from skyform.cost.model import (
+    ClusterDelta,
+    ClusterSide,
+    PlanCheck,
+    PlanComparison,
+    Reason,
+    Totals,
+)
+from skyform.plan.model import Plan
+
+RAW_DIFF_LINES = 40
+
+
+def _short(digest: str, n: int = 12) -> str:
+    algo, _, hexpart = digest.partition(":")
+    return f"{algo}:{hexpart[:n]}" if hexpart else digest[:n]
+
+
+def _digest_reason(kind, what: str, before: str, after: str) -> Reason:
+    return Reason(
+        kind=kind,
+        message=f"{what} ({_short(before)} → {_short(after)})",
+        before=before,
+        after=after,
+    )
+
+
+def provenance_reasons(old: Plan, new: Plan) -> list[Reason]:
+    """Differences in the inputs the two plans record: task, catalog, config, state, flags."""
+    reasons: list[Reason] = []
+    if old.task.path != new.task.path:
+        reasons.append(
+            Reason(
+                kind="task_path",
+                message=f"the task file path differs ({old.task.path} → {new.task.path})",
+                before=old.task.path,
+                after=new.task.path,
+            )
+        )
+    if old.task.file_digest != new.task.file_digest:
+        reasons.append(
+            _digest_reason(
+                "task_file",
+                f"the task file {new.task.path} changed",
+                old.task.file_digest,
+                new.task.file_digest,
+            )
+        )
+    elif old.task.digest != new.task.digest:
+        reasons.append(
+            _digest_reason(
+                "task",
+                "the task's inputs changed (--env/--env-file/--secret values or files it reads)",
+                old.task.digest,
+                new.task.digest,
+            )
+        )
+    if old.catalog_digest != new.catalog_digest:
+        reasons.append(
+            _digest_reason(
+                "catalog",
+                "the price catalog changed (refreshed, or another skyform's bundle)",
+                old.catalog_digest,
+                new.catalog_digest,
+            )
+        )
+    if old.onprem_digest != new.onprem_digest:
+        reasons.append(
+            _digest_reason(
+                "onprem",
+                "the local/ssh pool settings in config.yaml changed",
+                old.onprem_digest,
+                new.onprem_digest,
+            )
+        )
+    reasons += _state_reasons(old, new)
+    if old.objective != new.objective:
+        reasons.append(
+            Reason(
+                kind="objective",
+                message=f"the objective differs (--minimize {old.objective} → {new.objective})",
+                before=old.objective,
+                after=new.objective,
+            )
+        )
+    if old.destroy != new.destroy:
+        reasons.append(
+            Reason(
+                kind="destroy",
+                message="one plan is a --destroy plan and the other is not",
+                before=str(old.destroy).lower(),
+                after=str(new.destroy).lower(),
+            )
+        )
+    for kind in ("blocked", "allowed"):  # recovery's "not there" and "only there"
+        before, after = getattr(old, kind), getattr(new, kind)
+        if before != after:
+            message = f"the {kind} placements differ ({len(before)} → {len(after)})"
+            reasons.append(Reason(kind=kind, message=message))
+    if old.skyform_version != new.skyform_version:
+        reasons.append(
+            Reason(
+                kind="version",
+                message=f"made by another skyform ({old.skyform_version} → {new.skyform_version})",
+                before=old.skyform_version,
+                after=new.skyform_version,
+            )
+        )
+    return reasons
+
+
+def _state_reasons(old: Plan, new: Plan) -> list[Reason]:
+    a, b = old.prior, new.prior
+    if a.lineage != b.lineage and a.lineage is not None and b.lineage is not None:
+        message = f"the state was recreated (lineage {a.lineage[:8]} → {b.lineage[:8]})"
+    elif (a.lineage, a.serial) != (b.lineage, b.serial):
+        message = f"the state moved on (serial {a.serial} → {b.serial})"
+    else:
+        return []
+    return [
+        Reason(
+            kind="state",
+            message=message,
+            before=f"{a.lineage}:{a.serial}",
+            after=f"{b.lineage}:{b.serial}",
+        )
+    ]
+
+
+def _sides(plan: Plan) -> dict[str, ClusterSide]:
+    """Every cluster the plan places or acts on, in plan order (placements, then the rest)."""
+    sides: dict[str, ClusterSide] = {}
+    for t in plan.tasks:
+        change = plan.change_for(t.cluster)
+        sides[t.cluster] = ClusterSide(
+            action=change.action if change is not None else None,
+            offer=t.offer,
+            num_nodes=t.num_nodes,
+            hourly_cost=t.hourly_cost,
+            estimated_hours=t.estimated_hours,
+            estimated_cost=t.estimated_cost,
+        )
+    for change in plan.changes:
+        if change.cluster not in sides:
+            sides[change.cluster] = ClusterSide(action=change.action)
+    return sides
+
+
+def _where(side: ClusterSide) -> tuple | None:
+    o = side.offer
+    return None if o is None else (o.infra, o.context, o.instance_type, o.spot)
+
+
+def _moved(before: ClusterSide, after: ClusterSide) -> bool:
+    return _where(before) != _where(after)
+
+
+def _notes(before: ClusterSide, after: ClusterSide) -> list[str]:
+    notes = []
+    if before.action != after.action:
+        a = before.action.value if before.action else "none"
+        b = after.action.value if after.action else "none"
+        notes.append(f"action {a} → {b}")
+    old, new = before.offer, after.offer
+    if old and new and not _moved(before, after) and old.hourly_price != new.hourly_price:
+        notes.append(f"price per node ${old.hourly_price:g}/h → ${new.hourly_price:g}/h")
+    if before.num_nodes != after.num_nodes:
+        notes.append(f"nodes {before.num_nodes} → {after.num_nodes}")
+    if before.estimated_hours != after.estimated_hours:
+        notes.append(f"estimated hours {before.estimated_hours:g} → {after.estimated_hours:g}")
+    return notes
+
+
+def _delta(name: str, before: ClusterSide | None, after: ClusterSide | None) -> ClusterDelta:
+    if before is None:
+        return ClusterDelta(cluster=name, kind="added", after=after)
+    if after is None:
+        return ClusterDelta(cluster=name, kind="removed", before=before)
+    return ClusterDelta(
+        cluster=name,
+        kind="changed" if before != after else "unchanged",
+        before=before,
+        after=after,
+        moved=_moved(before, after),
+        notes=_notes(before, after),
+    )
+
+
+def compare_plans(
+    old: Plan, new: Plan, *, old_label: str = "old", new_label: str = "new"
+) -> PlanComparison:
+    before, after = _sides(old), _sides(new)
+    names = list(after) + [n for n in before if n not in after]
+    return PlanComparison(
+        old_label=old_label,
+        new_label=new_label,
+        reasons=provenance_reasons(old, new),
+        clusters=[_delta(n, before.get(n), after.get(n)) for n in names],
+        blocked=list(new.blocked),
+        newly_blocked=[b for b in new.blocked if b not in old.blocked],
+        allowed=list(new.allowed),
+        totals=Totals(
+            hourly_before=old.summary.hourly_after,
+            hourly_after=new.summary.hourly_after,
+            estimated_before=old.summary.estimated_cost,
+            estimated_after=new.summary.estimated_cost,
+            egress_before=old.summary.egress_cost,
+            egress_after=new.summary.egress_cost,
+        ),
+    )
+
+
+def check_plan(
+    committed: Plan, committed_bytes: bytes, fresh: Plan, fresh_bytes: bytes, *, label: str
+) -> PlanCheck:
+    """Compare a committed plan file with the bytes planning writes now."""
+    comparison = compare_plans(committed, fresh, old_label=label, new_label="planning now")
+    if committed_bytes == fresh_bytes:
+        return PlanCheck(up_to_date=True, comparison=comparison)
+    explained = comparison.reasons or comparison.changed_clusters or comparison.totals_changed
+    raw: list[str] = []
+    if not explained:
+        lines = difflib.unified_diff(
+            committed_bytes.decode("utf-8", "replace").splitlines(),
+            fresh_bytes.decode("utf-8", "replace").splitlines(),
+            fromfile=label,
+            tofile="planning now",
+            lineterm="",
+            n=1,
+        )
+        raw = list(lines)[:RAW_DIFF_LINES]
+    return PlanCheck(up_to_date=False, comparison=comparison, raw_diff=raw)
