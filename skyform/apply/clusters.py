@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 from skyform.config import Config
+from skyform.errors import CapacityError
 from skyform.plan.model import ClusterSpec
 from skyform.stacks.engine import engine_for
 from skyform.state.db import StateDB
@@ -44,7 +45,14 @@ def provision(
     db.put_cluster(record)
     _event(db, "cluster.provisioning", spec.name, f"provisioning on {spec.offer.infra}")
     engine = engine_for(spec.offer.cloud, config=config, state=db, plan_digest=plan_digest)
-    handle = engine.up(spec, emit)
+    try:
+        handle = engine.up(spec, emit)
+    except CapacityError:
+        # refused before anything was made (no free host, no capacity): leave no trace
+        db.release_nodes(spec.name)
+        db.delete_cluster(spec.name)
+        _event(db, "cluster.refused", spec.name, f"no capacity on {spec.offer.infra}")
+        raise
     record = record.model_copy(update={"handle": handle, "launched_at": time.time()})
     db.put_cluster(record)
     db.open_usage(record, reason="apply")

@@ -41,7 +41,7 @@ def _closed_port() -> int:
     return port
 
 
-def test_unreachable_host_fails_clearly_and_down_converges(sky, skyform_home, tmp_path):
+def test_unreachable_host_is_never_reserved(sky, skyform_home, tmp_path):
     port = _closed_port()
     (skyform_home / "config.yaml").write_text(
         f"ssh_pools:\n  lab:\n    hosts:\n      - {{host: 127.0.0.1, port: {port}, user: nobody,"
@@ -51,8 +51,23 @@ def test_unreachable_host_fails_clearly_and_down_converges(sky, skyform_home, tm
     started = time.monotonic()
     result = sky("apply", "p.json")
     assert time.monotonic() - started < 30
-    assert result.exit_code == 1
-    assert f"127.0.0.1:{port}" in result.stderr and "Traceback" not in result.output
+    assert result.exit_code == 4  # no capacity: the pool's only host does not answer
+    assert f"skipping ssh/lab/127.0.0.1:{port}" in result.stdout
+    assert "0 free, healthy host(s)" in result.stderr and "Traceback" not in result.output
+    assert json.loads(sky("status", "--json").stdout) == []  # nothing was left behind
+    assert sky("plan", sleepy(tmp_path), "--detailed-exitcode").exit_code == 2
+
+
+def test_host_that_dies_after_reservation_fails_clearly_and_down_converges(
+    sky, skyform_home, make_ssh_nodes, tmp_path
+):
+    nodes = make_ssh_nodes(1)
+    write_pool(skyform_home, nodes, [0])
+    config = (skyform_home / "config.yaml").read_text()
+    (skyform_home / "config.yaml").write_text(config.replace(str(nodes.key), str(nodes.wrong_key)))
+    sky("plan", sleepy(tmp_path), "-o", "p.json", check=0)
+    result = sky("apply", "p.json")
+    assert result.exit_code == 1 and "Traceback" not in result.output
     assert json.loads(sky("status", "--json").stdout)[0]["status"] == "INIT"
     replan = sky("plan", sleepy(tmp_path), "-o", "p2.json", check=0)
     assert "must be replaced" in replan.stdout and "did not finish" in replan.stdout
