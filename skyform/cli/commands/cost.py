@@ -68,31 +68,16 @@ def estimate(
     catalog_dir: Path | None = CATALOG,
 ) -> None:
     """Per cluster: offer, nodes, $/h, hours, estimated total, egress, spot saving; totals."""
-    import sys
-
+    from skyform.cli.render.cost import emit, render_cost, render_cost_csv
+    from skyform.cli.render.cost_markdown import cost_comment
     from skyform.cost.estimate import needs_catalog, plan_cost
     from skyform.plan.planfile import read_plan
 
     _formats(json_out, markdown, csv_out)
     plan, _ = read_plan(plan_file)
     cost = plan_cost(plan, _catalog(catalog_dir) if needs_catalog(plan) else None)
-    if json_out:
-        from skyform.cli.render.output import print_json
-
-        print_json(cost.model_dump(mode="json"))
-    elif markdown:
-        from skyform.cli.render.cost_markdown import cost_comment
-
-        sys.stdout.write(cost_comment(plan, cost))
-    elif csv_out:
-        from skyform.cli.render.cost import render_cost_csv
-
-        sys.stdout.write(render_cost_csv(cost))
-    else:
-        from skyform.cli.render.console import make_console
-        from skyform.cli.render.cost import render_cost
-
-        render_cost(cost, make_console())
+    text = cost_comment(plan, cost) if markdown else render_cost_csv(cost) if csv_out else None
+    emit(cost, render_cost, as_json=json_out, text=text)
 
 
 @cost_app.command("diff")
@@ -103,8 +88,9 @@ def diff(
     markdown: bool = options.MARKDOWN,
 ) -> None:
     """What changed in placement and cost between two saved plans, per cluster and in total."""
-    import sys
-
+    from skyform.cli.render.cost import emit
+    from skyform.cli.render.cost_diff import render_diff
+    from skyform.cli.render.cost_markdown import render_diff_markdown
     from skyform.cost.compare import compare_plans
     from skyform.plan.planfile import read_plan
 
@@ -112,19 +98,7 @@ def diff(
     old, _ = read_plan(old_file)
     new, _ = read_plan(new_file)
     cmp = compare_plans(old, new, old_label=str(old_file), new_label=str(new_file))
-    if json_out:
-        from skyform.cli.render.output import print_json
-
-        print_json(cmp.model_dump(mode="json"))
-    elif markdown:
-        from skyform.cli.render.cost_markdown import render_diff_markdown
-
-        sys.stdout.write(render_diff_markdown(cmp))
-    else:
-        from skyform.cli.render.console import make_console
-        from skyform.cli.render.cost_diff import render_diff
-
-        render_diff(cmp, make_console())
+    emit(cmp, render_diff, as_json=json_out, text=render_diff_markdown(cmp) if markdown else None)
 
 
 @cost_app.command("reprice")
@@ -135,24 +109,14 @@ def reprice(
     catalog_dir: Path | None = CATALOG,
 ) -> None:
     """The plan's offers priced against the current catalog: drift, and offers now gone."""
-    import sys
-
+    from skyform.cli.render.cost import emit
+    from skyform.cli.render.cost_markdown import render_reprice_markdown
+    from skyform.cli.render.cost_reprice import render_reprice
     from skyform.cost.reprice import reprice as reprice_plan
     from skyform.plan.planfile import read_plan
 
     _formats(json_out, markdown)
     plan, _ = read_plan(plan_file)
     result = reprice_plan(plan, _catalog(catalog_dir))
-    if json_out:
-        from skyform.cli.render.output import print_json
-
-        print_json(result.model_dump(mode="json"))
-    elif markdown:
-        from skyform.cli.render.cost_markdown import render_reprice_markdown
-
-        sys.stdout.write(render_reprice_markdown(result))
-    else:
-        from skyform.cli.render.console import make_console
-        from skyform.cli.render.cost_reprice import render_reprice
-
-        render_reprice(result, make_console())
+    text = render_reprice_markdown(result) if markdown else None
+    emit(result, render_reprice, as_json=json_out, text=text)

@@ -19,9 +19,10 @@ def cost_report(
     csv_out: bool = typer.Option(False, "--csv", help="One CSV row per usage interval."),
 ) -> None:
     """Recorded price × recorded uptime per cluster and per managed job (recoveries included)."""
-    import sys
     import time
 
+    from skyform.cli.render.cost import emit
+    from skyform.cli.render.cost_report import render_cost_report, render_cost_report_csv
     from skyform.cost.usage import usage_report
     from skyform.errors import SkyformError
     from skyform.state.db import open_state, state_path
@@ -49,16 +50,5 @@ def cost_report(
         job_names=names,
         job_status=statuses,
     )
-    if json_out:
-        from skyform.cli.render.output import print_json
-
-        print_json(report.model_dump(mode="json"))
-    elif csv_out:
-        from skyform.cli.render.cost_report import render_cost_report_csv
-
-        sys.stdout.write(render_cost_report_csv(report))
-    else:
-        from skyform.cli.render.console import make_console
-        from skyform.cli.render.cost_report import render_cost_report
-
-        render_cost_report(report, make_console())
+    text = render_cost_report_csv(report) if csv_out else None
+    emit(report, render_cost_report, as_json=json_out, text=text)

@@ -1,16 +1,21 @@
-"""`skyform cost PLAN`: the per-cluster cost table, and its CSV form. Pure: model -> output."""
+"""`skyform cost PLAN`: the per-cluster cost table and its CSV form; `emit` for every cost view."""
 
 from __future__ import annotations
 
 import csv
 import io
+import sys
+from collections.abc import Callable
 
+from pydantic import BaseModel
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from skyform.cli.render import fmt
+from skyform.cli.render.console import make_console
+from skyform.cli.render.output import print_json
 from skyform.cost.model import ClusterCost, PlanCost
 from skyform.plan.model import PlacedOffer
 
@@ -202,3 +207,20 @@ def render_cost_csv(cost: PlanCost) -> str:
         ]
     )
     return out.getvalue()
+
+
+def emit(
+    result: BaseModel,
+    render_table: Callable[..., None],
+    *,
+    as_json: bool = False,
+    text: str | None = None,
+) -> None:
+    """A cost view in the format asked for: the model as JSON, a text form already rendered
+    (markdown, CSV), or else the rich table on the terminal."""
+    if as_json:
+        print_json(result.model_dump(mode="json"))
+    elif text is not None:
+        sys.stdout.write(text)
+    else:
+        render_table(result, make_console())

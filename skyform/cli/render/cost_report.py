@@ -27,7 +27,9 @@ def span(seconds: float) -> str:
 
 
 def resources(offer: PlacedOffer, nodes: int) -> str:
-    return f"{nodes}x {offer.infra} {fmt.instance(offer)}"
+    """`2x aws/us-east-1/use1-az4 g5.xlarge [Spot]`; `1x local` for this machine."""
+    where = offer.infra if offer.cloud == "local" else f"{offer.infra} {fmt.instance(offer)}"
+    return f"{nodes}x {where}"
 
 
 def _table(rows: list[UsageRow], now: float, *, jobs: bool) -> Table:
