@@ -49,7 +49,7 @@ REBUILD_REASONS = {
 class CurrentCluster(BaseModel):
     """What state knows about a cluster (built by the state layer)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     spec: ClusterSpec
     status: str = "UP"

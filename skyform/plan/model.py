@@ -26,7 +26,7 @@ Money = Annotated[float, AfterValidator(money)]  # dollars, hours, GB, seconds a
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class Action(str, Enum):
@@ -269,7 +269,8 @@ class Plan(_Model):
     destroy: bool = False
     task: TaskSource
     catalog_digest: str
-    onprem_digest: str
+    onprem_digest: str  # of the on-prem sources in onprem_scope only
+    onprem_scope: list[str] = []  # `local`, `ssh/<pool>`, `ssh`: what the tasks can run on
     prior: Prior
     blocked: list[BlockedPlacement] = []
     allowed: list[BlockedPlacement] = []  # when set, only offers matching one of these

@@ -27,7 +27,7 @@ from skyform.plan.model import BlockedPlacement, PlacedOffer
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class Strategy(str, Enum):

@@ -18,7 +18,7 @@ MAX_TASKS = 1000
 
 
 class Dag(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     name: str | None = None
     execution: Execution = "serial"

@@ -20,7 +20,7 @@ Execution = Literal["serial", "parallel"]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class Range(_Frozen):

@@ -21,7 +21,7 @@ def _compat(**kw: Any) -> Any:
 
 
 class _Raw(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
+    model_config = ConfigDict(defer_build=True, extra="forbid", strict=True, populate_by_name=False)
 
 
 class RawWorkdirGit(_Raw):

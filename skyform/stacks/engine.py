@@ -26,7 +26,7 @@ def no_events(_message: str) -> None:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class StackPreview(_Model):

@@ -63,7 +63,7 @@ FROM_CLUSTER_JOB = {
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class ManagedTask(_Model):

@@ -13,7 +13,7 @@ from skyform.plan.model import ClusterSpec, PlacedOffer
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class NodeKind(str, Enum):

@@ -62,9 +62,14 @@ class AcceleratorNames:
 
     def __init__(self, names: Iterable[str], extra_aliases: dict[str, str] | None = None) -> None:
         self._canonical: dict[str, str] = {}
+        self._aliases = {**ALIASES, **(extra_aliases or {})}
+        self.extend(names)
+
+    def extend(self, names: Iterable[str]) -> None:
+        """Add names (a cloud table parsed later brings its own, e.g. TPU slice sizes)."""
         for name in sorted(set(names)):
             self._canonical.setdefault(name.upper(), name)
-        for alias, target in {**ALIASES, **(extra_aliases or {})}.items():
+        for alias, target in self._aliases.items():
             canonical = self._canonical.get(target.upper())
             if canonical is not None:
                 self._canonical.setdefault(alias.upper(), canonical)

@@ -21,7 +21,7 @@ Results are sorted by the offers' total order (price, cloud, region, zone, insta
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, NamedTuple
@@ -93,10 +93,13 @@ class Catalog:
         accelerator_clouds: dict[str, list[str]] | None = None,
         images: list[Image] | None = None,
         default_clouds: tuple[str, ...] = PRICED_CLOUDS,
+        lazy: dict[str, Callable[[], list[tuple]]] | None = None,
+        onprem_parts: dict[str, str] | None = None,
     ) -> None:
         self.egress = egress
         self.digest = digest
         self.onprem_digest = onprem_digest
+        self._onprem_parts = dict(onprem_parts or {})
         self.source = source
         self.k8s_pricing = k8s_pricing or KubernetesPricing([])
         self.k8s_gpus = k8s_gpus or {}
@@ -105,12 +108,27 @@ class Catalog:
         self._accelerator_clouds = accelerator_clouds or {}
         self._images = images or []
         self._buckets: dict[tuple[str, str | None], list[tuple]] = {}
-        for row in rows:
-            self._buckets.setdefault((row[0], row[ACCEL]), []).append(row)
+        self._add(rows)
+        # Clouds whose tables are parsed the first time a query needs them (most plans need
+        # one or two clouds; parsing every table costs most of a plan's start-up).
+        self._lazy = dict(lazy or {})
         # (sort key, row) pairs per bucket, sorted; built the first time a query needs the bucket
         self._keyed: dict[tuple[str, str | None], list[tuple[tuple, tuple]]] = {}
         self._offers: dict[int, Offer] = {}
         self._by_id: dict[str, Offer] | None = None
+
+    def _add(self, rows: Iterable[tuple]) -> None:
+        for row in rows:
+            self._buckets.setdefault((row[0], row[ACCEL]), []).append(row)
+
+    def _ensure(self, clouds: Iterable[str] | None = None) -> None:
+        """Parse the lazily loaded tables of `clouds` (None: all of them)."""
+        wanted = list(self._lazy) if clouds is None else [c for c in clouds if c in self._lazy]
+        for cloud in wanted:
+            loader = self._lazy.pop(cloud)
+            self._add(loader())
+            self._keyed.clear()
+            self._by_id = None
 
     # --- queries -------------------------------------------------------------------------
 
@@ -136,10 +154,11 @@ class Catalog:
         `limit` keeps only the first N (building Offer objects is most of a big query's cost)."""
         acc = None
         if accelerator is not None:
-            acc = self._names.canonical(accelerator)
+            acc = self.canonical_accelerator(accelerator)
             if acc is None:
                 return []
         selected = self._clouds(cloud, clouds)
+        self._ensure(selected)
         cpu_bound, mem_bound = _bound(cpus), _bound(memory)
         found: list[tuple[tuple, tuple]] = []
         for name in selected:
@@ -163,6 +182,7 @@ class Catalog:
 
     def offer(self, offer_id: str) -> Offer | None:
         """The offer with this id (see `Offer.id`), if the catalog still has it."""
+        self._ensure()
         if self._by_id is None:
             self._by_id = {}
             for rows in self._buckets.values():
@@ -172,30 +192,37 @@ class Catalog:
         return self._by_id.get(offer_id)
 
     def all_offers(self, clouds: Iterable[str] | None = None) -> list[Offer]:
+        self._ensure(clouds)
         return self.query(clouds=clouds if clouds is not None else self.clouds())
 
     # --- accelerators, regions, images ----------------------------------------------------
 
     def canonical_accelerator(self, name: str) -> str | None:
         """The catalog's spelling of an accelerator name (case-insensitive, aliases), or None."""
-        return self._names.canonical(name)
+        found = self._names.canonical(name)
+        if found is None and self._lazy:  # maybe a name only the cloud tables know (TPU sizes)
+            self._ensure()
+            found = self._names.canonical(name)
+        return found
 
     def suggest_accelerators(self, name: str, limit: int = 5) -> list[str]:
         """Close matches for an unknown accelerator name, best first (for error messages)."""
+        self._ensure()
         return self._names.suggest(name, limit)
 
     def accelerator_names(self) -> list[str]:
         """Accelerators that at least one offer in this catalog carries."""
+        self._ensure()
         return sorted({acc for (_, acc) in self._buckets if acc is not None})
 
     def accelerator_clouds(self, name: str) -> list[str]:
         """Every SkyPilot cloud that offers `name` (accelerators.csv), including clouds skyform
         does not run on — for "A10 is only on Azure, Lambda, OCI" messages."""
-        canonical = self._names.canonical(name) or name
+        canonical = self.canonical_accelerator(name) or name
         return list(self._accelerator_clouds.get(canonical, []))
 
     def clouds(self) -> list[str]:
-        return sorted({cloud for (cloud, _) in self._buckets})
+        return sorted({cloud for (cloud, _) in self._buckets} | set(self._lazy))
 
     def regions(self, cloud: str) -> list[str]:
         return sorted({row[REGION] for row in self._cloud_rows(cloud)})
@@ -216,14 +243,22 @@ class Catalog:
         return list(self._images)
 
     def offer_count(self) -> int:
+        self._ensure()
         return sum(len(rows) for rows in self._buckets.values())
 
     def offer_counts(self) -> dict[str, int]:
         """Offers per cloud (Kubernetes offers are synthesised per request: not counted)."""
+        self._ensure()
         counts: dict[str, int] = {}
         for (cloud, _), rows in self._buckets.items():
             counts[cloud] = counts.get(cloud, 0) + len(rows)
         return dict(sorted(counts.items()))
+
+    def onprem_digest_for(self, scope: Iterable[str]) -> str:
+        """Digest of the on-prem sources in `scope` (`local`, `ssh/<pool>`, or `ssh`)."""
+        from skyform.plan.catalog.onprem import scoped_digest
+
+        return scoped_digest(self._onprem_parts, scope)
 
     def egress_cost(self, source: Location, destination: Location, gb: float) -> float:
         return self.egress.cost(source, destination, gb)
@@ -257,6 +292,7 @@ class Catalog:
         return list(self.default_clouds)
 
     def _cloud_rows(self, cloud: str) -> list[tuple]:
+        self._ensure([cloud])
         return [row for key in self._buckets if key[0] == cloud for row in self._buckets[key]]
 
     def _candidates(self, cloud, acc, count, min_count) -> list[tuple[tuple, tuple]]:

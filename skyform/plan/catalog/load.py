@@ -27,7 +27,12 @@ from skyform.plan.catalog.catalog import Catalog, CatalogSource, Image
 from skyform.plan.catalog.clouds import GcpHosts, aws_offer_rows, gcp_offer_rows
 from skyform.plan.catalog.egress import EGRESS_COLUMNS, EgressRow, EgressTable
 from skyform.plan.catalog.kubernetes import PRICING_COLUMNS, GpuInfo, KubernetesPricing, PricingRow
-from skyform.plan.catalog.onprem import local_offer_row, onprem_digest, ssh_offer_rows
+from skyform.plan.catalog.onprem import (
+    local_offer_row,
+    onprem_digest,
+    onprem_parts,
+    ssh_offer_rows,
+)
 
 if TYPE_CHECKING:
     from skyform.config import Config
@@ -129,8 +134,6 @@ def _load(primary: Path, kind: str, manifest: dict, warning: str | None, config)
                 hint="Reinstall skyform (its bundled catalog is missing).",
             )
         texts[table] = (str(path), tables.read_text(path))
-    aws = tables.parse_vms(texts["aws_vms"][1], texts["aws_vms"][0], "aws")
-    gcp = tables.parse_vms(texts["gcp_vms"][1], texts["gcp_vms"][0], "gcp")
     hosts = parse_hosts(*texts["gcp_hosts"])
     pricing = parse_k8s_pricing(*texts["k8s_pricing"])
     egress = parse_egress(*texts["egress"])
@@ -138,11 +141,20 @@ def _load(primary: Path, kind: str, manifest: dict, warning: str | None, config)
     clouds = parse_accelerator_clouds(*texts["accelerators"])
     images = _images(primary, texts["images"])
 
-    gcp_rows, _skipped = gcp_offer_rows(gcp, hosts)
-    known = set(clouds) | {r[1] for r in aws if r[1]} | {r[1] for r in gcp if r[1]} | set(gpus)
     aliases = {g.gke_label: g.name for g in gpus.values() if g.gke_label}
     aliases |= {g.product_label: g.name for g in gpus.values() if g.product_label}
-    names = AcceleratorNames(known, aliases)
+    names = AcceleratorNames(set(clouds) | set(gpus), aliases)
+
+    def aws_rows() -> list[tuple]:  # parsed the first time a query needs AWS
+        aws = tables.parse_vms(texts["aws_vms"][1], texts["aws_vms"][0], "aws")
+        names.extend(r[1] for r in aws if r[1])
+        return aws_offer_rows(aws)
+
+    def gcp_rows() -> list[tuple]:  # likewise for GCP
+        gcp = tables.parse_vms(texts["gcp_vms"][1], texts["gcp_vms"][0], "gcp")
+        names.extend(r[1] for r in gcp if r[1])
+        return gcp_offer_rows(gcp, hosts)[0]
+
     local_row, local_src = local_offer_row(config, names.canonical)
     ssh_rows, ssh_src = ssh_offer_rows(config, names.canonical)
     digest = price_digest({t: texts[t][1] for t in DIGEST_TABLES})
@@ -152,20 +164,32 @@ def _load(primary: Path, kind: str, manifest: dict, warning: str | None, config)
         fetched_at=manifest.get("fetched_at"),
         url=manifest.get("url"),
         warning=warning,
-        file_rows={"aws_vms": len(aws), "gcp_vms": len(gcp)},
+        file_rows={t: _data_rows(texts[t][1]) for t in ("aws_vms", "gcp_vms")},
     )
-    return Catalog(
-        [*aws_offer_rows(aws), *gcp_rows, local_row, *ssh_rows],
+    catalog = Catalog(
+        [local_row, *ssh_rows],
+        lazy={"aws": aws_rows, "gcp": gcp_rows},
         names=names,
         egress=egress,
         digest=digest,
         onprem_digest=onprem_digest(local_src, ssh_src),
+        onprem_parts=onprem_parts(local_src, ssh_src),
         source=source,
         k8s_pricing=pricing,
         k8s_gpus=gpus,
         accelerator_clouds=clouds,
         images=images,
     )
+    if kind == "directory":
+        # Tables nobody has checked yet: parse them now so an error shows at load. The bundle
+        # and a refreshed copy (validated when downloaded, sha-checked since) load lazily.
+        catalog.all_offers()
+    return catalog
+
+
+def _data_rows(text: str) -> int:
+    """Rows below the header, without parsing (blank lines do not count)."""
+    return sum(1 for line in text.splitlines()[1:] if line.strip())
 
 
 def price_digest(texts: dict[str, str]) -> str:
