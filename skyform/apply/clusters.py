@@ -32,6 +32,8 @@ def provision(
     source: str | None,
     plan_digest: str | None,
     emit: Emit,
+    managed_job_id: int | None = None,
+    reason: str = "apply",
 ) -> ClusterRecord:
     """Record the cluster as INIT, bring it up through its engine, record the handle."""
     record = ClusterRecord(
@@ -55,7 +57,7 @@ def provision(
         raise
     record = record.model_copy(update={"handle": handle, "launched_at": time.time()})
     db.put_cluster(record)
-    db.open_usage(record, reason="apply")
+    db.open_usage(record, managed_job_id=managed_job_id, reason=reason)
     _event(
         db, "cluster.provisioned", spec.name, f"{len(handle.nodes)} node(s) up on {handle.infra}"
     )

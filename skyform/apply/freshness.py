@@ -72,7 +72,7 @@ def stale_reasons(plan: Plan, plan_path: Path, *, db: StateDB, catalog) -> list[
             reasons.append(
                 "the price catalog changed (refreshed or upgraded) since the plan was made"
             )
-        if "sha256:" + catalog.onprem_digest != plan.onprem_digest:
+        if "sha256:" + catalog.onprem_digest_for(plan.onprem_scope) != plan.onprem_digest:
             reasons.append(
                 "the local/ssh pool settings in config.yaml changed since the plan was made"
             )

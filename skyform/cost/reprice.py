@@ -58,7 +58,8 @@ def reprice(plan: Plan, catalog: Catalog) -> Reprice:
         task_path=plan.task.path,
         plan_catalog_digest=plan.catalog_digest,
         catalog_digest="sha256:" + catalog.digest,
-        onprem_changed="sha256:" + catalog.onprem_digest != plan.onprem_digest,
+        onprem_changed="sha256:" + catalog.onprem_digest_for(plan.onprem_scope)
+        != plan.onprem_digest,
         catalog_kind=catalog.source.kind,
         catalog_path=catalog.source.path,
         clusters=clusters,

@@ -191,6 +191,18 @@ def _summary(plan_changes, desired: list[ClusterSpec], solution, destroy: bool) 
     )
 
 
+def onprem_scope(dag: Dag) -> list[str]:
+    """The on-prem sources a task can be placed on: the ones its plan depends on."""
+    scope: set[str] = set()
+    for task in dag.tasks:
+        for request in task.resources.alternatives():
+            if request.cloud == "local":
+                scope.add("local")
+            elif request.cloud == "ssh":
+                scope.add(f"ssh/{request.context}" if request.context else "ssh")
+    return sorted(scope)
+
+
 def make_plan(
     inputs: PlanInputs,
     *,
@@ -212,12 +224,14 @@ def make_plan(
         digest="sha256:" + task_digest(dag),
         execution=dag.execution,
     )
+    scope = onprem_scope(dag)
     common = dict(
         skyform_version=__version__,
         objective=inputs.objective,
         task=source,
         catalog_digest="sha256:" + catalog.digest,
-        onprem_digest="sha256:" + catalog.onprem_digest,
+        onprem_digest="sha256:" + catalog.onprem_digest_for(scope),
+        onprem_scope=scope,
         prior=prior,
         blocked=list(inputs.blocked),
         allowed=list(inputs.allowed),

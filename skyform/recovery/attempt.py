@@ -61,7 +61,17 @@ def provision(
         f"provisioning {task.cluster} on {spec.offer.infra} ({spec.num_nodes}x "
         f"{spec.offer.instance_type}{', spot' if spec.offer.spot else ''})"
     )
-    new = clusters.provision(db, config, spec, source=record.task_file, plan_digest=None, emit=log)
+    why = "launch" if task.recovery_count == 0 else f"recovery {task.recovery_count}"
+    new = clusters.provision(
+        db,
+        config,
+        spec,
+        source=record.task_file,
+        plan_digest=None,
+        emit=log,
+        managed_job_id=record.id,
+        reason=why,
+    )
     db.add_event(
         "managed.provisioned",
         f"{task.cluster} on {spec.offer.infra}",

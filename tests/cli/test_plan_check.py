@@ -170,21 +170,29 @@ def test_check_imports_nothing_plan_does_not(tmp_path):
     assert not heavy_modules(checked)
 
 
-def test_check_on_another_machine_needs_local_pinned(cli, pipeline, skyform_home, monkeypatch):
-    """This machine's CPUs and memory are part of every plan (the `local` offer, onprem
-    digest): a CI runner with other hardware sees them as changed unless config.yaml pins
-    `local:` — which is what the README's CI recipe says to do."""
+def test_cloud_plan_is_portable_but_a_local_plan_follows_the_hardware(
+    cli, pipeline, skyform_home, monkeypatch, tmp_path
+):
+    """A plan records the digest of the on-prem sources its tasks can use only: a cloud
+    pipeline checked on a CI runner with other hardware is up to date; a task on `infra:
+    local` is placed on this machine's cores, so other hardware makes its plan stale (unless
+    config.yaml pins `local:`)."""
     machine = {"cpus": 2}
     monkeypatch.setattr("os.cpu_count", lambda: machine["cpus"])
-    plan = committed(cli, pipeline)
+    cloud_plan = committed(cli, pipeline)
+    local_task = tmp_path / "local.yaml"
+    local_task.write_text("name: here\nresources: {infra: local}\nrun: echo hi\n")
+    local_plan = tmp_path / "local.plan.json"
+    assert cli("plan", local_task, "-o", local_plan).exit_code == 0
     machine["cpus"] = 96  # the CI runner
-    result = cli("plan", pipeline, "--check", plan)
+    assert cli("plan", pipeline, "--check", cloud_plan).exit_code == 0
+    result = cli("plan", local_task, "--check", local_plan)
     assert result.exit_code == 2
     assert "the local/ssh pool settings in config.yaml changed" in result.stdout
     (skyform_home / "config.yaml").write_text("local: {cpus: 4, memory: 16}\n")
-    plan = committed(cli, pipeline)
+    assert cli("plan", local_task, "-o", local_plan).exit_code == 0
     machine["cpus"] = 2  # back on the laptop
-    assert cli("plan", pipeline, "--check", plan).exit_code == 0
+    assert cli("plan", local_task, "--check", local_plan).exit_code == 0
 
 
 def readme_ci_commands() -> list[list[str]]:

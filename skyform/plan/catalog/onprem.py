@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from skyform.errors import ConfigError
@@ -122,6 +123,32 @@ def ssh_offer_rows(config: Config | None, canonical) -> tuple[list[tuple], list[
             rows.append(("ssh", region, zone, name, spot, price, *specs))
             source.append([pool_name, *key, capacity])
     return rows, source
+
+
+def onprem_parts(local_source: dict[str, Any] | None, ssh_source: list[Any]) -> dict[str, str]:
+    """A digest per on-prem source: `local`, and `ssh/<pool>` for every pool. A plan records
+    the digest of only the sources its tasks can use, so a cloud-only plan does not go stale
+    because this machine has more cores than the one that made it."""
+    parts = {
+        "local": hashlib.sha256(repr(sorted((local_source or {}).items())).encode()).hexdigest()
+    }
+    pools: dict[str, list[Any]] = {}
+    for entry in ssh_source:
+        pools.setdefault(entry[0], []).append(entry)
+    for pool, entries in sorted(pools.items()):
+        parts[f"ssh/{pool}"] = hashlib.sha256(repr(entries).encode()).hexdigest()
+    return parts
+
+
+def scoped_digest(parts: dict[str, str], scope: Iterable[str]) -> str:
+    """sha256 over the named parts (`ssh` alone means every pool); absent ones count too."""
+    keys: set[str] = set()
+    for key in scope:
+        if key == "ssh":
+            keys |= {k for k in parts if k.startswith("ssh/")}
+        keys.add(key)
+    payload = repr(sorted((k, parts.get(k, "absent")) for k in keys))
+    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 def onprem_digest(local_source: dict[str, Any] | None, ssh_source: list[Any]) -> str:
