@@ -11,6 +11,10 @@ from __future__ import annotations
 import os
 import sys
 
+# skyform uses no pydantic plugins; looking them up scans every installed package's entry
+# points the first time a model is built (tens of ms on every command).
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
 import typer
 
 from skyform import __version__
