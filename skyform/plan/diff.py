@@ -43,6 +43,8 @@ JOB_ATTRS: tuple[tuple[str, object], ...] = (
 REBUILD_REASONS = {
     "INIT": "the last apply did not finish (status INIT): the cluster is rebuilt",
     "LOST": "its nodes were lost (preempted or dead): the cluster is rebuilt",
+    "GONE": "its Pulumi stack has no nodes any more (destroyed outside skyform?): "
+    "the cluster is rebuilt",
 }
 
 

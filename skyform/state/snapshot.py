@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from skyform.plan.diff import CurrentCluster
 from skyform.plan.model import Prior
 from skyform.state.db import StateDB, state_path
+from skyform.state.models import ClusterRecord
 
 
 @dataclass(frozen=True)
@@ -24,9 +25,19 @@ class StateSnapshot:
         return Prior(lineage=self.lineage, serial=self.serial)
 
 
+def _status(record: ClusterRecord) -> str:
+    """The recorded status, unless the cluster's Pulumi stack says its nodes are gone."""
+    if record.handle is not None and record.handle.engine == "pulumi":
+        from skyform.stacks.pulumi.backend import stack_has_nodes  # reads files; no SDK
+
+        if stack_has_nodes(record.name) is False:
+            return "GONE"
+    return record.status.value
+
+
 def snapshot_of(db: StateDB) -> StateSnapshot:
     clusters = {
-        r.name: CurrentCluster(spec=r.spec, status=r.status.value, source=r.source)
+        r.name: CurrentCluster(spec=r.spec, status=_status(r), source=r.source)
         for r in db.list_clusters()
     }
     return StateSnapshot(lineage=db.lineage, serial=db.serial, clusters=clusters)

@@ -172,3 +172,23 @@ def stack_outputs(cluster: str, config: Config | None = None) -> dict | None:
             outputs = resource.get("outputs")
             return dict(outputs) if isinstance(outputs, dict) else {}
     return None
+
+
+def stack_has_nodes(cluster: str, config: Config | None = None) -> bool | None:
+    """Whether the cluster's stack still holds its nodes, read from a local backend: True,
+    False (the stack, or every instance in it, is gone — e.g. destroyed outside skyform),
+    or None when that cannot be told without the CLI (a remote backend)."""
+    try:
+        settings = pulumi_settings(config)
+    except (ConfigError, StackError):
+        return None
+    if local_backend_dir(settings.backend_url) is None:
+        return None
+    path = stack_state_file(settings, cluster)
+    data = read_checkpoint(path) if path else None
+    if data is None:
+        return False
+    kinds = {str(r.get("type", "")) for r in checkpoint_resources(data)}
+    return any(
+        k.endswith(("ec2/instance:Instance", "compute/instance:Instance", "v1:Pod")) for k in kinds
+    )
