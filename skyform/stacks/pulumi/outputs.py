@@ -40,7 +40,7 @@ def handle_from_outputs(
         raise StackError(
             f"stack {stack} reports {found} node(s), cluster {desired.name} has "
             f"{desired.num_nodes}",
-            f"Run `skyform refresh {desired.name}` and apply again.",
+            f"Apply again; if it persists, take it down (skyform down {desired.name}) and re-plan.",
         )
     nodes = []
     for raw in sorted(raw_nodes, key=lambda n: int(n["rank"])):
