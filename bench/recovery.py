@@ -20,11 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "e2e")]
 
+from e2ekit import two_region_pool  # noqa: E402
 from sshnodes import SSHNodes, missing_requirements  # noqa: E402
 
 TASK = """\
@@ -59,30 +58,7 @@ def one_run(interval: float, lost_after: int) -> tuple[float, float]:
     with SSHNodes(4) as nodes, tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         home.mkdir()
-        hosts = []
-        for i in range(4):
-            h = nodes.handle(i)
-            east = i < 2
-            hosts.append(
-                {
-                    "host": h.host,
-                    "port": h.port,
-                    "user": h.user,
-                    "identity_file": h.identity_file,
-                    "cpus": 2,
-                    "memory": 4,
-                    "hourly_price": 0.1 if east else 0.2,
-                    "labels": {"region": "east" if east else "west", "spot": True},
-                }
-            )
-        (home / "config.yaml").write_text(
-            yaml.safe_dump(
-                {
-                    "ssh_pools": {"lab": {"hosts": hosts}},
-                    "recovery": {"check_interval": interval, "lost_after": lost_after},
-                }
-            )
-        )
+        two_region_pool(home, nodes, check_interval=interval, lost_after=lost_after)
         task = Path(tmp) / "task.yaml"
         task.write_text(TASK)
         launched = sky(home, "jobs", "launch", str(task), "-d")

@@ -12,7 +12,7 @@ import time
 
 import pytest
 import yaml
-from e2ekit import task_file, write_pool
+from e2ekit import task_file, two_region_pool, write_pool
 
 pytestmark = pytest.mark.e2e
 
@@ -83,30 +83,6 @@ run: for i in $(seq 1 12); do echo "step $i"; sleep 0.5; done
 """
 
 
-def two_region_spot_pool(home, nodes) -> None:
-    """Hosts 0-1 in region east at 0.10/h, 2-3 in west at 0.20/h; all spot."""
-    hosts = []
-    for i in range(4):
-        h, east = nodes.handle(i), i < 2
-        hosts.append(
-            {
-                "host": h.host,
-                "port": h.port,
-                "user": h.user,
-                "identity_file": h.identity_file,
-                "cpus": 2,
-                "memory": 4,
-                "hourly_price": 0.1 if east else 0.2,
-                "labels": {"region": "east" if east else "west", "spot": True},
-            }
-        )
-    config = {
-        "ssh_pools": {"lab": {"hosts": hosts}},
-        "recovery": {"check_interval": 1, "lost_after": 2, "max_rounds": 2},
-    }
-    (home / "config.yaml").write_text(yaml.safe_dump(config))
-
-
 def _managed_status(sky) -> str:
     return json.loads(sky("jobs", "queue", "--json", check=0).stdout)[0]["status"]
 
@@ -121,7 +97,7 @@ def _wait_for(sky, statuses, timeout=120.0) -> str:
 
 def test_real_recovery_revisions_diff_and_cost_report(sky, skyform_home, make_ssh_nodes, tmp_path):
     nodes = make_ssh_nodes(4)
-    two_region_spot_pool(skyform_home, nodes)
+    two_region_pool(skyform_home, nodes)
     sky("jobs", "launch", task_file(tmp_path, "steps.yaml", STEPS), "-d", check=0)
     _wait_for(sky, {"RUNNING"})
     nodes.kill_node(next(i for i in (0, 1) if nodes.user_pids(i)))  # the spot reclaim

@@ -13,8 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
-from e2ekit import task_file
+from e2ekit import task_file, two_region_pool
 
 pytestmark = pytest.mark.e2e
 
@@ -33,35 +32,6 @@ run: |
     echo "step $i"; echo "$i" > "$SKYFORM_CHECKPOINT_DIR/n"; sleep 0.5
   done
 """
-
-
-def two_region_pool(home, nodes, *, max_rounds: int = 2, hosts=(0, 1, 2, 3)) -> None:
-    """Hosts 0-1 in region east (cheaper), 2-3 in west; all spot."""
-    entries = []
-    for i in hosts:
-        h = nodes.handle(i)
-        east = i < 2
-        entries.append(
-            {
-                "host": h.host,
-                "port": h.port,
-                "user": h.user,
-                "identity_file": h.identity_file,
-                "cpus": 2,
-                "memory": 4,
-                "hourly_price": 0.1 if east else 0.2,
-                "labels": {
-                    "region": "east" if east else "west",
-                    "zone": "east-a" if east else "west-a",
-                    "spot": True,
-                },
-            }
-        )
-    config = {
-        "ssh_pools": {"lab": {"hosts": entries}},
-        "recovery": {"check_interval": 1, "lost_after": 2, "max_rounds": max_rounds},
-    }
-    (home / "config.yaml").write_text(yaml.safe_dump(config))
 
 
 @pytest.fixture
