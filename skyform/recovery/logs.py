@@ -41,16 +41,25 @@ def _saved(job_id: int) -> dict[tuple[int, int], list[tuple[int, Path]]]:
     return found
 
 
+Attempt = tuple[int, int]  # (task index, cluster job id)
+
+
 def _print_saved(
-    record: ManagedJobRecord, printed: set[tuple[int, int]], on_line: LineSink
+    record: ManagedJobRecord,
+    done: set[Attempt],
+    streamed: dict[Attempt, dict[int, int]],
+    on_line: LineSink,
 ) -> None:
-    for (task, job), files in sorted(_saved(record.id).items()):
-        if (task, job) in printed:
+    """Saved logs of attempts not printed in full yet; lines already streamed live (the
+    cluster may have gone mid-stream) are skipped."""
+    for attempt, files in sorted(_saved(record.id).items()):
+        if attempt in done:
             continue
-        printed.add((task, job))
-        label = record.task(task).name
+        done.add(attempt)
+        label = record.task(attempt[0]).name
+        seen = streamed.get(attempt, {})
         for rank, path in sorted(files):
-            for text in path.read_text().splitlines():
+            for text in path.read_text().splitlines()[seen.get(rank, 0) :]:
                 on_line(ManagedLine(label, rank, text))
 
 
@@ -82,7 +91,8 @@ def stream(
 ) -> ManagedJobRecord:
     """Print what the job printed so far (and, following, until it ends)."""
     jobs = ManagedJobs(db)
-    printed: set[tuple[int, int]] = set()
+    done: set[Attempt] = set()  # printed in full
+    streamed: dict[Attempt, dict[int, int]] = {}  # lines printed live, per rank
     seen_status = None
     while True:
         record = jobs.require(job_id)
@@ -92,11 +102,11 @@ def stream(
                 + (f" ({record.reason})" if record.reason else "")
             )
             seen_status = record.status
-        _print_saved(record, printed, on_line)
+        _print_saved(record, done, streamed, on_line)
         live = _live(db, record)
-        if live is not None and (live[0].index, live[2].job_id) not in printed:
+        if live is not None and (live[0].index, live[2].job_id) not in streamed:
             task, cluster, job = live
-            printed.add((task.index, job.job_id))
+            counts = streamed.setdefault((task.index, job.job_id), {})
             on_note(
                 f"task {task.name} on {cluster.name} ({cluster.spec.offer.infra}), "
                 f"recovery {task.recovery_count}"
@@ -104,11 +114,12 @@ def stream(
             try:
                 with open_cluster(cluster.handle, require_all=False) as session:
                     for line in session.logs(job_key(job), follow=follow):
+                        counts[line.rank] = counts.get(line.rank, 0) + 1
                         on_line(ManagedLine(task.name, line.rank, line.text))
-            except ExecError as err:
-                on_note(f"lost the log stream: {err.message}")
+            except ExecError:
+                pass  # the cluster went away mid-stream: its saved copy fills in the rest
             continue
         if record.status.is_terminal or not follow:
-            _print_saved(jobs.require(job_id), printed, on_line)  # the last attempt's
+            _print_saved(jobs.require(job_id), done, streamed, on_line)  # the last attempt's
             return record
         time.sleep(poll)
