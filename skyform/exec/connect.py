@@ -101,10 +101,6 @@ class NodeRunner(ABC):
     def put_text(self, text: str, remote_path: str, mode: int = 0o644) -> None:
         self.put_bytes(text.encode(), remote_path, mode)
 
-    def put_file(self, local: Path, remote_path: str, mode: int | None = None) -> None:
-        local = Path(local)
-        self.put_bytes(local.read_bytes(), remote_path, mode or (local.stat().st_mode & 0o777))
-
     def check(self, cmd: str, *, timeout: float | None = None, stdin: bytes | str | None = None):
         """Run and raise NodeCommandFailed-style ExecError on a non-zero exit."""
         result = self.run(cmd, timeout=timeout, stdin=stdin)

@@ -126,10 +126,6 @@ class FileMount(_Frozen):
     persistent: bool | None = None
     options: dict[str, Any] = {}
 
-    @property
-    def is_bucket(self) -> bool:
-        return self.source is None or (isinstance(self.source, str) and is_uri(self.source))
-
 
 def is_uri(value: str) -> bool:
     return "://" in value
@@ -142,18 +138,6 @@ class SkyformExt(_Frozen):
     depends_on: tuple[str, ...] = ()
     inputs_location: str | None = None
     checkpoint_dir: str | None = None  # exported as SKYFORM_CHECKPOINT_DIR; survives recoveries
-
-    def hours_for(self, accelerator: str | None) -> float:
-        hours = self.estimated_hours
-        if hours is None:
-            return DEFAULT_ESTIMATED_HOURS
-        if isinstance(hours, float | int):
-            return float(hours)
-        if accelerator:
-            for name, value in hours.items():
-                if name.lower() == accelerator.lower():
-                    return value
-        return hours.get("default", DEFAULT_ESTIMATED_HOURS)
 
 
 class SourceRef(_Frozen):

@@ -27,7 +27,6 @@ from skyform.state.models import (
     ClusterStatus,
     Event,
     JobRecord,
-    JobStatus,
     NodeHandle,
     UsageInterval,
 )
@@ -257,14 +256,6 @@ class StateDB:
     def latest_job(self, cluster: str) -> JobRecord | None:
         jobs = self.list_jobs(cluster)
         return jobs[-1] if jobs else None
-
-    def set_job_status(self, cluster: str, job_id: int, status: JobStatus, **fields) -> JobRecord:
-        job = self.get_job(cluster, job_id)
-        if job is None:
-            raise StateError(f"cluster {cluster!r} has no job {job_id}")
-        updated = job.model_copy(update={"status": status, **fields})
-        self.put_job(updated)
-        return updated
 
     def delete_jobs(self, cluster: str) -> None:
         with self.transaction() as conn:
