@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from skyform.config import Config
-from skyform.errors import CapacityError
+from skyform.errors import CapacityError, NodeUnreachable
 from skyform.plan.model import ClusterSpec
 from skyform.stacks.engine import engine_for
 from skyform.state.db import StateDB
@@ -34,8 +34,13 @@ def provision(
     emit: Emit,
     managed_job_id: int | None = None,
     reason: str = "apply",
+    keep: ClusterHandle | None = None,
 ) -> ClusterRecord:
-    """Record the cluster as INIT, bring it up through its engine, record the handle."""
+    """Record the cluster as INIT, bring it up through its engine, record the handle.
+
+    `keep`: the nodes of a salvaged cluster (see `salvage`), recorded as the cluster's while
+    the engine runs, so an ssh pool reuses the ones that still answer before reserving more.
+    """
     record = ClusterRecord(
         name=spec.name,
         status=ClusterStatus.INIT,
@@ -43,6 +48,7 @@ def provision(
         source=source,
         hourly_price=spec.offer.hourly_price,
         plan_digest=plan_digest,
+        handle=keep,
     )
     db.put_cluster(record)
     _event(db, "cluster.provisioning", spec.name, f"provisioning on {spec.offer.infra}")
@@ -62,6 +68,43 @@ def provision(
         db, "cluster.provisioned", spec.name, f"{len(handle.nodes)} node(s) up on {handle.infra}"
     )
     return record
+
+
+SALVAGEABLE_ENGINES = ("local", "ssh")
+
+
+def can_salvage(record: ClusterRecord, spec: ClusterSpec) -> bool:
+    """A lost cluster whose replacement is planned on the same pool group and size: its
+    surviving nodes can stay (ssh/local only; a cloud replaces instances through its stack)."""
+    return (
+        record.handle is not None
+        and record.handle.engine in SALVAGEABLE_ENGINES
+        and record.spec.offer == spec.offer
+        and record.spec.num_nodes == spec.num_nodes
+    )
+
+
+def salvage(db: StateDB, record: ClusterRecord, *, emit: Emit) -> ClusterHandle:
+    """Stop the lost cluster's jobs on the nodes that still answer and keep those nodes with
+    what is on them (a finished setup is not run again there); only lost nodes get replaced."""
+    from skyform.exec.teardown import kill_jobs
+
+    assert record.handle is not None
+    kept = []
+    for node in record.handle.nodes:
+        try:
+            emit(f"node {node.rank}: {kill_jobs(node)}; kept")
+            kept.append(node.rank)
+        except NodeUnreachable as err:
+            emit(f"node {node.rank}: lost ({err.message}); to be replaced")
+    db.close_usage(record.name)
+    _event(
+        db,
+        "cluster.salvaged",
+        record.name,
+        f"kept node(s) {', '.join(map(str, kept)) or 'none'}; replacing the others",
+    )
+    return record.handle
 
 
 def mark_up(db: StateDB, record: ClusterRecord, *, setup_done: str | None) -> ClusterRecord:

@@ -49,14 +49,18 @@ def provision(
         and current.status in (ClusterStatus.INIT, ClusterStatus.UP)
     ):
         return current
-    if current is not None:
-        log(f"tearing down {task.cluster} ({current.status.value}) before relaunching")
-        clusters.destroy(db, config, current, reason="replaced by the managed job", emit=log)
     plan, _ = latest_placement(db, record, task)
     change = plan.change_for(task.cluster)
     spec = change.after if change is not None and change.after is not None else None
     if spec is None:
         raise PlanError(f"plan revision has no cluster spec for {task.cluster!r}")
+    keep = None
+    if current is not None and clusters.can_salvage(current, spec):
+        log(f"keeping the surviving nodes of {task.cluster}; replacing the lost ones")
+        keep = clusters.salvage(db, current, emit=log)
+    elif current is not None:
+        log(f"tearing down {task.cluster} ({current.status.value}) before relaunching")
+        clusters.destroy(db, config, current, reason="replaced by the managed job", emit=log)
     log(
         f"provisioning {task.cluster} on {spec.offer.infra} ({spec.num_nodes}x "
         f"{spec.offer.instance_type}{', spot' if spec.offer.spot else ''})"
@@ -71,6 +75,7 @@ def provision(
         emit=log,
         managed_job_id=record.id,
         reason=why,
+        keep=keep,
     )
     db.add_event(
         "managed.provisioned",

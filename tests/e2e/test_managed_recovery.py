@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from e2ekit import task_file, two_region_pool
 
 pytestmark = pytest.mark.e2e
@@ -209,3 +210,68 @@ def test_cancel_during_recovery(sky, skyform_home, make_ssh_nodes, tmp_path, sha
     assert "managed job 1: CANCELLED" in cancelled.stdout
     assert _job(sky)["status"] == "CANCELLED"
     assert json.loads(sky("status", "--json").stdout) == []
+
+
+def test_recovery_keeps_surviving_nodes_and_their_finished_setup(
+    sky, skyform_home, make_ssh_nodes, tmp_path
+):
+    """Two nodes of a three-host zone; one is killed. FAILOVER re-plans onto the same zone, so
+    the survivor stays (its setup is not run again) and only the lost node is replaced."""
+    nodes = make_ssh_nodes(3)
+    hosts = []
+    for i in range(3):
+        h = nodes.handle(i)
+        hosts.append(
+            {
+                "host": h.host,
+                "port": h.port,
+                "user": h.user,
+                "identity_file": h.identity_file,
+                "cpus": 2,
+                "memory": 4,
+                "labels": {"region": "east", "zone": "east-a", "spot": True},
+            }
+        )
+    (skyform_home / "config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "ssh_pools": {"lab": {"hosts": hosts}},
+                "recovery": {"check_interval": 1, "lost_after": 2},
+            }
+        )
+    )
+    task = task_file(
+        tmp_path,
+        "two.yaml",
+        """\
+name: two
+num_nodes: 2
+resources: {infra: ssh/lab, use_spot: true}
+setup: echo done >> ~/setup-runs
+run: echo "rank $SKYFORM_NODE_RANK recovery $SKYFORM_RECOVERY_COUNT"; sleep 8
+""",
+    )
+    sky("jobs", "launch", task, "--recovery", "failover", "-d", check=0)
+    _wait(sky, lambda j: j["status"] == "RUNNING")
+    used = [i for i in range(3) if (nodes.nodes[i].home / "setup-runs").exists()]
+    assert len(used) == 2
+    victim, survivor = used[1], used[0]
+    nodes.kill_node(victim)
+    job = _wait(
+        sky, lambda j: j["status"] in ("SUCCEEDED", "FAILED", "FAILED_NO_RESOURCE"), timeout=120
+    )
+    assert job["status"] == "SUCCEEDED", sky("jobs", "logs", "1", "--controller").stdout
+    spare = ({0, 1, 2} - set(used)).pop()
+    runs = {
+        i: (nodes.nodes[i].home / "setup-runs").read_text().count("done") for i in (survivor, spare)
+    }
+    assert runs == {survivor: 1, spare: 1}  # setup ran once on each node that ran the job
+    logs = sky("jobs", "logs", "1", check=0).stdout
+    assert "rank 0 recovery 1" in logs and "rank 1 recovery 1" in logs
+    events = [
+        m
+        for (m,) in sqlite3.connect(skyform_home / "state.db").execute(
+            "SELECT message FROM events WHERE kind='cluster.salvaged'"
+        )
+    ]
+    assert events and "replacing the others" in events[0]
