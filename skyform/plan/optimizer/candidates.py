@@ -53,6 +53,8 @@ class Query:
     cpus: Any = None
     memory: Any = None
     default_size: bool = False  # SkyPilot's >= 8 vCPUs, >= 4 GiB/vCPU on priced clouds
+    # SkyPilot's default memory when a CPU-only request gives cpus but no memory: 4 GiB/vCPU
+    default_memory: bool = False
     instance_type: str | None = None
     spot: bool = False
     max_hourly_cost: float | None = None
@@ -80,6 +82,9 @@ def query_for(request: ResourceRequest, num_nodes: int, clouds: Sequence[str]) -
         cpus=request.cpus,
         memory=request.memory,
         default_size=not sized and request.instance_type is None,
+        default_memory=accelerator is None
+        and request.instance_type is None
+        and request.memory is None,
         instance_type=request.instance_type,
         spot=bool(request.use_spot),
         max_hourly_cost=request.max_hourly_cost,
@@ -110,7 +115,8 @@ def run_query(
         for offer in offers:
             if query.zone is None and needs_opt_in(offer):
                 continue
-            if default and (offer.memory_gib or 0.0) < DEFAULT_MEMORY_PER_VCPU * (offer.vcpus or 0):
+            ratio = (default or query.default_memory) and cloud not in UNPRICED_CLOUDS
+            if ratio and (offer.memory_gib or 0.0) < DEFAULT_MEMORY_PER_VCPU * (offer.vcpus or 0):
                 continue
             if query.regions is not None and offer.region not in query.regions:
                 continue

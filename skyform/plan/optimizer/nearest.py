@@ -53,6 +53,14 @@ def describe_request(request: ResourceRequest) -> str:
         parts.append(request.instance_type)
     if request.cpus is not None:
         parts.append(f"cpus {request.cpus}")
+        default_memory = (
+            request.memory is None
+            and not request.accelerator
+            and not request.instance_type
+            and request.cloud not in UNPRICED_CLOUDS
+        )
+        if default_memory:
+            parts.append("4 GiB per vCPU (the default)")
     if request.memory is not None:
         parts.append(f"memory {request.memory} GiB")
     if not parts and request.cloud in UNPRICED_CLOUDS:
@@ -173,7 +181,10 @@ def _relaxations(request: ResourceRequest, query: Query, catalog: Catalog, cloud
     if query.max_hourly_cost is not None:
         yield "without max_hourly_cost", relaxed(query, max_hourly_cost=None)
     if query.cpus is not None or query.memory is not None or query.default_size:
-        yield "size", relaxed(query, cpus=None, memory=None, default_size=False)
+        yield (
+            "size",
+            relaxed(query, cpus=None, memory=None, default_size=False, default_memory=False),
+        )
     if query.instance_type is not None:
         same = _like_instance(catalog, query)
         if same is not None:
