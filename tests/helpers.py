@@ -30,3 +30,19 @@ def modules_loaded_by(args: list[str], env: dict | None = None) -> set[str]:
 
 def heavy_modules(loaded: set[str]) -> set[str]:
     return {m.split(".")[0] for m in loaded} & set(HEAVY)
+
+
+def source_imports(path) -> list[tuple[str, bool]]:
+    """(module, at module level) for every absolute import in a Python file."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(path).read_text(), filename=str(path))
+    top = {id(node) for node in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, id(node) in top) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.module, id(node) in top))
+    return found

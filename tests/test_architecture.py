@@ -14,6 +14,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from helpers import source_imports
 
 PKG = Path(__file__).resolve().parents[1] / "skyform"
 SOURCES = sorted(PKG.rglob("*.py"))
@@ -21,19 +22,6 @@ SOURCES = sorted(PKG.rglob("*.py"))
 
 def _rel(path: Path) -> str:
     return path.relative_to(PKG.parent).as_posix()
-
-
-def _imports(path: Path) -> list[tuple[str, bool]]:
-    """(module, at_module_level) for every import in a file."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    top_level = {id(node) for node in tree.body}
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(alias.name, id(node) in top_level) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.module, id(node) in top_level))
-    return found
 
 
 def _root(module: str) -> str:
@@ -47,7 +35,7 @@ def test_layering(path: Path):
     in_render = rel.startswith("skyform/cli/render/")
     in_pulumi = rel.startswith("skyform/stacks/pulumi/")
     in_optimizer = rel.startswith("skyform/plan/optimizer")
-    for module, top in _imports(path):
+    for module, top in source_imports(path):
         if module.startswith("skyform.cli"):
             assert in_cli, f"{rel} imports {module}: nothing outside cli/ may import the CLI"
         if _root(module) == "rich":

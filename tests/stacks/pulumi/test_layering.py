@@ -9,10 +9,10 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
+from helpers import source_imports as imports
 
 PKG = Path(__file__).resolve().parents[3] / "skyform"
 PULUMI_PKG = PKG / "stacks" / "pulumi"
@@ -22,19 +22,6 @@ PROGRAM_SDKS = {"aws": "pulumi_aws", "gcp": "pulumi_gcp", "kubernetes": "pulumi_
 
 def _rel(path: Path) -> str:
     return path.relative_to(PKG.parent).as_posix()
-
-
-def imports(path: Path) -> list[tuple[str, bool]]:
-    """(module, at module level) for every absolute import in a file."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    top = {id(node) for node in tree.body}
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(alias.name, id(node) in top) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.module, id(node) in top))
-    return found
 
 
 def in_pulumi_pkg(path: Path) -> bool:
