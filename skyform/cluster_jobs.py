@@ -119,11 +119,7 @@ def cancel_jobs(db: StateDB, record: ClusterRecord, job_ids: list[int] | None) -
                 continue
             state = session.cancel(job_key(job))
             codes = dict(state.exit_codes)
-            status = (
-                JobStatus.CANCELLED
-                if not state.status.is_terminal or state.status is JobStatus.CANCELLED
-                else state.status
-            )
+            status = state.status if state.status.is_terminal else JobStatus.CANCELLED
             updated = job.model_copy(
                 update={"status": status, "exit_codes": codes, "ended_at": time.time()}
             )

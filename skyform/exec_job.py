@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from skyform.apply.jobrun import follow_job, start_job
-from skyform.errors import SkyformError, SpecError
+from skyform.errors import SkyformError
 from skyform.plan.model import JobSpec
 from skyform.plan.planner import job_spec, sha256
 from skyform.state.db import open_state
@@ -22,17 +22,16 @@ def _is_task_file(target: str) -> bool:
     return target.endswith((".yaml", ".yml")) and Path(target).is_file()
 
 
-def _command_spec(command: str, env_overrides: list[str]) -> JobSpec:
-    envs = {}
-    for item in env_overrides:
-        key, eq, value = item.partition("=")
-        if not eq:
-            if key not in os.environ:
-                raise SpecError(
-                    f"--env {key}: not set in your environment", f"Pass a value: --env {key}=VALUE"
-                )
-            value = os.environ[key]
-        envs[key] = value
+def _command_spec(command: str, load_kwargs: dict) -> JobSpec:
+    """A JobSpec for an ad-hoc command; --env-file then --env give its envs (as for tasks)."""
+    from skyform.spec.envs import parse_overrides, read_env_file
+
+    envs: dict[str, str] = {}
+    for env_file in load_kwargs.get("env_files", ()):
+        envs.update(read_env_file(env_file))
+    envs.update(
+        parse_overrides(load_kwargs.get("env_overrides", ()), flag="--env", environ=os.environ)
+    )
     digest = sha256(command + repr(sorted(envs.items())))
     return JobSpec(name="exec", run=command, envs=envs, setup_digest=sha256(""), job_digest=digest)
 
@@ -56,7 +55,7 @@ def exec_on_cluster(
         secrets = task.secret_values()
         task_dir = Path(target).resolve().parent
     else:
-        spec = _command_spec(target, list(load_kwargs.get("env_overrides", [])))
+        spec = _command_spec(target, load_kwargs)
     db = open_state()
     try:
         record = db.require_cluster(cluster)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from skyform.apply import clusters
 from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec.jobs import run_key
 from skyform.exec.results import JobState, LogLine
@@ -113,11 +114,13 @@ def start_job(
     recovery_count: int = 0,
     managed_job_id: int | None = None,
     on_event: NodeEvent | None = None,
+    session: ClusterSession | None = None,
 ) -> tuple[ClusterSession, JobRun]:
     """Sync, set up (once per digest) and submit; return the open session and the job.
 
-    The caller follows or closes the session. On a setup failure the job is recorded as
-    FAILED_SETUP and nothing is submitted.
+    The caller follows or closes the session (pass one already open to reuse its
+    connections). On a setup failure the job is recorded as FAILED_SETUP and nothing is
+    submitted.
     """
     assert record.handle is not None
     job_id = db.next_job_id(record.name)
@@ -134,7 +137,8 @@ def start_job(
         recovery_count=recovery_count,
     )
     db.put_job(job)
-    session = open_cluster(record.handle, on_event=on_event)
+    opened = session is None
+    session = session or open_cluster(record.handle, on_event=on_event)
     try:
         sync_inputs(session, job_spec, task_dir, secrets)
         setup_ran = False
@@ -158,8 +162,19 @@ def start_job(
             job = _record_final(db, job, state)
         return session, JobRun(job=job, setup_ran=setup_ran)
     except BaseException:
-        session.close()
+        if opened:
+            session.close()
         raise
+
+
+def mark_ready(
+    db: StateDB, record: ClusterRecord, job_spec: JobSpec, job: JobRecord
+) -> ClusterRecord:
+    """After start_job: the cluster is UP, and its setup done unless it just failed."""
+    done = (
+        job_spec.setup_digest if job.status is not JobStatus.FAILED_SETUP else (record.setup_done)
+    )
+    return clusters.mark_up(db, record, setup_done=done)
 
 
 def job_key(job: JobRecord) -> str:

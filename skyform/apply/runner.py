@@ -16,7 +16,7 @@ from typing import Protocol
 
 from skyform.apply import clusters
 from skyform.apply.freshness import check_fresh, task_must_exist
-from skyform.apply.jobrun import JobRun, follow_job, start_job
+from skyform.apply.jobrun import JobRun, follow_job, mark_ready, start_job
 from skyform.apply.secrets import resolve_secrets
 from skyform.config import Config
 from skyform.errors import PlanError
@@ -248,13 +248,7 @@ class Applier:
             secrets=secrets,
             on_event=lambda stage, rank, msg: self.progress.event(name, stage, rank, msg),
         )
-        record = clusters.mark_up(
-            self.db,
-            record,
-            setup_done=task.job.setup_digest
-            if run.job.status is not JobStatus.FAILED_SETUP
-            else record.setup_done,
-        )
+        mark_ready(self.db, record, task.job, run.job)
         return self._after_submit(session, run, follow_now)
 
     def _after_submit(

@@ -23,3 +23,14 @@ YES = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation.")
 def task_inputs(env: list[str], env_file: list[Path], secret: list[str]) -> dict:
     """Keyword arguments for skyform.spec.load_task from the shared options."""
     return {"env_overrides": env, "env_files": env_file, "secret_overrides": secret}
+
+
+def is_plan_file(path: Path) -> bool:
+    """A saved plan (JSON) rather than a task YAML: by suffix, else by its first byte."""
+    if path.suffix == ".json":
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(64).lstrip().startswith(b"{")
+    except OSError:
+        return False

@@ -17,7 +17,6 @@ from skyform.config import Config
 from skyform.plan.catalog import Catalog
 from skyform.plan.diff import CurrentCluster, count_actions, diff_clusters
 from skyform.plan.model import (
-    Action,
     Alternative,
     BlockedPlacement,
     ClusterSpec,
@@ -325,7 +324,3 @@ def make_plan(
 def _infra(location) -> str:
     parts = [location.cloud, location.region, location.zone]
     return "/".join(p for p in parts if p)
-
-
-def changed_clusters(plan: Plan) -> list[str]:
-    return [c.cluster for c in plan.changes if c.action is not Action.NOOP]

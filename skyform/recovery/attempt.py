@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from skyform.apply import clusters
-from skyform.apply.jobrun import job_key, start_job
+from skyform.apply.jobrun import job_key, mark_ready, start_job
 from skyform.config import Config
 from skyform.errors import PlanError
 from skyform.exec.jobs import NodeState
@@ -120,36 +120,30 @@ def submit(
 ) -> tuple[ClusterSession, JobRecord]:
     """Adopt the job already on the nodes, or sync/set up/submit a new one."""
     assert cluster.handle is not None
-    session = open_cluster(cluster.handle)
+    session = open_cluster(
+        cluster.handle,
+        on_event=lambda stage, rank, msg: log(f"{task.cluster} node {rank}: {stage}: {msg}"),
+    )
     try:
         job = adoptable_job(db, session, record, task)
         if job is not None:
             log(f"adopting job {job.job_id} already on {task.cluster} (status {job.status.value})")
             return session, job
+        session, run = start_job(
+            db,
+            cluster,
+            placement.job,
+            task_dir=Path(record.task_file).parent,
+            secrets=secrets,
+            task_id=f"skyform-managed-{record.id}-{task.index}",
+            recovery_count=task.recovery_count,
+            managed_job_id=record.id,
+            session=session,
+        )
     except BaseException:
         session.close()
         raise
-    session.close()
-    task_dir = Path(record.task_file).parent
-    task_id = f"skyform-managed-{record.id}-{task.index}"
-    session, run = start_job(
-        db,
-        cluster,
-        placement.job,
-        task_dir=task_dir,
-        secrets=secrets,
-        task_id=task_id,
-        recovery_count=task.recovery_count,
-        managed_job_id=record.id,
-        on_event=lambda stage, rank, msg: log(f"{task.cluster} node {rank}: {stage}: {msg}"),
-    )
-    clusters.mark_up(
-        db,
-        cluster,
-        setup_done=placement.job.setup_digest
-        if run.job.status is not JobStatus.FAILED_SETUP
-        else cluster.setup_done,
-    )
+    mark_ready(db, cluster, placement.job, run.job)
     log(f"submitted job {run.job.job_id} on {task.cluster} (recovery {task.recovery_count})")
     return session, run.job
 

@@ -18,6 +18,7 @@ import time
 import traceback
 
 from skyform.apply import clusters
+from skyform.apply.jobrun import job_key
 from skyform.config import load_config
 from skyform.errors import (
     CapacityError,
@@ -204,8 +205,6 @@ class Controller:
             self.record.task(self._index_of(cluster.name)), status=ManagedJobStatus.RUNNING
         )
         engine = engine_for(cluster.spec.offer.cloud, config=self.config, state=self.db)
-        from skyform.apply.jobrun import job_key
-
         monitor = Monitor(
             session, engine, cluster.handle, job_key(job), lost_after=self.record.lost_after
         )

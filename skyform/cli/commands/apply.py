@@ -9,21 +9,12 @@ import typer
 
 from skyform.cli import options
 from skyform.cli.commands.plan import Minimize
+from skyform.cli.options import is_plan_file
 from skyform.cli.prompts import confirm
 
 
 def register(app: typer.Typer) -> None:
     app.command("apply")(apply)
-
-
-def _is_plan_file(path: Path) -> bool:
-    if path.suffix == ".json":
-        return True
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(64).lstrip().startswith(b"{")
-    except OSError:
-        return False
 
 
 def apply(
@@ -48,7 +39,7 @@ def apply(
     from skyform.plan.planfile import plan_bytes, plan_digest, read_plan
     from skyform.state.db import open_state
 
-    if _is_plan_file(target):
+    if is_plan_file(target):
         if env or env_file or cluster:
             raise SkyformError(
                 "--env, --env-file and --cluster belong to the plan, not to apply of a saved plan",

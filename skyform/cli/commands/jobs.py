@@ -45,14 +45,14 @@ def launch(
     secret: list[str] = options.SECRET,
 ) -> int:
     """Launch a managed job: planned, applied, watched, and recovered when nodes are lost."""
-    from skyform.cli.commands.apply import _is_plan_file
+    from skyform.cli.options import is_plan_file
     from skyform.cli.render.jobs import render_launched
     from skyform.recovery import launch as launching
 
     strategy = recovery.value if recovery else None
     db, _ = _open()
     try:
-        if _is_plan_file(target):
+        if is_plan_file(target):
             record = launching.launch_plan(
                 db, target, secret_overrides=secret, strategy=strategy, max_restarts=max_restarts
             )
