@@ -80,7 +80,7 @@ def stream_logs(
     follow: bool,
     node: int | None,
     on_log: Callable[[LogLine], None],
-) -> JobRecord:
+) -> LogsResult:
     job = _pick(db, record, job_id)
     handle = _handle(record)
     if node is not None and not 0 <= node < len(handle.nodes):

@@ -196,7 +196,8 @@ def follow_job(
     key = job_key(job)
     # Wait in the background (it cancels the other nodes when one fails, as SkyPilot does),
     # while this thread streams the logs; the stream ends when every node's job has ended.
-    outcome: dict[str, object] = {}
+    waited: list[JobState] = []
+    failed: list[BaseException] = []
 
     def waiter() -> None:
         try:
@@ -204,9 +205,9 @@ def follow_job(
             if any(e.node_is_gone for e in state.unreachable.values()):
                 # a lost node fails the job: stop its parts on the nodes still up
                 session.cancel(key, grace=2)
-            outcome["state"] = state
+            waited.append(state)
         except BaseException as exc:  # handed to the caller below
-            outcome["error"] = exc
+            failed.append(exc)
 
     thread = threading.Thread(target=waiter, daemon=True, name=f"wait-{key}")
     thread.start()
@@ -218,19 +219,19 @@ def follow_job(
     except NodeUnreachable as err:
         reason = f"a node stopped answering: {err.message}"
     thread.join()
-    if "error" in outcome:
-        error = outcome["error"]
+    if failed:
+        error = failed[0]
         if not isinstance(error, NodeUnreachable):
-            raise error  # type: ignore[misc]
+            raise error
         reason = reason or f"a node stopped answering: {error.message}"
         state = session.status(key)
     else:
-        state = outcome["state"]  # type: ignore[assignment]
-        if state.unreachable:  # type: ignore[union-attr]
-            ranks = ", ".join(str(r) for r in state.unreachable)  # type: ignore[union-attr]
-            first = next(iter(state.unreachable.values()))  # type: ignore[union-attr]
+        state = waited[0]
+        if state.unreachable:
+            ranks = ", ".join(str(r) for r in state.unreachable)
+            first = next(iter(state.unreachable.values()))
             reason = f"node {ranks} stopped answering: {first.message}"
-    return _record_final(db, job, state, reason)  # type: ignore[arg-type]
+    return _record_final(db, job, state, reason)
 
 
 def refresh_job(db: StateDB, session: ClusterSession, job: JobRecord) -> JobRecord:

@@ -8,6 +8,7 @@ until every job is submitted; following logs happens after they are released.
 
 from __future__ import annotations
 
+import functools
 import os
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -132,11 +133,11 @@ class Applier:
                     self._destroy(change, "destroyed by plan")
             follow_later = not multi
             for task in _task_order(plan):
-                change = plan.change_for(task.cluster)
-                if change is None or change.action is Action.DELETE:
+                planned = plan.change_for(task.cluster)
+                if planned is None or planned.action is Action.DELETE:
                     continue
                 outcome = self._apply_task(
-                    change,
+                    planned,
                     task,
                     task_file.parent,
                     secrets.get(task.task, {}),
@@ -283,7 +284,7 @@ class Applier:
                     self.db,
                     session,
                     job,
-                    on_log=lambda line, c=job.cluster: self.progress.log(c, line),
+                    on_log=functools.partial(self.progress.log, job.cluster),
                 )
             finally:
                 session.close()

@@ -7,6 +7,8 @@ offer, its issue #2780). Egress is priced again from the catalog's egress table.
 
 from __future__ import annotations
 
+from typing import Any
+
 from skyform.cost.estimate import catalog_offer, find_offer
 from skyform.cost.model import Reprice, RepricedCluster, RepricedFlow
 from skyform.plan.catalog import Catalog, Location
@@ -24,7 +26,7 @@ def location_of(infra: str) -> Location:
 def _cluster(t: TaskPlacement, catalog: Catalog) -> RepricedCluster:
     offer = catalog_offer(t.offer)
     now = find_offer(catalog, offer)
-    common = dict(
+    common: dict[str, Any] = dict(
         cluster=t.cluster,
         offer_id=offer.id,
         offer=t.offer,

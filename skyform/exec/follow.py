@@ -126,7 +126,8 @@ def follow_logs(
                 continue
             if outcome.error is not None:
                 raise outcome.error
-            job, data, end = outcome.value  # type: ignore[misc]
+            assert outcome.value is not None
+            job, data, end = outcome.value
             progressed |= bool(data)
             offsets[r] = end
             *lines, partial[r] = (partial[r] + data).split(b"\n")

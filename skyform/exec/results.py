@@ -8,12 +8,15 @@ the recovery controller treats it as a preemption).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec.jobs import NodeJob, NodeState
 from skyform.state.models import JobStatus
+
+T = TypeVar("T")
 
 EventFn = Callable[[str, "int | None", str], None]
 """on_event(stage, rank, message): called from worker threads; must be quick and not raise.
@@ -102,11 +105,11 @@ class JobState:
 
 
 @dataclass(frozen=True)
-class NodeOutcome:
+class NodeOutcome(Generic[T]):
     """What one node's part of a fan-out returned, or the error it raised."""
 
     rank: int
-    value: object = None
+    value: T | None = None
     error: ExecError | None = None
 
     @property
@@ -114,7 +117,7 @@ class NodeOutcome:
         return self.error is None
 
 
-def raise_first(outcomes: dict[int, NodeOutcome], what: str) -> None:
+def raise_first(outcomes: Mapping[int, NodeOutcome[Any]], what: str) -> None:
     """Raise the first node error of a fan-out, saying how many nodes failed."""
     errors = [(rank, o.error) for rank, o in sorted(outcomes.items()) if o.error is not None]
     if not errors:

@@ -15,7 +15,7 @@ Every node works in parallel on one reused connection. Nothing here prints: prog
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -27,7 +27,7 @@ from skyform.exec.follow import follow_logs, wait_for_job
 from skyform.exec.hostkeys import KnownHosts
 from skyform.exec.jobs import WORKDIR, NodeFacts, NodeJob, NodeState
 from skyform.exec.mounts import resolve_mounts
-from skyform.exec.results import EventFn, JobState, LogLine, NodeOutcome, raise_first
+from skyform.exec.results import EventFn, JobState, LogLine, NodeOutcome, T, raise_first
 from skyform.exec.sync import SyncResult, sync_path
 from skyform.plan.model import FileMount, JobSpec
 from skyform.state.models import ClusterHandle, JobStatus
@@ -60,8 +60,8 @@ class ClusterSession:
     # --- plumbing ------------------------------------------------------------------------
 
     def fan_out(
-        self, fn: Callable[[int, NodeRunner], object], ranks=None
-    ) -> dict[int, NodeOutcome]:
+        self, fn: Callable[[int, NodeRunner], T], ranks: Iterable[int] | None = None
+    ) -> dict[int, NodeOutcome[T]]:
         """Run fn(rank, runner) on every node (or `ranks`) in parallel; errors become outcomes.
 
         A node that never connected reports its NodeUnreachable; a node whose connection
@@ -69,7 +69,7 @@ class ClusterSession:
         """
         ranks = sorted(n.rank for n in self.cluster.nodes) if ranks is None else sorted(ranks)
 
-        def one(rank: int) -> NodeOutcome:
+        def one(rank: int) -> NodeOutcome[T]:
             if rank not in self.runners:
                 return NodeOutcome(rank, error=self.unreachable[rank])
             try:
@@ -94,7 +94,7 @@ class ClusterSession:
             self.emit("connect", node.rank, "connected")
             return runner, facts
 
-        outcomes = {}
+        outcomes: dict[int, NodeOutcome[None]] = {}
         for node, future in [(n, self._pool.submit(one, n)) for n in self.cluster.nodes]:
             try:
                 self.runners[node.rank], self.facts[node.rank] = future.result()

@@ -252,11 +252,15 @@ class SSHRunner(NodeRunner):
             if self._sftp is None:
                 transport = self._transport()
                 try:
-                    self._sftp = paramiko.SFTPClient.from_transport(transport)
+                    sftp = paramiko.SFTPClient.from_transport(transport)
                 except (paramiko.SSHException, EOFError, OSError):
                     raise self._lost("while opening SFTP") from None
-                assert self._sftp is not None
-                self._sftp.get_channel().settimeout(self.timeouts.command)
+                if sftp is None:  # paramiko returns None when the channel could not open
+                    raise self._lost("while opening SFTP")
+                channel = sftp.get_channel()
+                if channel is not None:
+                    channel.settimeout(self.timeouts.command)
+                self._sftp = sftp
             return self._sftp
 
     @staticmethod

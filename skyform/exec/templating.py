@@ -25,7 +25,7 @@ def _environment():
 
 
 def _source(name: str) -> str:
-    return resources.files("skyform").joinpath("templates", name).read_text()
+    return resources.files("skyform").joinpath("templates").joinpath(name).read_text()
 
 
 def render(name: str, **values: object) -> str:

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from skyform import __version__
 from skyform.config import Config
@@ -224,7 +225,7 @@ def make_plan(
         execution=dag.execution,
     )
     scope = onprem_scope(dag)
-    common = dict(
+    common: dict[str, Any] = dict(
         skyform_version=__version__,
         objective=inputs.objective,
         task=source,

@@ -20,7 +20,7 @@ from skyform.plan.model import Plan, TaskPlacement
 from skyform.plan.planfile import read_plan
 from skyform.recovery import jobdir
 from skyform.state.db import StateDB
-from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask
+from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask, PlanRevision
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
 
 Log = Callable[[str], None]
@@ -30,7 +30,8 @@ def latest_placement(
     db: StateDB, record: ManagedJobRecord, task: ManagedTask
 ) -> tuple[Plan, TaskPlacement]:
     """The newest plan revision that places this task's cluster."""
-    for rev in reversed(ManagedJobs(db).revisions(record.id)):
+    revisions: list[PlanRevision] = ManagedJobs(db).revisions(record.id)
+    for rev in reversed(revisions):
         plan, _ = read_plan(Path(rev.path))
         placement = plan.placement_for(task.cluster)
         if placement is not None:

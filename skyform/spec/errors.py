@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from skyform.errors import SpecError, UnsupportedError
 from skyform.spec.yamlpos import Document, Path
@@ -134,7 +135,7 @@ class Where:
     ) -> SpecError:
         errors = exc.errors(include_url=False)
 
-        def order(err: dict) -> tuple[int, int]:
+        def order(err: ErrorDetails) -> tuple[int, int]:
             pos = self.doc.pos((*path, *err["loc"]))
             return (pos.line, pos.column) if pos else (0, 0)
 

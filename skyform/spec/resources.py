@@ -68,7 +68,7 @@ def parse_resources(raw: Any, where: Where, note: Callable[[str], None]) -> Reso
             "cannot give several accelerators together with 'ordered'",
             "Put one accelerator in each 'ordered' entry instead.",
         )
-    if any_of is not None and many and accel.kind == "ordered":  # type: ignore[union-attr]
+    if any_of is not None and accel is not None and many and accel.kind == "ordered":
         where.fail(
             base["accelerators"][1],
             "an ordered accelerator list cannot be combined with 'any_of'",
@@ -80,7 +80,7 @@ def parse_resources(raw: Any, where: Where, note: Callable[[str], None]) -> Reso
         group: list[ResourceRequest] = []
         for entry in _entries(any_of, where, note):
             group += _expand(_overlay(base, entry), where)
-        groups = (_dedupe(group),)
+        groups: tuple[tuple[ResourceRequest, ...], ...] = (_dedupe(group),)
     elif ordered:
         groups = tuple(
             _dedupe(_expand(_overlay(base, entry), where))

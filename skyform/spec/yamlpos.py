@@ -173,7 +173,8 @@ class _Builder:
                 continue
             key = self.key_of(key_node)
             if key in result:
-                first = self.positions[(*path, key)]
+                where = (*path, key)
+                first = self.positions[where]
                 raise self.fail(
                     key_node,
                     f"duplicate key '{key}' (first defined on line {first.key_line})",

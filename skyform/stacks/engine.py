@@ -82,7 +82,7 @@ def engine_for(
         return SSHPoolEngine(config=config, state=state)
     if cloud in ("aws", "gcp", "kubernetes"):
         try:
-            from skyform.stacks.pulumi.engine import PulumiEngine  # type: ignore[import-not-found]
+            from skyform.stacks.pulumi.engine import PulumiEngine
         except ImportError:
             raise StackError(
                 f"no engine for {cloud} in this build of skyform",

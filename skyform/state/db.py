@@ -247,7 +247,8 @@ class StateDB:
         return JobRecord.model_validate_json(row["record"]) if row else None
 
     def list_jobs(self, cluster: str | None = None) -> list[JobRecord]:
-        sql, args = "SELECT record FROM jobs", ()
+        sql = "SELECT record FROM jobs"
+        args: tuple[str, ...] = ()
         if cluster is not None:
             sql, args = sql + " WHERE cluster=?", (cluster,)
         rows = self._conn.execute(sql + " ORDER BY cluster, job_id", args).fetchall()
@@ -280,7 +281,8 @@ class StateDB:
             )
 
     def events(self, *, cluster: str | None = None, since: float | None = None) -> list[Event]:
-        sql, args = "SELECT * FROM events WHERE 1=1", []
+        sql = "SELECT * FROM events WHERE 1=1"
+        args: list[str | float] = []
         if cluster is not None:
             sql += " AND cluster=?"
             args.append(cluster)
@@ -335,7 +337,8 @@ class StateDB:
             )
 
     def usage(self, *, since: float | None = None) -> list[UsageInterval]:
-        sql, args = "SELECT * FROM usage", ()
+        sql = "SELECT * FROM usage"
+        args: tuple[float, ...] = ()
         if since is not None:
             sql, args = sql + " WHERE ended_at IS NULL OR ended_at>=?", (since,)
         rows = self._conn.execute(sql + " ORDER BY id", args).fetchall()

@@ -9,6 +9,7 @@ RUNNING. Every transition is an event with a timestamp and a reason.
 
 from __future__ import annotations
 
+import builtins
 import time
 from enum import Enum
 
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from skyform.errors import StateError
 from skyform.plan.model import PlacedOffer
 from skyform.state.db import StateDB
-from skyform.state.models import JobStatus
+from skyform.state.models import Event, JobStatus
 
 
 class ManagedJobStatus(str, Enum):
@@ -197,13 +198,13 @@ class ManagedJobs:
             digest=digest,
         )
 
-    def revisions(self, job_id: int) -> list[PlanRevision]:
+    def revisions(self, job_id: int) -> builtins.list[PlanRevision]:
         rows = self._conn.execute(
             "SELECT * FROM plan_revisions WHERE job_id=? ORDER BY revision", (job_id,)
         ).fetchall()
         return [PlanRevision(**dict(r)) for r in rows]
 
-    def transitions(self, job_id: int) -> list:
+    def transitions(self, job_id: int) -> builtins.list[Event]:
         return [
             e
             for e in self.db.events()

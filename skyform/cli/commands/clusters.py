@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import typer
 
 from skyform.cli import options
@@ -73,7 +75,7 @@ def down(
                     config,
                     current,
                     reason="skyform down",
-                    emit=lambda m, n=record.name: progress.event(n, "destroy", None, m),
+                    emit=functools.partial(progress.event, record.name, "destroy", None),
                 )
                 progress.stage(record.name, "down", "terminated")
     finally:

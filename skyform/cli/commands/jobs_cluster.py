@@ -58,7 +58,7 @@ def logs(
         )
     finally:
         db.close()
-    return 1 if follow and final.status.value.startswith("FAILED") else 0
+    return 1 if follow and final.job.status.value.startswith("FAILED") else 0
 
 
 def cancel(

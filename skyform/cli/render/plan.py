@@ -8,7 +8,7 @@ Reads only the serialized Plan. Layout:
 from __future__ import annotations
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
@@ -126,7 +126,7 @@ def considered_table(placement: TaskPlacement) -> Table:
 
 def best_plan_table(plan: Plan) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)
-    for col, justify in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("TASK", "left"),
         ("#NODES", "right"),
         ("INFRA", "left"),
@@ -134,11 +134,12 @@ def best_plan_table(plan: Plan) -> Table:
         ("GPUS", "left"),
         ("START (h)", "right"),
         ("COST ($)", "right"),
-    ):
+    )
+    for col, justify in columns:
         table.add_column(
             col,
             justify=justify,
-            no_wrap=col != "INFRA",  # type: ignore[arg-type]
+            no_wrap=col != "INFRA",
             overflow="fold",
         )
     for t in plan.tasks:

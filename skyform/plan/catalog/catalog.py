@@ -168,7 +168,7 @@ class Catalog:
                     k8s_context, cpu_bound, mem_bound, acc, accelerator_count, min_accelerator_count
                 )
                 pairs = [(row_sort_key(row), row)] if row is not None else []
-                where = (None, zone, None)
+                where: tuple[str | None, str | None, str | None] = (None, zone, None)
             else:
                 pairs = self._candidates(name, acc, accelerator_count, min_accelerator_count)
                 where = (region, zone, context)

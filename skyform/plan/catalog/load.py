@@ -81,10 +81,11 @@ def load_catalog(config: Config | None = None, *, source: Path | None = None) ->
     if config is None:
         config = _config_from_home()
     warning = None
+    manifest: dict = {}
     if source is not None:
-        primary, kind, manifest = Path(source), "directory", {}
+        primary, kind = Path(source), "directory"
     else:
-        primary, kind, manifest = BUNDLED_DIR, "bundled", {}
+        primary, kind = BUNDLED_DIR, "bundled"
         refreshed = catalog_home()
         if refreshed.is_dir():
             try:

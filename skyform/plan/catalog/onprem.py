@@ -108,8 +108,8 @@ def ssh_offer_rows(config: Config | None, canonical) -> tuple[list[tuple], list[
             where = f"ssh_pools.{pool_name}.hosts[{i}].accelerators"
             acc, count = _one_accelerator(dict(host.accelerators), where)
             acc = _canonical_name(canonical, acc)
-            key = (region, zone, bool(labels.spot), labels.instance_type, host.cpus, host.memory)
-            key += (acc, count, float(price))
+            spot, itype = bool(labels.spot), labels.instance_type
+            key = (region, zone, spot, itype, host.cpus, host.memory, acc, count, float(price))
             groups[key] = groups.get(key, 0) + 1
         names_used: dict[tuple, int] = {}
         for key, capacity in groups.items():  # config order: dicts keep insertion order

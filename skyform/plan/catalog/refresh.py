@@ -129,8 +129,8 @@ def refresh_catalog(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    rows = {name: meta["rows"] for name, meta in files.items()}
-    return RefreshResult(path=str(target), url=base, files=rows, fetched_at=fetched_at)
+    row_counts = {name: int(meta["rows"]) for name, meta in files.items()}
+    return RefreshResult(path=str(target), url=base, files=row_counts, fetched_at=fetched_at)
 
 
 def _swap_into_place(staging: Path, target: Path) -> None:

@@ -13,6 +13,7 @@ import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import overload
 
 from skyform.errors import CatalogError
 
@@ -186,7 +187,15 @@ def parse_table(text: str, where: str, required: tuple[str, ...]) -> list[tuple[
     return [(line_no, {name: row[i] for name, i in index.items()}) for line_no, row in rows]
 
 
-def number(row: dict, column: str, where: str, line_no: int, *, default=None) -> float | None:
+@overload
+def number(row: dict, column: str, where: str, line_no: int, *, default: float) -> float: ...
+@overload
+def number(
+    row: dict, column: str, where: str, line_no: int, *, default: None = None
+) -> float | None: ...
+def number(
+    row: dict, column: str, where: str, line_no: int, *, default: float | None = None
+) -> float | None:
     value = _number(row.get(column, "").strip(), where, line_no, column)
     return default if value is None else value
 

@@ -184,8 +184,8 @@ def _cheapest_per_place(
     best: dict[tuple, tuple[Offer, int]] = {}
     for r, query in enumerate(queries):
         for offer in run_query(catalog, query, blocked):  # cheapest first
-            key = (offer.cloud, offer.region, offer.zone, offer.accelerator)
-            key += (offer.accelerator_count, offer.spot)
+            place = (offer.cloud, offer.region, offer.zone)
+            key = (*place, offer.accelerator, offer.accelerator_count, offer.spot)
             seen = best.get(key)
             if seen is None:
                 best[key] = (offer, r)

@@ -32,8 +32,11 @@ def same(a: float, b: float) -> bool:
 
 
 class TransferLike(Protocol):
-    cost: float  # USD
-    seconds: float
+    @property
+    def cost(self) -> float: ...  # USD
+
+    @property
+    def seconds(self) -> float: ...
 
 
 # (source, destination, gigabytes) -> what moving the data costs and takes.

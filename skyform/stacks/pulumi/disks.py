@@ -18,8 +18,8 @@ from skyform.errors import StackError
 TIERS = ("low", "medium", "high", "ultra", "best")
 DEFAULT_TIER = "medium"
 
-AWS_TIERS = {
-    "low": ("standard", None),
+AWS_TIERS: dict[str, tuple[str, int]] = {
+    "low": ("standard", 0),
     "medium": ("gp3", 3500),
     "high": ("gp3", 7000),
     "ultra": ("io2", 20000),
@@ -48,7 +48,8 @@ def tier(disk_tier: str | None) -> str:
 def aws_root_volume(size_gb: int, disk_tier: str | None) -> dict:
     """{size_gb, type, iops, throughput} for the instance's root EBS volume (None = default)."""
     volume_type, wanted_iops = AWS_TIERS[tier(disk_tier)]
-    iops = throughput = None
+    iops: int | None = None
+    throughput: int | None = None
     if volume_type == "gp3":
         iops = max(GP3_BASELINE_IOPS, min(wanted_iops, size_gb * IOPS_PER_GIB))
         throughput = min(iops // 16, GP3_MAX_THROUGHPUT)

@@ -73,7 +73,7 @@ def _environment():
     return jinja2.Environment(
         loader=jinja2.FunctionLoader(
             lambda name: (
-                resources.files("skyform").joinpath("templates", "pulumi", name).read_text()
+                resources.files("skyform").joinpath("templates/pulumi").joinpath(name).read_text()
             )
         ),
         autoescape=False,

@@ -60,9 +60,9 @@ def port_ranges(ports: list[str]) -> list[list[int]]:
     ranges = []
     for raw in ports:
         text = str(raw).strip()
-        low, _, high = text.partition("-")
+        first, _, last = text.partition("-")
         try:
-            pair = [int(low), int(high or low)]
+            pair = [int(first), int(last or first)]
         except ValueError:
             raise StackError(
                 f"port {text!r} is not a number or a range a-b", "Fix `resources.ports`."
@@ -106,7 +106,7 @@ def aws_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
     offer = spec.offer
     zone = offer.zone if offer.zone and offer.zone != offer.region else None
     # Zone names start with the region (us-east-1a, us-west-2-lax-1a); IDs do not (use1-az4).
-    named = bool(zone) and zone.startswith(offer.region)
+    named = zone is not None and zone.startswith(offer.region)
     tags = naming.aws_tags(spec.labels)
     tags.update({"skyform:cluster": spec.name})
     if ctx.plan_digest:
@@ -132,9 +132,9 @@ def aws_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
 
 def gcp_accelerator_type(name: str, gpus: Mapping[str, Any]) -> str:
     """skyform's GPU name -> GCE accelerator type (nvidia-tesla-v100, nvidia-l4 ...)."""
-    info = gpus.get(name)
-    if info is not None and getattr(info, "gke_label", ""):
-        return info.gke_label  # GKE's accelerator label values are the GCE type names
+    label = getattr(gpus.get(name), "gke_label", None)
+    if label:
+        return str(label)  # GKE's accelerator label values are the GCE type names
     return f"nvidia-tesla-{name.lower()}"
 
 
