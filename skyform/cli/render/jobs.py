@@ -43,10 +43,6 @@ def render_launched(record: ManagedJobRecord) -> None:
     )
 
 
-def _recoveries(record: ManagedJobRecord) -> int:
-    return sum(t.recovery_count for t in record.tasks)
-
-
 def _resources(record: ManagedJobRecord) -> str:
     current = next(
         (
@@ -64,7 +60,7 @@ def _resources(record: ManagedJobRecord) -> str:
 
 def render_jobs_queue(records: list[ManagedJobRecord], *, as_json: bool) -> None:
     if as_json:
-        print_json([r.model_dump(mode="json") for r in records])
+        print_json([{**r.model_dump(mode="json"), "recoveries": r.recoveries()} for r in records])
         return
     console = make_console()
     if not records:
@@ -92,7 +88,7 @@ def render_jobs_queue(records: list[ManagedJobRecord], *, as_json: bool) -> None
             escape(_resources(r)),
             ago(r.submitted_at),
             duration(r.submitted_at, r.ended_at),
-            str(_recoveries(r)),
+            str(r.recoveries()),
             f"[{style}]{r.status.value}[/]",
         )
     console.print(table)
