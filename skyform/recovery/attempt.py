@@ -8,6 +8,7 @@ after `kill -9` finds where its predecessor was and does not run anything twice.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from skyform.exec.jobs import NodeState
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.plan.model import Plan, TaskPlacement
 from skyform.plan.planfile import read_plan
+from skyform.recovery.detect import Outcome
 from skyform.state.db import StateDB
 from skyform.state.lock import cluster_lock
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask
@@ -147,6 +149,27 @@ def submit(
     mark_ready(db, cluster, placement.job, run.job)
     log(f"submitted job {run.job.job_id} on {task.cluster} (recovery {task.recovery_count})")
     return session, run.job
+
+
+def close_cluster_job(
+    db: StateDB, task: ManagedTask, outcome: Outcome, detail: str, codes: dict[int, int | None]
+) -> None:
+    """The lower level: the cluster job ends (a preemption fails it; the upper level only
+    goes RECOVERING)."""
+    if task.cluster_job_id is None:
+        return
+    job = db.get_job(task.cluster, task.cluster_job_id)
+    if job is None or job.status.is_terminal:
+        return
+    status = {
+        Outcome.SUCCEEDED: JobStatus.SUCCEEDED,
+        Outcome.CANCELLED: JobStatus.CANCELLED,
+        Outcome.FAILED_SETUP: JobStatus.FAILED_SETUP,
+    }.get(outcome, JobStatus.FAILED)
+    db.put_job(
+        job.model_copy(update={"status": status, "exit_codes": codes, "ended_at": time.time()})
+    )
+    db.add_event("job." + status.value.lower(), detail, cluster=task.cluster, job_id=job.job_id)
 
 
 def taken_away(db: StateDB, cluster: ClusterRecord, *, by: str, wait: bool = True) -> str | None:

@@ -266,7 +266,7 @@ class Controller:
     ) -> ManagedJobStatus | None:
         """What the outcome means for the task; None when the task goes on (restart/recover)."""
         task = self.record.task(index)
-        self._close_cluster_job(task, outcome, detail, codes)
+        attempt.close_cluster_job(self.db, task, outcome, detail, codes)
         if outcome is Outcome.SUCCEEDED:
             self._destroy(task, "task succeeded")
             self.update_task(
@@ -304,28 +304,6 @@ class Controller:
         self.update_task(self.record.task(index), status=final, ended_at=time.time())
         self.jobs.put(self.record.model_copy(update={"reason": decision.reason}))
         return final
-
-    def _close_cluster_job(
-        self, task: ManagedTask, outcome: Outcome, detail: str, codes: dict[int, int | None]
-    ) -> None:
-        """The lower level: the cluster job ends (a preemption fails it; the upper level only
-        goes RECOVERING)."""
-        if task.cluster_job_id is None:
-            return
-        job = self.db.get_job(task.cluster, task.cluster_job_id)
-        if job is None or job.status.is_terminal:
-            return
-        status = {
-            Outcome.SUCCEEDED: JobStatus.SUCCEEDED,
-            Outcome.CANCELLED: JobStatus.CANCELLED,
-            Outcome.FAILED_SETUP: JobStatus.FAILED_SETUP,
-        }.get(outcome, JobStatus.FAILED)
-        self.db.put_job(
-            job.model_copy(update={"status": status, "exit_codes": codes, "ended_at": time.time()})
-        )
-        self.db.add_event(
-            "job." + status.value.lower(), detail, cluster=task.cluster, job_id=job.job_id
-        )
 
     def _destroy(self, task: ManagedTask, why: str) -> None:
         cluster = self.db.get_cluster(task.cluster)

@@ -82,7 +82,7 @@ def launch(
 
 def _follow(job_id: int) -> int:
     """Stream the job until it ends; its exit code. Ctrl-C stops following, not the job."""
-    from skyform.cli.render.jobs import JobLogPrinter, exit_code_for
+    from skyform.cli.render.jobs import JobLogPrinter, exit_code_for, render_detached
     from skyform.errors import Interrupted
     from skyform.recovery.logs import stream
     from skyform.state.db import open_state
@@ -92,12 +92,8 @@ def _follow(job_id: int) -> int:
     try:
         record = stream(db, job_id, follow=True, on_line=printer.line, on_note=printer.note)
     except KeyboardInterrupt:
-        raise Interrupted(
-            f"Stopped following managed job {job_id}; the job keeps running (its controller "
-            "goes on without this command).",
-            f"Re-attach: skyform jobs logs {job_id} --follow · cancel it: "
-            f"skyform jobs cancel {job_id}",
-        ) from None
+        render_detached(job_id)
+        return Interrupted.exit_code
     finally:
         db.close()
     return exit_code_for(record.status)

@@ -43,6 +43,21 @@ def render_launched(record: ManagedJobRecord) -> None:
     )
 
 
+def render_detached(job_id: int) -> None:
+    """After Ctrl-C while following: the job is not stopped, only the streaming is."""
+    console = make_console(stderr=True)
+    console.print(
+        f"[yellow]Stopped following managed job {job_id}; the job keeps running (its "
+        "controller goes on without this command).[/]",
+        soft_wrap=True,
+    )
+    console.print(
+        f"  re-attach: skyform jobs logs {job_id} --follow · cancel it: "
+        f"skyform jobs cancel {job_id}",
+        soft_wrap=True,
+    )
+
+
 def _resources(record: ManagedJobRecord) -> str:
     current = next(
         (
