@@ -19,7 +19,9 @@ keys and known_hosts. The config file is optional: a fresh machine has none.
       check_interval: 2         # seconds between probes of a running job's nodes
       lost_after: 2             # failed probes in a row before a node counts as lost
       preempt_cooldown: 600     # seconds a preempted ssh host is not reused
-      max_rounds: 3             # relaunch rounds before FAILED_NO_RESOURCE
+      give_up_after: 86400      # seconds of relaunching without capacity before
+                                # FAILED_NO_RESOURCE (null: never give up, as SkyPilot)
+      max_rounds: null          # or at most N relaunch rounds (whichever comes first)
 """
 
 from __future__ import annotations
@@ -113,12 +115,14 @@ class PlanDefaults(_Strict):
 
 class RecoverySettings(_Strict):
     """Managed jobs: how often the controller probes, when a node counts as lost, how long
-    a preempted ssh host is left alone, how many relaunch rounds before giving up."""
+    a preempted ssh host is left alone, how long (or how many rounds) relaunching goes on
+    without capacity before the job gives up."""
 
     check_interval: float = Field(default=2.0, gt=0)
     lost_after: int = Field(default=2, ge=1)
     preempt_cooldown: float = Field(default=600.0, ge=0)
-    max_rounds: int = Field(default=3, ge=1)
+    give_up_after: float | None = Field(default=24 * 3600.0, gt=0)
+    max_rounds: int | None = Field(default=None, ge=1)
 
 
 class PulumiSettings(_Strict):

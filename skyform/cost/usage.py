@@ -4,7 +4,9 @@ Cost = the hourly price recorded when the cluster was applied × nodes × record
 over usage intervals. Prices are never looked up again (a refreshed catalog or a changed pool
 price does not move the report). An open interval counts up to `now`. With a window (`since`),
 only the uptime inside it counts. A cluster's intervals outlive it: a terminated cluster is
-still reported. Managed jobs are grouped by `managed_job_id`; each recovery is a new interval.
+still reported. Managed jobs are grouped by `managed_job_id`; a recovery onto a new cluster is
+a new interval. A job's #RECOVERIES is the managed job's own count (ManagedJobRecord.recoveries,
+the same number `jobs queue` shows), not a count of intervals.
 """
 
 from __future__ import annotations
@@ -39,7 +41,11 @@ def interval_cost(iv: UsageInterval, *, now: float, since: float | None) -> Inte
 
 
 def _row(
-    name: str, costs: list[IntervalCost], status: str, managed_job_id: int | None = None
+    name: str,
+    costs: list[IntervalCost],
+    status: str,
+    managed_job_id: int | None = None,
+    recoveries: int = 0,
 ) -> UsageRow:
     latest = costs[-1]
     return UsageRow(
@@ -52,7 +58,7 @@ def _row(
         status=status,
         hourly_cost=latest.hourly_cost,
         cost=sum(c.cost for c in costs),
-        recoveries=len(costs) - 1 if managed_job_id is not None else 0,
+        recoveries=recoveries,
         intervals=costs,
     )
 
@@ -72,10 +78,12 @@ def usage_report(
     cluster_status: Mapping[str, str] | None = None,
     job_names: Mapping[int, str] | None = None,
     job_status: Mapping[int, str] | None = None,
+    job_recoveries: Mapping[int, int] | None = None,
 ) -> UsageReport:
-    """`cluster_status`: live clusters' statuses by name (from state); `job_names` and
-    `job_status`: what is known about managed jobs by id (missing ones are named after their
-    first cluster, and their status follows their latest cluster)."""
+    """`cluster_status`: live clusters' statuses by name (from state); `job_names`,
+    `job_status` and `job_recoveries`: what is known about managed jobs by id (missing ones
+    are named after their first cluster, their status follows their latest cluster, and no
+    recovery is known of them)."""
     live = cluster_status or {}
     names = job_names or {}
     statuses = job_status or {}
@@ -96,6 +104,7 @@ def usage_report(
             group,
             statuses.get(job_id, _cluster_status(group, live)),
             managed_job_id=job_id,
+            recoveries=(job_recoveries or {}).get(job_id, 0),
         )
         for job_id, group in sorted(by_job.items())
     ]

@@ -1,5 +1,6 @@
 """One attempt at running a task of a managed job: provision from the current plan revision,
-submit (or adopt the job a killed controller had already submitted), save logs, tear down.
+submit (or adopt the job a killed controller had already submitted), notice a cluster taken
+away behind the job's back.
 
 The controller composes these; every step writes state first, so a controller restarted
 after `kill -9` finds where its predecessor was and does not run anything twice.
@@ -7,19 +8,21 @@ after `kill -9` finds where its predecessor was and does not run anything twice.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from skyform.apply import clusters
 from skyform.apply.jobrun import job_key, mark_ready, start_job
 from skyform.config import Config
-from skyform.errors import PlanError
+from skyform.errors import LockedError, PlanError
 from skyform.exec.jobs import NodeState
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.plan.model import Plan, TaskPlacement
 from skyform.plan.planfile import read_plan
-from skyform.recovery import jobdir
+from skyform.recovery.detect import Outcome
 from skyform.state.db import StateDB
+from skyform.state.lock import cluster_lock
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask, PlanRevision
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
 
@@ -149,17 +152,41 @@ def submit(
     return session, run.job
 
 
-def save_logs(
-    session: ClusterSession, job: JobRecord, task: ManagedTask, record_id: int, log: Log
+def close_cluster_job(
+    db: StateDB, task: ManagedTask, outcome: Outcome, detail: str, codes: dict[int, int | None]
 ) -> None:
-    """Keep the job's output before its cluster goes away (nodes that answer only)."""
-    out = jobdir.logs_dir(record_id)
-    lines: dict[int, list[str]] = {}
-    try:
-        for line in session.logs(job_key(job), follow=False):
-            lines.setdefault(line.rank, []).append(line.text)
-    except Exception as err:  # a lost node's log is lost with it
-        log(f"could not read every node's log: {err}")
-    for rank, text in lines.items():
-        name = f"task{task.index}-rec{task.recovery_count}-job{job.job_id}-node{rank}.log"
-        (out / name).write_text("\n".join(text) + "\n")
+    """The lower level: the cluster job ends (a preemption fails it; the upper level only
+    goes RECOVERING)."""
+    if task.cluster_job_id is None:
+        return
+    job = db.get_job(task.cluster, task.cluster_job_id)
+    if job is None or job.status.is_terminal:
+        return
+    status = {
+        Outcome.SUCCEEDED: JobStatus.SUCCEEDED,
+        Outcome.CANCELLED: JobStatus.CANCELLED,
+        Outcome.FAILED_SETUP: JobStatus.FAILED_SETUP,
+    }.get(outcome, JobStatus.FAILED)
+    db.put_job(
+        job.model_copy(update={"status": status, "exit_codes": codes, "ended_at": time.time()})
+    )
+    db.add_event("job." + status.value.lower(), detail, cluster=task.cluster, job_id=job.job_id)
+
+
+def taken_away(db: StateDB, cluster: ClusterRecord, *, by: str, wait: bool = True) -> str | None:
+    """Why `cluster` is no longer the one this attempt launched (torn down or replaced
+    outside the managed job), or None. With `wait`, a teardown in progress (it holds the
+    cluster's lock) is waited for first, so a job killed by it is not taken for a failure."""
+    current = db.get_cluster(cluster.name)
+    if wait and current is not None:
+        try:
+            with cluster_lock(cluster.name, wait=60, purpose=by):
+                current = db.get_cluster(cluster.name)
+        except LockedError:
+            pass
+    if current is None:
+        return f"cluster {cluster.name} was torn down outside the managed job"
+    nodes = [n.node_id for n in current.handle.nodes] if current.handle else []
+    if cluster.handle is not None and nodes != [n.node_id for n in cluster.handle.nodes]:
+        return f"cluster {cluster.name} was replaced outside the managed job"
+    return None

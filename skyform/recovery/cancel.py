@@ -1,5 +1,8 @@
 """Cancelling managed jobs. The controller does the work (it watches `cancel_requested`);
-when a job's controller is gone, cancelling tears the job's clusters down itself."""
+when a job's controller is gone, cancelling tears the job's clusters down itself.
+
+A managed job's cluster belongs to its controller: `skyform down` refuses it and points to
+`skyform jobs cancel` (as SkyPilot refuses to take down a controller with jobs in progress)."""
 
 from __future__ import annotations
 
@@ -7,11 +10,26 @@ import time
 
 from skyform.apply import clusters
 from skyform.config import load_config
+from skyform.errors import SkyformError
 from skyform.recovery.launch import controller_alive
 from skyform.state.db import StateDB
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus
 
 WAIT_FOR_CONTROLLER = 60.0
+
+
+def refuse_managed_clusters(db: StateDB, names: list[str]) -> None:
+    """Refuse to tear down a cluster an unfinished managed job runs on."""
+    jobs = ManagedJobs(db)
+    for name in names:
+        owner = jobs.owner_of(name)
+        if owner is not None:
+            raise SkyformError(
+                f"cluster {name!r} runs managed job {owner.id} ({owner.name}, "
+                f"{owner.status.value}); its controller would only relaunch it",
+                f"Cancel the job instead (its clusters go down with it): "
+                f"skyform jobs cancel {owner.id}",
+            )
 
 
 def cancel_jobs(db: StateDB, job_ids: list[int] | None) -> list[ManagedJobRecord]:

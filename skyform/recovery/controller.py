@@ -2,10 +2,13 @@
 `python -m skyform.recovery.controller JOB_ID`.
 
 It runs the pipeline's tasks in dependency order; for each, provisions from the current plan
-revision, submits, and probes until the task ends. Preemption → recovery (re-plan around the
-lost placement into a new revision, tear down, relaunch, resume with the same task id and a
-higher recovery count). User failure → restart or fail, per the policy. All of its state is
-in state.db, so a controller started again after being killed carries on where it was.
+revision, submits, probes until the task ends and copies the job's output as it goes.
+Preemption → recovery (re-plan around the lost placement into a new revision, tear down,
+relaunch, resume with the same task id and a higher recovery count; no capacity → retry with
+backoff until `recovery.give_up_after`). User failure → restart or fail, per the policy. A
+cluster torn down or replaced behind the job's back is a lost cluster, never a crash. All of
+its state is in state.db, so a controller started again after being killed carries on where it
+was.
 """
 
 from __future__ import annotations
@@ -25,28 +28,30 @@ from skyform.errors import (
     ExecError,
     NodeUnreachable,
     NoOffersError,
-    PlanError,
     SkyformError,
     StackError,
 )
 from skyform.exec.run import ClusterSession
 from skyform.recovery import attempt, jobdir
-from skyform.recovery.detect import Monitor, Outcome
+from skyform.recovery.detect import Monitor, Observation, Outcome
+from skyform.recovery.logmirror import LogMirror
 from skyform.recovery.policy import (
     Action,
     Failure,
     RecoveryPolicy,
+    StepFailure,
     Strategy,
-    backoff_seconds,
     decide,
     give_up,
+    next_wait,
+    no_capacity_reason,
     relaunch_steps,
 )
 from skyform.recovery.revisions import load_dag, make_revision
 from skyform.stacks.engine import engine_for
 from skyform.state.db import open_state
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus, ManagedTask
-from skyform.state.models import ClusterStatus, JobStatus
+from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
 
 RELAUNCH_ERRORS = (NoOffersError, CapacityError, StackError, NodeUnreachable, ExecError)
 
@@ -103,6 +108,7 @@ class Controller:
             strategy=Strategy.parse(r.strategy),
             max_restarts_on_errors=r.max_restarts_on_errors,
             recover_on_exit_codes=r.recover_on_exit_codes,
+            give_up_after=r.give_up_after,
             max_rounds=r.max_rounds,
         )
 
@@ -154,13 +160,17 @@ class Controller:
 
     def teardown_all(self, why: str) -> None:
         for task in self.record.tasks:
-            cluster = self.db.get_cluster(task.cluster)
-            if cluster is not None:
-                self.log(f"tearing down {task.cluster} ({why})")
-                try:
-                    clusters.destroy(self.db, self.config, cluster, reason=why, emit=self.log)
-                except SkyformError as err:
-                    self.log(f"could not tear down {task.cluster}: {err.message}")
+            self._destroy_quietly(task.cluster, why)
+
+    def _destroy_quietly(self, name: str, why: str) -> None:
+        """Tear a cluster down if it is still there; a failure is logged, not raised."""
+        cluster = self.db.get_cluster(name)
+        if cluster is not None:
+            self.log(f"tearing down {name} ({why})")
+            try:
+                clusters.destroy(self.db, self.config, cluster, reason=why, emit=self.log)
+            except SkyformError as err:
+                self.log(f"could not tear down {name}: {err.message}")
 
     # -- one task ------------------------------------------------------------------------------
 
@@ -177,7 +187,7 @@ class Controller:
             try:
                 cluster = attempt.provision(self.db, self.config, self.record, task, self.log)
             except RELAUNCH_ERRORS as err:
-                self.recover(index, f"could not launch: {getattr(err, 'message', err)}")
+                self.recover(index, f"could not launch: {error_text(err)}")
                 continue
             _, placement = attempt.latest_placement(self.db, self.record, task)
             task = self.update_task(task, offer=placement.offer)
@@ -185,36 +195,68 @@ class Controller:
                 session, job = attempt.submit(
                     self.db, self.record, task, cluster, placement, secrets, self.log
                 )
-            except NodeUnreachable as err:
-                self.recover(index, f"nodes did not answer: {err.message}")
+            except ExecError as err:
+                gone = attempt.taken_away(self.db, cluster, by=f"managed job {self.job_id}")
+                if gone is None and not isinstance(err, NodeUnreachable):
+                    raise
+                self.recover(index, gone or f"nodes did not answer: {err.message}")
                 continue
             with session:
                 task = self.update_task(task, cluster_job_id=job.job_id)
-                outcome, detail, codes = self.watch(session, cluster, job)
-                if outcome is not Outcome.PREEMPTED:
-                    attempt.save_logs(session, job, task, self.job_id, self.log)
+                mirror = LogMirror(
+                    session, job_key(job), self.job_id, index, task.recovery_count, job.job_id
+                )
+                outcome, detail, codes = self.watch(session, cluster, job, mirror)
             verdict = self.settle(index, outcome, detail, codes)
             if verdict is not None:
                 return verdict
 
-    def watch(self, session: ClusterSession, cluster, job):
+    def watch(
+        self, session: ClusterSession, cluster: ClusterRecord, job: JobRecord, mirror: LogMirror
+    ) -> tuple[Outcome, str, dict[int, int | None]]:
         if job.status is JobStatus.FAILED_SETUP:
             return Outcome.FAILED_SETUP, "setup failed", job.exit_codes
-        self.set_status(ManagedJobStatus.RUNNING, f"job {job.job_id} running on {cluster.name}")
+        task = self.record.task(self._index_of(cluster.name))
+        ran_again = task.status is ManagedJobStatus.RECOVERING  # the recovery now counts
         self.update_task(
-            self.record.task(self._index_of(cluster.name)), status=ManagedJobStatus.RUNNING
+            task,
+            status=ManagedJobStatus.RUNNING,
+            recoveries=task.recoveries + 1 if ran_again else task.recoveries,
         )
+        self.set_status(ManagedJobStatus.RUNNING, f"job {job.job_id} running on {cluster.name}")
+        assert cluster.handle is not None
         engine = engine_for(cluster.spec.offer.cloud, config=self.config, state=self.db)
         monitor = Monitor(
             session, engine, cluster.handle, job_key(job), lost_after=self.record.lost_after
         )
-        while True:
-            self.check_cancel()
-            seen = monitor.probe()
-            if seen.outcome is not None:
-                self.log(f"{cluster.name}: {seen.outcome.value}: {seen.detail}")
-                return seen.outcome, seen.detail, seen.exit_codes
-            time.sleep(self.record.check_interval)
+        try:
+            while True:
+                self.check_cancel()
+                seen = self._observe(monitor, cluster)
+                mirror.pull(to_the_end=seen.outcome is not None)
+                if seen.outcome is not None:
+                    self.log(f"{cluster.name}: {seen.outcome.value}: {seen.detail}")
+                    return seen.outcome, seen.detail, seen.exit_codes
+                time.sleep(self.record.check_interval)
+        except Cancelled:
+            try:  # stop the job first, so its copied output ends where the job did
+                session.cancel(job_key(job))
+            except ExecError as err:
+                self.log(f"could not cancel job {job.job_id} on {cluster.name}: {err.message}")
+            mirror.pull(to_the_end=True)
+            raise
+
+    def _observe(self, monitor: Monitor, cluster: ClusterRecord) -> Observation:
+        """A probe. A cluster torn down or replaced behind the job's back is a lost cluster
+        (a preemption), whatever its killed processes said as they went."""
+        seen = monitor.probe()
+        if seen.outcome is Outcome.SUCCEEDED:
+            return seen
+        by = f"managed job {self.job_id}"
+        gone = attempt.taken_away(self.db, cluster, by=by, wait=seen.outcome is not None)
+        if gone is not None:
+            return Observation(Outcome.PREEMPTED, gone, seen.exit_codes)
+        return seen
 
     def _index_of(self, cluster: str) -> int:
         return next(t.index for t in self.record.tasks if t.cluster == cluster)
@@ -224,7 +266,7 @@ class Controller:
     ) -> ManagedJobStatus | None:
         """What the outcome means for the task; None when the task goes on (restart/recover)."""
         task = self.record.task(index)
-        self._close_cluster_job(task, outcome, detail, codes)
+        attempt.close_cluster_job(self.db, task, outcome, detail, codes)
         if outcome is Outcome.SUCCEEDED:
             self._destroy(task, "task succeeded")
             self.update_task(
@@ -242,11 +284,12 @@ class Controller:
             failure, exit_codes=codes, restarts_done=task.restarts, policy=self.policy()
         )
         self.log(f"decision: {decision.action.value}: {decision.reason}")
-        if decision.action is Action.RESTART:
+        if decision.action is Action.RESTART:  # runs again at once, on the same cluster
             self.update_task(
                 task,
                 restarts=task.restarts + 1,
                 recovery_count=task.recovery_count + 1,
+                recoveries=task.recoveries + 1,
                 cluster_job_id=None,
             )
             self.jobs.transition(self.record, ManagedJobStatus.RUNNING, decision.reason)
@@ -262,28 +305,6 @@ class Controller:
         self.jobs.put(self.record.model_copy(update={"reason": decision.reason}))
         return final
 
-    def _close_cluster_job(
-        self, task: ManagedTask, outcome: Outcome, detail: str, codes: dict[int, int | None]
-    ) -> None:
-        """The lower level: the cluster job ends (a preemption fails it; the upper level only
-        goes RECOVERING)."""
-        if task.cluster_job_id is None:
-            return
-        job = self.db.get_job(task.cluster, task.cluster_job_id)
-        if job is None or job.status.is_terminal:
-            return
-        status = {
-            Outcome.SUCCEEDED: JobStatus.SUCCEEDED,
-            Outcome.CANCELLED: JobStatus.CANCELLED,
-            Outcome.FAILED_SETUP: JobStatus.FAILED_SETUP,
-        }.get(outcome, JobStatus.FAILED)
-        self.db.put_job(
-            job.model_copy(update={"status": status, "exit_codes": codes, "ended_at": time.time()})
-        )
-        self.db.add_event(
-            "job." + status.value.lower(), detail, cluster=task.cluster, job_id=job.job_id
-        )
-
     def _destroy(self, task: ManagedTask, why: str) -> None:
         cluster = self.db.get_cluster(task.cluster)
         if cluster is not None:
@@ -293,31 +314,36 @@ class Controller:
 
     def recover(self, index: int, why: str) -> None:
         """Re-plan around the lost placement and bring a new cluster up (the job is submitted
-        by run_task's next turn). Raises NoResources after the bounded rounds."""
-        self.set_status(ManagedJobStatus.RECOVERING, why)
+        by run_task's next turn), round after round with backoff until capacity comes back or
+        the policy gives up (NoResources). A task whose launch failed is retried the same way."""
         task = self.record.task(index)
+        launching = task.status is ManagedJobStatus.STARTING  # it never ran: not a recovery
+        if not launching:
+            self.set_status(ManagedJobStatus.RECOVERING, why)
         cluster = self.db.get_cluster(task.cluster)
         if cluster is not None and cluster.status is not ClusterStatus.LOST:
             self.db.set_cluster_status(task.cluster, ClusterStatus.LOST)
         lost = task.offer or (cluster.spec.offer if cluster is not None else None)
+        if lost is None:  # refused before anything was made: around what was planned
+            lost = attempt.latest_placement(self.db, self.record, task)[1].offer
         task = self.update_task(
             task,
             recovery_count=task.recovery_count + 1,
             cluster_job_id=None,
-            status=ManagedJobStatus.RECOVERING,
+            status=task.status if launching else ManagedJobStatus.RECOVERING,
         )
-        if lost is None:
-            raise PlanError(f"task {task.name} has no launched placement to recover from")
         policy = self.policy()
-        steps = relaunch_steps(policy.strategy, lost, why="preempted")
+        steps = relaunch_steps(
+            policy.strategy, lost, why="no capacity" if launching else "preempted"
+        )
         remaining = [
             t.index for t in self.record.tasks if t.status is not ManagedJobStatus.SUCCEEDED
         ]
-        attempts: list[str] = []
-        rounds = 0
-        while not give_up(rounds, policy):
-            self.sleep(backoff_seconds(rounds))
-            rounds += 1
+        rounds: list[list[StepFailure]] = []
+        started = time.monotonic()
+        while True:
+            self.sleep(next_wait(len(rounds), time.monotonic() - started, policy))
+            failures = []
             for step in steps:
                 self.check_cancel()
                 try:
@@ -339,27 +365,22 @@ class Controller:
                     )
                     return
                 except RELAUNCH_ERRORS as err:
-                    text = f"round {rounds}, {step.description}: {getattr(err, 'message', err)}"
-                    attempts.append(text)
+                    failure = StepFailure(step=step.description, error=error_text(err))
+                    failures.append(failure)
+                    text = f"round {len(rounds) + 1}, {failure.step}: {failure.error}"
                     self.log(f"relaunch failed: {text}")
                     self.db.add_event(
                         "managed.relaunch_failed", text, data={"managed_job_id": self.job_id}
                     )
-                    self._destroy_unfinished(task.cluster)
-        raise NoResources(
-            f"no capacity to relaunch task {task.name} after {rounds} round(s): "
-            + "; ".join(attempts[-3:])
-        )
+                    self._destroy_quietly(task.cluster, "relaunch failed")
+            rounds.append(failures)
+            elapsed = time.monotonic() - started
+            if give_up(len(rounds), elapsed, policy):
+                raise NoResources(no_capacity_reason(task.name, rounds, elapsed, policy))
 
-    def _destroy_unfinished(self, name: str) -> None:
-        cluster = self.db.get_cluster(name)
-        if cluster is not None:
-            try:
-                clusters.destroy(
-                    self.db, self.config, cluster, reason="relaunch failed", emit=self.log
-                )
-            except SkyformError as err:
-                self.log(f"could not clean up {name}: {err.message}")
+
+def error_text(err: Exception) -> str:
+    return err.message if isinstance(err, SkyformError) else str(err)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,7 +4,7 @@ task.yaml        the task file as launched (0600: it may hold secrets); re-plans
                  copy, so editing the original during a run changes nothing
 inputs.json      --env / --secret values resolved at launch (0600), for the controller
 plans/rev-N.json every plan revision applied (N = 1 at launch, +1 per recovery)
-logs/            job logs saved before a cluster is torn down
+logs/            every attempt's output per node, copied while it runs (logmirror.py)
 controller.log   the controller's own output
 controller.lock  held by the live controller (flock), so there is never a second one
 """

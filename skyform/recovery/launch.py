@@ -125,6 +125,7 @@ def launch(
             objective=objective,
             check_interval=recovery.check_interval,
             lost_after=recovery.lost_after,
+            give_up_after=recovery.give_up_after,
             max_rounds=recovery.max_rounds,
             tasks=[],
             submitted_at=time.time(),

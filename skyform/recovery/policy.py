@@ -14,16 +14,25 @@ Two questions, two functions:
   Both block the region the cluster was *launched* in (SkyPilot compares the *requested*
   region, which is usually unset, and so never blocks anything: its issue #10021).
 
-A recovery is a number of rounds over the steps; `give_up` says when to stop.
+A recovery is a number of rounds over the steps, with exponential backoff between rounds
+(2 s, 4 s, 8 s ... capped at BACKOFF_CAP, SkyPilot's 5 minutes): spot capacity comes back in
+minutes, so skyform keeps trying until `give_up_after` seconds have passed since the capacity
+was lost (or `max_rounds` rounds, when set: whichever comes first). `give_up` says when to
+stop; `no_capacity_reason` is what the job's FAILED_NO_RESOURCE reason says about the rounds.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
 from skyform.plan.model import BlockedPlacement, PlacedOffer
+
+BACKOFF_BASE = 2.0  # seconds before the second round
+BACKOFF_CAP = 300.0  # the longest wait between rounds (SkyPilot's: 5 minutes)
+DEFAULT_GIVE_UP_AFTER = 24 * 3600.0  # a spot shortage can last hours; waiting costs nothing
 
 
 class _Model(BaseModel):
@@ -68,7 +77,8 @@ class RecoveryPolicy(_Model):
     strategy: Strategy = Strategy.EAGER_NEXT_REGION
     max_restarts_on_errors: int = 0
     recover_on_exit_codes: tuple[int, ...] = ()
-    max_rounds: int = 3  # relaunch rounds over the steps before FAILED_NO_RESOURCE
+    give_up_after: float | None = DEFAULT_GIVE_UP_AFTER  # seconds; None: never give up
+    max_rounds: int | None = None  # relaunch rounds before giving up; None: no round limit
 
 
 def decide(
@@ -135,10 +145,71 @@ def relaunch_steps(strategy: Strategy, lost: PlacedOffer, *, why: str) -> list[R
     ]
 
 
-def give_up(rounds_done: int, policy: RecoveryPolicy) -> bool:
-    return rounds_done >= policy.max_rounds
+def give_up(rounds_done: int, elapsed: float, policy: RecoveryPolicy) -> bool:
+    """After a failed round: stop at `max_rounds` rounds or `give_up_after` seconds since the
+    recovery began, whichever comes first."""
+    if policy.max_rounds is not None and rounds_done >= policy.max_rounds:
+        return True
+    return policy.give_up_after is not None and elapsed >= policy.give_up_after
 
 
-def backoff_seconds(rounds_done: int, *, base: float = 2.0, cap: float = 60.0) -> float:
-    """Wait between relaunch rounds: 2, 4, 8 … seconds, at most `cap`."""
+def backoff_seconds(
+    rounds_done: int, *, base: float = BACKOFF_BASE, cap: float = BACKOFF_CAP
+) -> float:
+    """Wait between relaunch rounds: none before the first, then 2, 4, 8 … seconds, at most
+    `cap`."""
     return min(cap, base * (2 ** max(0, rounds_done - 1))) if rounds_done else 0.0
+
+
+def next_wait(rounds_done: int, elapsed: float, policy: RecoveryPolicy) -> float:
+    """Seconds to wait before the next round: the backoff, but never past the deadline (the
+    last round runs at it)."""
+    wait = backoff_seconds(rounds_done)
+    if policy.give_up_after is not None:
+        wait = min(wait, max(0.0, policy.give_up_after - elapsed))
+    return wait
+
+
+class StepFailure(_Model):
+    """One relaunch step that found no capacity: which step, and what it was told."""
+
+    step: str
+    error: str
+
+
+def seconds_text(seconds: float) -> str:
+    """7 s · 4 min 10 s · 2 h 5 min"""
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min" + (f" {s % 60} s" if s % 60 else "")
+    return f"{s // 3600} h" + (f" {s % 3600 // 60} min" if s % 3600 // 60 else "")
+
+
+def _round_span(first: int, last: int) -> str:
+    return f"round {first}" if first == last else f"rounds {first}-{last}"
+
+
+def no_capacity_reason(
+    task: str, rounds: Sequence[Sequence[StepFailure]], elapsed: float, policy: RecoveryPolicy
+) -> str:
+    """Each round once: consecutive rounds that failed the same way are one entry."""
+    groups: list[tuple[int, int, Sequence[StepFailure]]] = []
+    for number, failures in enumerate(rounds, start=1):
+        if groups and list(groups[-1][2]) == list(failures):
+            groups[-1] = (groups[-1][0], number, failures)
+        else:
+            groups.append((number, number, failures))
+    if policy.max_rounds is not None and len(rounds) >= policy.max_rounds:
+        limit = f"recovery.max_rounds is {policy.max_rounds}"
+    else:
+        limit = f"recovery.give_up_after is {seconds_text(policy.give_up_after or 0)}"
+    entries = [
+        f"{_round_span(first, last)}: " + "; ".join(f"{f.step}: {f.error}" for f in failures)
+        for first, last, failures in groups
+    ]
+    return (
+        f"no capacity to relaunch task {task}: {len(rounds)} round(s) over "
+        f"{seconds_text(elapsed)} ({limit}). " + " | ".join(entries)
+    )

@@ -2,8 +2,11 @@
 
 Provisioning is reservation: `up` claims N free hosts whose labels match the planned offer
 (region, zone, spot, instance type, cpus, memory, accelerators, price), in config order,
-all or nothing, in the state database — so two clusters never share a host. `destroy`
-stops skyform's processes on the hosts, removes what skyform put there, and releases them.
+all or nothing, in the state database — so two clusters never share a host. A host newly
+reserved is cleaned first (a previous cluster's jobs stopped, its workdir and job files
+removed): teardown skips a host that does not answer, such as one just preempted, so a host
+coming back must not hand its old files to the next cluster. `destroy` stops skyform's
+processes on the hosts, removes what skyform put there, and releases them.
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ import getpass
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
 
 from skyform.config import Config, SSHHost, SSHPool
-from skyform.errors import CapacityError, StackError
+from skyform.errors import CapacityError, NodeUnreachable, StackError
 from skyform.infra_check import probe_ssh
 from skyform.plan.model import ClusterSpec, PlacedOffer
 from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
@@ -115,7 +119,8 @@ class SSHPoolEngine:
         # Hosts this cluster already holds (an interrupted apply) come first, then free ones.
         mine = [(i, h) for i, h in candidates if taken.get(i) == desired.name]
         free = [(i, h) for i, h in candidates if i not in taken]
-        chosen = self._healthy(mine + free, pool, on_event)[: desired.num_nodes]
+        healthy = self._healthy(mine + free, pool, on_event)
+        chosen = self._claim(desired, healthy, {i for i, _ in mine}, pool, on_event)
         if len(chosen) < desired.num_nodes:
             busy = sorted(
                 {taken[i] for i, _ in candidates if taken.get(i) not in (None, desired.name)}
@@ -128,22 +133,9 @@ class SSHPoolEngine:
                 "Take a cluster down (skyform down NAME), add hosts to the pool, or plan "
                 "again with fewer nodes.",
             )
-        self.state.reserve_nodes(desired.name, [i for i, _ in chosen])
         nodes = []
         for rank, (node_id, host) in enumerate(chosen):
-            identity = host.identity_file or pool.identity_file
-            nodes.append(
-                NodeHandle(
-                    rank=rank,
-                    kind=NodeKind.SSH,
-                    host=host.host,
-                    port=host.port or pool.port,
-                    user=host.user or pool.user or getpass.getuser(),
-                    identity_file=os.path.expanduser(identity) if identity else None,
-                    ip=host.host,
-                    node_id=node_id,
-                )
-            )
+            nodes.append(_node(rank, node_id, host, pool))
             on_event(f"node {rank}: reserved {node_id}")
         return ClusterHandle(
             name=desired.name,
@@ -153,10 +145,59 @@ class SSHPoolEngine:
             nodes=nodes,
         )
 
+    def _claim(
+        self,
+        desired: ClusterSpec,
+        healthy: list[tuple[str, SSHHost]],
+        kept: set[str],
+        pool: SSHPool,
+        on_event: EventSink,
+    ) -> list[tuple[str, SSHHost]]:
+        """Reserve the hosts the cluster keeps, then free ones, in order: each newly reserved
+        host is cleaned, and one that cannot be is released and replaced by the next."""
+        need = desired.num_nodes
+        chosen = [h for h in healthy if h[0] in kept][:need]
+        others = iter(h for h in healthy if h[0] not in kept)
+        while len(chosen) < need:
+            batch = list(islice(others, need - len(chosen)))
+            if not batch:
+                break
+            self.state.reserve_nodes(desired.name, [i for i, _ in chosen + batch])
+            failed = self._clean(batch, pool, on_event)
+            self.state.release_nodes(desired.name, sorted(failed))
+            chosen += [h for h in batch if h[0] not in failed]
+        self.state.clear_preempted([i for i, _ in chosen])
+        return chosen
+
+    def _clean(
+        self, hosts: list[tuple[str, SSHHost]], pool: SSHPool, on_event: EventSink
+    ) -> set[str]:
+        """Remove a previous cluster's jobs and files; the ids of hosts that are gone (refused
+        or dropped the connection). Any other SSH failure is raised."""
+        from skyform.exec.teardown import teardown_node
+
+        def one(item: tuple[str, SSHHost]) -> str | None:
+            try:
+                on_event(f"{item[0]}: {teardown_node(_node(0, *item, pool))}")
+                return None
+            except NodeUnreachable as err:
+                if not err.node_is_gone:
+                    raise  # a wrong key or a changed host key is the user's to fix, not skipped
+                on_event(f"skipping {item[0]}: cannot clean it up: {err.message}")
+                return item[0]
+
+        with ThreadPoolExecutor(max_workers=min(16, len(hosts))) as ex:
+            return {i for i in ex.map(one, hosts) if i is not None}
+
     def refresh(self, handle: ClusterHandle) -> ClusterState:
+        """Alive: sshd answers, and the host was not marked preempted (`debug preempt`, a
+        detected preemption) since it was reserved."""
         states = []
+        marked = self.state.preempted_since(0.0)
         for node in handle.nodes:
             reason = probe_ssh(node.host, node.port, timeout=2.0)
+            if reason is None and node.node_id in marked:
+                reason = "the host was preempted"
             states.append(
                 NodeState(
                     rank=node.rank, node_id=node.node_id, alive=reason is None, detail=reason or ""
@@ -170,3 +211,17 @@ class SSHPoolEngine:
         teardown_nodes(handle.nodes, on_event=on_event)
         self.state.release_nodes(handle.name)
         on_event(f"released {len(handle.nodes)} host(s)")
+
+
+def _node(rank: int, node_id: str, host: SSHHost, pool: SSHPool) -> NodeHandle:
+    identity = host.identity_file or pool.identity_file
+    return NodeHandle(
+        rank=rank,
+        kind=NodeKind.SSH,
+        host=host.host,
+        port=host.port or pool.port,
+        user=host.user or pool.user or getpass.getuser(),
+        identity_file=os.path.expanduser(identity) if identity else None,
+        ip=host.host,
+        node_id=node_id,
+    )

@@ -201,9 +201,13 @@ class StateDB:
         rows = self._conn.execute("SELECT node_id, cluster FROM nodes").fetchall()
         return {r["node_id"]: r["cluster"] for r in rows}
 
-    def release_nodes(self, cluster: str) -> None:
+    def release_nodes(self, cluster: str, node_ids: list[str] | None = None) -> None:
+        """Release the cluster's hosts (only `node_ids`, when given)."""
         with self.transaction() as conn:
-            conn.execute("DELETE FROM nodes WHERE cluster=?", (cluster,))
+            if node_ids is None:
+                conn.execute("DELETE FROM nodes WHERE cluster=?", (cluster,))
+            for node_id in node_ids or []:
+                conn.execute("DELETE FROM nodes WHERE cluster=? AND node_id=?", (cluster, node_id))
 
     # -- hosts taken away by a preemption (real or injected), for a cool-down --------------------
 
@@ -212,6 +216,13 @@ class StateDB:
             conn.execute(
                 "INSERT OR REPLACE INTO preempted_hosts VALUES (?, ?, ?)",
                 (node_id, time.time(), reason),
+            )
+
+    def clear_preempted(self, node_ids: list[str]) -> None:
+        """Hosts handed to a new cluster: their old preemption is not this cluster's."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "DELETE FROM preempted_hosts WHERE node_id=?", [(i,) for i in node_ids]
             )
 
     def preempted_since(self, cutoff: float) -> dict[str, float]:

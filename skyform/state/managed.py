@@ -73,8 +73,9 @@ class ManagedTask(_Model):
     cluster: str
     status: ManagedJobStatus = ManagedJobStatus.PENDING
     cluster_job_id: int | None = None  # the current cluster job running this task
-    recovery_count: int = 0
-    restarts: int = 0
+    recovery_count: int = 0  # attempts after the first (SKYFORM_RECOVERY_COUNT of this one)
+    restarts: int = 0  # restarts after a user failure (max_restarts_on_errors counts these)
+    recoveries: int = 0  # times the task ran again: see ManagedJobRecord.recoveries
     offer: PlacedOffer | None = None  # where the current attempt was launched
     started_at: float | None = None
     ended_at: float | None = None
@@ -89,7 +90,8 @@ class ManagedJobRecord(_Model):
     strategy: str = "EAGER_NEXT_REGION"
     max_restarts_on_errors: int = 0
     recover_on_exit_codes: tuple[int, ...] = ()
-    max_rounds: int = 3
+    give_up_after: float | None = 24 * 3600.0  # recovery.give_up_after at launch
+    max_rounds: int | None = None  # recovery.max_rounds at launch
     check_interval: float = 2.0
     lost_after: int = 2  # failed probes in a row before a node counts as lost
     tasks: list[ManagedTask]
@@ -103,6 +105,13 @@ class ManagedJobRecord(_Model):
 
     def task(self, index: int) -> ManagedTask:
         return self.tasks[index]
+
+    def recoveries(self) -> int:
+        """#RECOVERIES (jobs queue, cost-report), as SkyPilot counts it: how many times a task
+        of the job ran again after a preemption or a restart after a user failure. A recovery
+        counts once the task runs again; one still in progress, or one that found no
+        capacity, does not."""
+        return sum(t.recoveries for t in self.tasks)
 
     def with_task(self, task: ManagedTask) -> ManagedJobRecord:
         tasks = [task if t.index == task.index else t for t in self.tasks]
@@ -154,6 +163,13 @@ class ManagedJobs:
 
     def put(self, record: ManagedJobRecord) -> None:
         with self.db.transaction() as conn:
+            sql = "SELECT record FROM managed_jobs WHERE id=?"
+            row = conn.execute(sql, (record.id,)).fetchone()
+            if row is not None and not record.cancel_requested:
+                # a cancel is never lost to a write made from an older read (controller vs CLI)
+                stored = ManagedJobRecord.model_validate_json(row["record"])
+                if stored.cancel_requested:
+                    record = record.model_copy(update={"cancel_requested": True})
             conn.execute(
                 "UPDATE managed_jobs SET status=?, record=?, updated_at=? WHERE id=?",
                 (record.status.value, record.model_dump_json(), time.time(), record.id),
@@ -203,6 +219,13 @@ class ManagedJobs:
             "SELECT * FROM plan_revisions WHERE job_id=? ORDER BY revision", (job_id,)
         ).fetchall()
         return [PlanRevision(**dict(r)) for r in rows]
+
+    def owner_of(self, cluster: str) -> ManagedJobRecord | None:
+        """The unfinished managed job whose task runs on `cluster`, if any."""
+        for record in self.list():
+            if not record.status.is_terminal and any(t.cluster == cluster for t in record.tasks):
+                return record
+        return None
 
     def transitions(self, job_id: int) -> builtins.list[Event]:
         return [

@@ -184,7 +184,11 @@ def test_policy_message(tiny):
 
 def test_cost_report_formats():
     report = usage_report(
-        INTERVALS, now=NOW, cluster_status={"ft": "UP"}, job_names={7: "finetune"}
+        INTERVALS,
+        now=NOW,
+        cluster_status={"ft": "UP"},
+        job_names={7: "finetune"},
+        job_recoveries={7: 1},  # the managed job's own count, as `jobs queue` shows it
     )
     _check("cost_report.txt", _table(render_cost_report, report))
     _check("cost_report.csv", render_cost_report_csv(report))

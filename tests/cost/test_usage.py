@@ -60,7 +60,11 @@ def test_costs_per_cluster_and_terminated_clusters_stay():
 
 def test_managed_job_sums_every_recovery():
     report = usage_report(
-        INTERVALS, now=NOW, cluster_status={"ft": "UP"}, job_names={7: "finetune"}
+        INTERVALS,
+        now=NOW,
+        cluster_status={"ft": "UP"},
+        job_names={7: "finetune"},
+        job_recoveries={7: 1},  # the managed job's own count, as `jobs queue` shows it
     )
     (job,) = report.managed_jobs
     assert (job.name, job.managed_job_id, job.recoveries) == ("finetune", 7, 1)

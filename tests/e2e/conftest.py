@@ -4,8 +4,10 @@ the CLI run as a separate process (as a user runs it)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,3 +55,12 @@ def pool(skyform_home, fresh_ssh_nodes):
     """All four session nodes as pool `lab` (region lab, on-demand)."""
     write_pool(skyform_home, fresh_ssh_nodes, range(4))
     return fresh_ssh_nodes
+
+
+@pytest.fixture
+def shared_ckpt():
+    """A directory every node user can write: the test's stand-in for NFS or a bucket."""
+    path = Path(tempfile.mkdtemp(prefix="skyform-ckpt-", dir="/tmp"))
+    os.chmod(path, 0o777)  # no sticky bit: the next node's user rewrites the checkpoint
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

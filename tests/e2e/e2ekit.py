@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 import yaml
+
+FINAL = (
+    "SUCCEEDED",
+    "CANCELLED",
+    "FAILED",
+    "FAILED_SETUP",
+    "FAILED_NO_RESOURCE",
+    "FAILED_CONTROLLER",
+)
 
 
 def write_pool(home: Path, nodes, indexes, *, name: str = "lab", labels=None) -> None:
@@ -38,12 +49,14 @@ def two_region_pool(
     nodes,
     *,
     hosts=(0, 1, 2, 3),
-    max_rounds: int = 2,
+    give_up_after: float | None = None,
+    max_rounds: int | None = 5,
     check_interval: float = 1,
     lost_after: int = 2,
 ) -> None:
     """config.yaml with pool `lab`: hosts 0-1 in region east (zone east-a, $0.10/h), 2-3 in
-    west (west-a, $0.20/h), all spot; fast recovery settings for tests and benchmarks."""
+    west (west-a, $0.20/h), all spot; fast recovery settings for tests and benchmarks
+    (a setting passed as None is left out of the file)."""
     entries = []
     for i in hosts:
         h, east = nodes.handle(i), i < 2
@@ -66,9 +79,35 @@ def two_region_pool(
     config = {
         "ssh_pools": {"lab": {"hosts": entries}},
         "recovery": {
-            "check_interval": check_interval,
-            "lost_after": lost_after,
-            "max_rounds": max_rounds,
+            key: value
+            for key, value in {
+                "check_interval": check_interval,
+                "lost_after": lost_after,
+                "give_up_after": give_up_after,
+                "max_rounds": max_rounds,
+            }.items()
+            if value is not None
         },
     }
     (home / "config.yaml").write_text(yaml.safe_dump(config))
+
+
+def managed_job(sky, job_id: int = 1) -> dict | None:
+    """The managed job as `skyform jobs queue --json` shows it (None before it exists)."""
+    jobs = json.loads(sky("jobs", "queue", "--json").stdout)
+    return next((j for j in jobs if j["id"] == job_id), None)
+
+
+def wait_for_job(sky, predicate, timeout: float = 90.0, job_id: int = 1) -> dict:
+    deadline = time.monotonic() + timeout
+    job = None
+    while time.monotonic() < deadline:
+        job = managed_job(sky, job_id)
+        if job is not None and predicate(job):
+            return job
+        time.sleep(0.3)
+    raise AssertionError(f"managed job never got there: {job}")
+
+
+def job_ended(job: dict) -> bool:
+    return job["status"] in FINAL

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sqlite3
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 import yaml
-from e2ekit import task_file, two_region_pool
+from e2ekit import managed_job, task_file, two_region_pool, wait_for_job
 
 pytestmark = pytest.mark.e2e
 
@@ -35,29 +33,6 @@ run: |
 """
 
 
-@pytest.fixture
-def shared_ckpt():
-    """A directory every node user can write: the test's stand-in for NFS or a bucket."""
-    path = Path(tempfile.mkdtemp(prefix="skyform-ckpt-", dir="/tmp"))
-    os.chmod(path, 0o777)  # no sticky bit: the next node's user rewrites the checkpoint
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def _job(sky, job_id=1) -> dict:
-    return next(j for j in json.loads(sky("jobs", "queue", "--json").stdout) if j["id"] == job_id)
-
-
-def _wait(sky, predicate, timeout=90.0, job_id=1) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        job = _job(sky, job_id)
-        if predicate(job):
-            return job
-        time.sleep(0.3)
-    raise AssertionError(f"managed job never got there: {job}")
-
-
 def _checkpoint(directory: Path) -> int:
     try:
         text = (directory / "n").read_text().strip()
@@ -73,7 +48,7 @@ def _host_running(nodes, i) -> bool:
 def _launch_counter(sky, tmp_path, ckpt, strategy, steps=16):
     task = task_file(tmp_path, "counter.yaml", COUNTER.format(ckpt=ckpt, steps=steps))
     sky("jobs", "launch", task, "--recovery", strategy, "-d", check=0)
-    job = _wait(sky, lambda j: j["status"] == "RUNNING")
+    job = wait_for_job(sky, lambda j: j["status"] == "RUNNING")
     return job
 
 
@@ -96,7 +71,7 @@ def test_preempted_job_recovers_and_resumes_from_checkpoint(
     killed = next(i for i in (0, 1) if _host_running(nodes, i))
     nodes.kill_node(killed)  # the spot reclaim
 
-    job = _wait(
+    job = wait_for_job(
         sky,
         lambda j: j["status"] in ("SUCCEEDED", "FAILED", "FAILED_NO_RESOURCE", "FAILED_CONTROLLER"),
         timeout=120,
@@ -139,7 +114,7 @@ run: echo "attempt $SKYFORM_RECOVERY_COUNT"; exit 3
     result = sky("jobs", "launch", task, timeout=120)
     assert result.exit_code == 1
     assert "attempt 0" in result.stdout and "attempt 1" in result.stdout
-    job = _job(sky)
+    job = managed_job(sky)
     assert job["status"] == "FAILED" and job["tasks"][0]["restarts"] == 1
     assert "after 1 restart(s)" in job["reason"]
     transitions = [
@@ -158,10 +133,10 @@ def test_no_capacity_anywhere_is_failed_no_resource(
     sky, skyform_home, make_ssh_nodes, tmp_path, shared_ckpt
 ):
     nodes = make_ssh_nodes(1)
-    two_region_pool(skyform_home, nodes, hosts=(0,), max_rounds=1)
+    two_region_pool(skyform_home, nodes, hosts=(0,), give_up_after=3, max_rounds=None)
     _launch_counter(sky, tmp_path, shared_ckpt, "eager_next_region", steps=200)
     nodes.kill_node(0)
-    job = _wait(sky, lambda j: j["status"].startswith("FAILED"), timeout=120)
+    job = wait_for_job(sky, lambda j: j["status"].startswith("FAILED"), timeout=120)
     assert job["status"] == "FAILED_NO_RESOURCE"
     assert "no capacity to relaunch task counter" in job["reason"]
     queue = sky("jobs", "queue")
@@ -189,12 +164,12 @@ run: echo once >> {shared_ckpt}/second-runs; sleep 6
 """,
     )
     sky("jobs", "launch", task, "-d", check=0)
-    job = _wait(sky, lambda j: j["tasks"][1]["status"] == "RUNNING", timeout=60)
+    job = wait_for_job(sky, lambda j: j["tasks"][1]["status"] == "RUNNING", timeout=60)
     os.kill(job["controller_pid"], signal.SIGKILL)
     time.sleep(0.5)
     restarted = sky("jobs", "queue", check=0)  # notices the dead controller, starts it again
     assert "had died: started it again" in restarted.stderr
-    job = _wait(sky, lambda j: j["status"].startswith(("SUCCEEDED", "FAILED")), timeout=60)
+    job = wait_for_job(sky, lambda j: j["status"].startswith(("SUCCEEDED", "FAILED")), timeout=60)
     assert job["status"] == "SUCCEEDED" and job["controller_starts"] == 2
     assert (shared_ckpt / "first-runs").read_text() == "once\n"
     assert (shared_ckpt / "second-runs").read_text() == "once\n"
@@ -202,13 +177,13 @@ run: echo once >> {shared_ckpt}/second-runs; sleep 6
 
 def test_cancel_during_recovery(sky, skyform_home, make_ssh_nodes, tmp_path, shared_ckpt):
     nodes = make_ssh_nodes(1)
-    two_region_pool(skyform_home, nodes, hosts=(0,), max_rounds=5)
+    two_region_pool(skyform_home, nodes, hosts=(0,), give_up_after=60, max_rounds=None)
     _launch_counter(sky, tmp_path, shared_ckpt, "eager_next_region", steps=200)
     nodes.kill_node(0)
-    _wait(sky, lambda j: j["status"] == "RECOVERING", timeout=60)
+    wait_for_job(sky, lambda j: j["status"] == "RECOVERING", timeout=60)
     cancelled = sky("jobs", "cancel", "1", check=0)
     assert "managed job 1: CANCELLED" in cancelled.stdout
-    assert _job(sky)["status"] == "CANCELLED"
+    assert managed_job(sky)["status"] == "CANCELLED"
     assert json.loads(sky("status", "--json").stdout) == []
 
 
@@ -252,12 +227,12 @@ run: echo "rank $SKYFORM_NODE_RANK recovery $SKYFORM_RECOVERY_COUNT"; sleep 8
 """,
     )
     sky("jobs", "launch", task, "--recovery", "failover", "-d", check=0)
-    _wait(sky, lambda j: j["status"] == "RUNNING")
+    wait_for_job(sky, lambda j: j["status"] == "RUNNING")
     used = [i for i in range(3) if (nodes.nodes[i].home / "setup-runs").exists()]
     assert len(used) == 2
     victim, survivor = used[1], used[0]
     nodes.kill_node(victim)
-    job = _wait(
+    job = wait_for_job(
         sky, lambda j: j["status"] in ("SUCCEEDED", "FAILED", "FAILED_NO_RESOURCE"), timeout=120
     )
     assert job["status"] == "SUCCEEDED", sky("jobs", "logs", "1", "--controller").stdout

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
+from skyform.config import RecoverySettings
 from skyform.plan.model import BlockedPlacement, PlacedOffer
 from skyform.recovery.policy import (
     Action,
     Failure,
     RecoveryPolicy,
+    StepFailure,
     Strategy,
     backoff_seconds,
     decide,
     give_up,
+    next_wait,
+    no_capacity_reason,
     relaunch_steps,
 )
 
@@ -99,12 +105,64 @@ def test_unknown_strategy_is_an_error():
         Strategy.parse("sometimes")
 
 
-@pytest.mark.parametrize(
-    ("rounds", "limit", "stop"), [(0, 3, False), (2, 3, False), (3, 3, True), (1, 1, True)]
-)
-def test_give_up_after_bounded_rounds(rounds, limit, stop):
-    assert give_up(rounds, RecoveryPolicy(max_rounds=limit)) is stop
+HOUR = 3600.0
+
+GIVING_UP = [
+    # rounds done, seconds since the capacity was lost, give_up_after, max_rounds -> stop
+    (3, 7.4, HOUR, None, False),  # 3 rounds in 7.4 s used to be the end: now only the start
+    (12, HOUR - 1, HOUR, None, False),
+    (13, HOUR, HOUR, None, True),  # the deadline, however many rounds it took
+    (2, 10.0, HOUR, 2, True),  # max_rounds, when set, can come first
+    (5, 3 * HOUR, 10 * HOUR, 8, False),
+    (10_000, 1e9, None, None, False),  # give_up_after: null waits forever, as SkyPilot
+]
 
 
-def test_backoff_grows_and_is_capped():
-    assert [backoff_seconds(n) for n in range(0, 8)] == [0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0]
+@pytest.mark.parametrize(("rounds", "elapsed", "deadline", "max_rounds", "stop"), GIVING_UP)
+def test_give_up_at_the_deadline_or_max_rounds_whichever_first(
+    rounds, elapsed, deadline, max_rounds, stop
+):
+    policy = RecoveryPolicy(give_up_after=deadline, max_rounds=max_rounds)
+    assert give_up(rounds, elapsed, policy) is stop
+
+
+def test_patience_defaults_to_a_day_of_retries():
+    assert RecoverySettings().give_up_after == RecoveryPolicy().give_up_after == 24 * HOUR
+    assert RecoverySettings().max_rounds is None and RecoveryPolicy().max_rounds is None
+
+
+def test_backoff_doubles_up_to_five_minutes():
+    assert [backoff_seconds(n) for n in range(11)] == [
+        0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 300.0, 300.0,
+    ]  # fmt: skip
+
+
+def test_rounds_keep_coming_every_few_minutes_until_the_deadline():
+    """An hour without capacity, rounds taking no time: when each round starts."""
+    policy = RecoveryPolicy(give_up_after=HOUR)
+    starts: list[float] = []
+    clock = 0.0
+    while True:
+        clock += next_wait(len(starts), clock, policy)
+        starts.append(clock)
+        if give_up(len(starts), clock, policy):
+            break
+    assert starts[:9] == [0.0, 2.0, 6.0, 14.0, 30.0, 62.0, 126.0, 254.0, 510.0]
+    assert max(b - a for a, b in pairwise(starts)) == 300.0
+    assert starts[-1] == HOUR and len(starts) == 20  # the last round runs at the deadline
+
+
+def test_no_capacity_reason_lists_each_round_once():
+    a = StepFailure(step="EAGER_NEXT_REGION: anywhere but ssh/lab/east", error="no offers")
+    b = StepFailure(step="EAGER_NEXT_REGION: anywhere", error="0 free hosts")
+    c = StepFailure(step="EAGER_NEXT_REGION: anywhere", error="host 10.0.0.5 refused")
+    policy = RecoveryPolicy(give_up_after=90)
+    reason = no_capacity_reason("train", [[a, b], [a, b], [a, b], [a, c]], 90.0, policy)
+    assert reason == (
+        "no capacity to relaunch task train: 4 round(s) over 1 min 30 s "
+        "(recovery.give_up_after is 1 min 30 s). "
+        "rounds 1-3: EAGER_NEXT_REGION: anywhere but ssh/lab/east: no offers; "
+        "EAGER_NEXT_REGION: anywhere: 0 free hosts | "
+        "round 4: EAGER_NEXT_REGION: anywhere but ssh/lab/east: no offers; "
+        "EAGER_NEXT_REGION: anywhere: host 10.0.0.5 refused"
+    )

@@ -57,6 +57,7 @@ def down(
     from skyform.cli.prompts import confirm
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.config import load_config
+    from skyform.recovery.cancel import refuse_managed_clusters
     from skyform.state.db import open_state
     from skyform.state.lock import cluster_lock
 
@@ -65,9 +66,11 @@ def down(
     progress = ConsoleProgress()
     try:
         records = [db.require_cluster(n) for n in dict.fromkeys(clusters)]
+        refuse_managed_clusters(db, [r.name for r in records])
         confirm(f"Tear down {', '.join(r.name for r in records)}?", yes)
         for record in records:
             with cluster_lock(record.name, purpose=f"skyform down {record.name}"):
+                refuse_managed_clusters(db, [record.name])  # a job launched since the prompt
                 current = db.require_cluster(record.name)
                 progress.stage(record.name, "destroy", f"{current.spec.offer.infra}")
                 lifecycle.destroy(

@@ -32,7 +32,7 @@ def cost_report(
         raise SkyformError("--json and --csv are exclusive: pick one output format")
     now = time.time()
     since = now - days * 86400 if days else None
-    intervals, live, names, statuses = [], {}, {}, {}
+    intervals, live, names, statuses, recoveries = [], {}, {}, {}, {}
     if state_path().exists():
         db = open_state()
         try:
@@ -40,6 +40,7 @@ def cost_report(
             live = {r.name: r.status.value for r in db.list_clusters()}
             for job in ManagedJobs(db).list():
                 names[job.id], statuses[job.id] = job.name, job.status.value
+                recoveries[job.id] = job.recoveries()
         finally:
             db.close()
     report = usage_report(
@@ -49,6 +50,7 @@ def cost_report(
         cluster_status=live,
         job_names=names,
         job_status=statuses,
+        job_recoveries=recoveries,
     )
     text = render_cost_report_csv(report) if csv_out else None
     emit(report, render_cost_report, as_json=json_out, text=text)

@@ -47,9 +47,16 @@ def launch(
     """Launch a managed job: planned, applied, watched, and recovered when nodes are lost."""
     from skyform.cli.options import is_plan_file
     from skyform.cli.render.jobs import render_launched
+    from skyform.errors import SkyformError
     from skyform.recovery import launch as launching
 
     strategy = recovery.value if recovery else None
+    if is_plan_file(target) and (env or env_file):
+        raise SkyformError(
+            "--env and --env-file belong to the plan, not to jobs launch of a saved plan",
+            "Pass them to `skyform plan`, then launch the new plan (--secret is still given "
+            "here: secret values never go into a plan).",
+        )
     db, _ = _open()
     try:
         if is_plan_file(target):
@@ -74,7 +81,9 @@ def launch(
 
 
 def _follow(job_id: int) -> int:
-    from skyform.cli.render.jobs import JobLogPrinter, exit_code_for
+    """Stream the job until it ends; its exit code. Ctrl-C stops following, not the job."""
+    from skyform.cli.render.jobs import JobLogPrinter, exit_code_for, render_detached
+    from skyform.errors import Interrupted
     from skyform.recovery.logs import stream
     from skyform.state.db import open_state
 
@@ -82,6 +91,9 @@ def _follow(job_id: int) -> int:
     db = open_state()
     try:
         record = stream(db, job_id, follow=True, on_line=printer.line, on_note=printer.note)
+    except KeyboardInterrupt:
+        render_detached(job_id)
+        return Interrupted.exit_code
     finally:
         db.close()
     return exit_code_for(record.status)

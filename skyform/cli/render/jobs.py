@@ -43,8 +43,19 @@ def render_launched(record: ManagedJobRecord) -> None:
     )
 
 
-def _recoveries(record: ManagedJobRecord) -> int:
-    return sum(t.recovery_count for t in record.tasks)
+def render_detached(job_id: int) -> None:
+    """After Ctrl-C while following: the job is not stopped, only the streaming is."""
+    console = make_console(stderr=True)
+    console.print(
+        f"[yellow]Stopped following managed job {job_id}; the job keeps running (its "
+        "controller goes on without this command).[/]",
+        soft_wrap=True,
+    )
+    console.print(
+        f"  re-attach: skyform jobs logs {job_id} --follow · cancel it: "
+        f"skyform jobs cancel {job_id}",
+        soft_wrap=True,
+    )
 
 
 def _resources(record: ManagedJobRecord) -> str:
@@ -64,7 +75,7 @@ def _resources(record: ManagedJobRecord) -> str:
 
 def render_jobs_queue(records: list[ManagedJobRecord], *, as_json: bool) -> None:
     if as_json:
-        print_json([r.model_dump(mode="json") for r in records])
+        print_json([{**r.model_dump(mode="json"), "recoveries": r.recoveries()} for r in records])
         return
     console = make_console()
     if not records:
@@ -92,7 +103,7 @@ def render_jobs_queue(records: list[ManagedJobRecord], *, as_json: bool) -> None
             escape(_resources(r)),
             ago(r.submitted_at),
             duration(r.submitted_at, r.ended_at),
-            str(_recoveries(r)),
+            str(r.recoveries()),
             f"[{style}]{r.status.value}[/]",
         )
     console.print(table)

@@ -1,0 +1,86 @@
+"""The controller's copy of a managed job's output: each attempt's log, per node, pulled from
+the nodes while the attempt runs (at every probe) and once more when it ends.
+
+A preempted node takes at most its last probe interval of output with it, and a cancelled or
+failed attempt keeps everything it printed. `skyform jobs logs` reads only these copies
+(see logs.py), so it shows every attempt after the fact, and the clusters can go away.
+
+    jobs/<id>/logs/task<T>-rec<R>-job<J>-node<N>.log   (raw bytes, appended)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from skyform.exec import jobs
+from skyform.exec.run import ClusterSession
+from skyform.recovery import jobdir
+
+ATTEMPT_LOG = re.compile(r"task(\d+)-rec(\d+)-job(\d+)-node(\d+)\.log")
+CHUNK = 1 << 20  # bytes pulled per node per round trip
+
+
+@dataclass(frozen=True, order=True)
+class AttemptLog:
+    """One node's log of one attempt (task index, recovery count, cluster job id)."""
+
+    task: int
+    recovery: int
+    cluster_job: int
+    rank: int
+    path: Path
+
+    @property
+    def attempt(self) -> tuple[int, int, int]:
+        return (self.task, self.recovery, self.cluster_job)
+
+
+def log_path(job_id: int, task: int, recovery: int, cluster_job: int, rank: int) -> Path:
+    return jobdir.logs_dir(job_id) / f"task{task}-rec{recovery}-job{cluster_job}-node{rank}.log"
+
+
+def attempt_logs(job_id: int) -> list[AttemptLog]:
+    """Every attempt's node logs, in the order the attempts ran (then by rank)."""
+    found = []
+    for path in jobdir.logs_dir(job_id).iterdir():
+        m = ATTEMPT_LOG.fullmatch(path.name)
+        if m:
+            task, recovery, cluster_job, rank = (int(g) for g in m.groups())
+            found.append(AttemptLog(task, recovery, cluster_job, rank, path))
+    return sorted(found)
+
+
+class LogMirror:
+    """Appends what the nodes' logs gained since the last pull. The offset of each node is
+    the size of its copy, so a controller started again carries on where the last one was."""
+
+    def __init__(
+        self, session: ClusterSession, key: str, job_id: int, task: int, recovery: int, job: int
+    ) -> None:
+        self.session = session
+        self.key = key
+        self.paths = {
+            n.rank: log_path(job_id, task, recovery, job, n.rank) for n in session.cluster.nodes
+        }
+
+    def pull(self, *, to_the_end: bool = False) -> None:
+        """One read per answering node (every read up to the end with `to_the_end`). A node
+        that does not answer keeps what was pulled before; it is never waited for twice."""
+        active = [r for r in self.paths if r not in self.session.unreachable]
+        while active:
+            outcomes = self.session.fan_out(self._pull_one, active)
+            active = [r for r, o in outcomes.items() if o.ok and o.value and to_the_end]
+
+    def _pull_one(self, rank: int, runner) -> bool:
+        """Returns whether a full chunk came (there may be more)."""
+        path = self.paths[rank]
+        offset = path.stat().st_size if path.exists() else 0
+        _, data, _ = jobs.read_log(runner, self.key, offset, CHUNK)
+        if data:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            with os.fdopen(fd, "ab") as fh:
+                fh.write(data)
+        return len(data) >= CHUNK
