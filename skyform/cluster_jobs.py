@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from skyform.apply.jobrun import follow_job, job_key, refresh_job
-from skyform.errors import NodeUnreachable, StateError
+from skyform.errors import JobNotFoundError, NodeUnreachable, StateError
 from skyform.exec.results import LogLine
 from skyform.exec.run import open_cluster
 from skyform.state.db import StateDB
@@ -25,7 +25,7 @@ def _pick(db: StateDB, record: ClusterRecord, job_id: int | None) -> JobRecord:
     if job_id is None:
         job = db.latest_job(record.name)
         if job is None:
-            raise StateError(
+            raise JobNotFoundError(
                 f"cluster {record.name!r} has no jobs yet",
                 f"Run one: skyform exec {record.name} 'echo hi'",
             )
@@ -33,7 +33,7 @@ def _pick(db: StateDB, record: ClusterRecord, job_id: int | None) -> JobRecord:
     job = db.get_job(record.name, job_id)
     if job is None:
         ids = ", ".join(str(j.job_id) for j in db.list_jobs(record.name)) or "none"
-        raise StateError(
+        raise JobNotFoundError(
             f"cluster {record.name!r} has no job {job_id} (jobs: {ids})",
             f"See them with: skyform queue {record.name}",
         )
@@ -64,6 +64,20 @@ def refresh_jobs(db: StateDB, record: ClusterRecord) -> tuple[list[JobRecord], l
     with open_cluster(record.handle, require_all=False) as session:
         jobs = [refresh_job(db, session, j) for j in jobs]
         return jobs, _unreachable_warnings(session)
+
+
+def refresh_queues(
+    db: StateDB, names: list[str]
+) -> tuple[list[tuple[str, list[JobRecord]]], list[str]]:
+    """`queue [CLUSTER...]`: each named cluster's jobs, or every cluster's when none is named
+    (as `sky queue` does). Warnings name the cluster a node of which did not answer."""
+    records = [db.require_cluster(n) for n in dict.fromkeys(names)] or db.list_clusters()
+    queues, warnings = [], []
+    for record in records:
+        jobs, notes = refresh_jobs(db, record)
+        queues.append((record.name, jobs))
+        warnings += [f"{record.name}: {note}" if len(records) > 1 else note for note in notes]
+    return queues, warnings
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from skyform.config import Config
-from skyform.errors import CapacityError, NodeUnreachable
+from skyform.errors import CapacityError, NodeUnreachable, SkyformError
 from skyform.plan.model import ClusterSpec
 from skyform.stacks.engine import engine_for
 from skyform.state.db import StateDB
@@ -124,20 +124,68 @@ def update_spec(
     return record
 
 
-def destroy(db: StateDB, config: Config, record: ClusterRecord, *, reason: str, emit: Emit) -> None:
-    """Tear the cluster down through its engine (if it got that far) and forget it."""
-    engine = engine_for(record.spec.offer.cloud, config=config, state=db)
-    # An apply killed inside `up` left no handle: a node-less one still lets the engine
-    # remove what it made (local directories, reserved hosts, a half-made Pulumi stack).
-    handle = record.handle or ClusterHandle(
-        name=record.name,
-        engine=engine.name,
-        infra=record.spec.offer.infra,
-        offer=record.spec.offer,
-        nodes=[],
-    )
-    engine.destroy(handle, emit)
-    db.release_nodes(record.name)
-    db.close_usage(record.name)
-    db.delete_cluster(record.name)
+def destroy(
+    db: StateDB,
+    config: Config,
+    record: ClusterRecord,
+    *,
+    reason: str,
+    emit: Emit,
+    purge: bool = False,
+) -> str | None:
+    """Tear the cluster down through its engine (if it got that far) and forget it.
+
+    With `purge` (`down --purge`), a cluster its engine cannot tear down (infra unreachable,
+    SDK missing, pool gone from config.yaml) is forgotten anyway; returns what may be left
+    behind, in words, for the user to clean up by hand (None when nothing was).
+    """
+    try:
+        engine = engine_for(record.spec.offer.cloud, config=config, state=db)
+        # An apply killed inside `up` left no handle: a node-less one still lets the engine
+        # remove what it made (local directories, reserved hosts, a half-made Pulumi stack).
+        handle = record.handle or ClusterHandle(
+            name=record.name,
+            engine=engine.name,
+            infra=record.spec.offer.infra,
+            offer=record.spec.offer,
+            nodes=[],
+        )
+        engine.destroy(handle, emit)
+    except SkyformError as err:
+        if not purge:
+            raise
+        left = f"could not tear it down ({err.message}); {left_behind(record)}"
+        emit(left)
+        _forget(db, record.name)
+        _event(db, "cluster.purged", record.name, f"{reason}: {left}")
+        return left
+    _forget(db, record.name)
     _event(db, "cluster.destroyed", record.name, reason)
+    return None
+
+
+def _forget(db: StateDB, name: str) -> None:
+    db.release_nodes(name)
+    db.close_usage(name)
+    db.delete_cluster(name)
+
+
+def left_behind(record: ClusterRecord) -> str:
+    """What a purged cluster may still have out there, and where to look."""
+    handle, offer = record.handle, record.spec.offer
+    nodes = handle.nodes if handle else []
+    if offer.cloud == "local":
+        return "its node directories may remain under SKYFORM_HOME/local; delete them by hand"
+    if offer.cloud == "ssh":
+        hosts = ", ".join(f"{n.host}:{n.port}" for n in nodes) or "its reserved hosts"
+        return (
+            f"{hosts} may still run its jobs and keep ~/.skyform_node and ~/skyform_workdir; "
+            "clean them by hand"
+        )
+    stack = handle.stack if handle and handle.stack else f"skyform/{record.name}"
+    ids = ", ".join(n.node_id for n in nodes)
+    made = f" (nodes {ids})" if ids else ""
+    return (
+        f"the Pulumi stack {stack} and what it made on {offer.infra}{made} may still exist "
+        f"and cost money: check the {offer.cloud} console, or `pulumi destroy` the stack"
+    )

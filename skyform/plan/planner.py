@@ -15,6 +15,7 @@ from typing import Any
 
 from skyform import __version__
 from skyform.config import Config
+from skyform.errors import NoOffersError
 from skyform.plan.catalog import Catalog
 from skyform.plan.diff import CurrentCluster, count_actions, diff_clusters
 from skyform.plan.model import (
@@ -33,6 +34,7 @@ from skyform.plan.model import (
     TaskSource,
 )
 from skyform.spec import Dag, ResourceRequest, TaskSpec, task_digest
+from skyform.spec.overrides import words
 
 MAX_CLUSTER_NAME = 40
 
@@ -223,6 +225,7 @@ def make_plan(
         file_digest=inputs.file_digest,
         digest="sha256:" + task_digest(dag),
         execution=dag.execution,
+        overrides=dict(dag.overrides),
     )
     scope = onprem_scope(dag)
     common: dict[str, Any] = dict(
@@ -250,14 +253,20 @@ def make_plan(
 
     from skyform.plan.optimizer import describe_request, optimize
 
-    solution = optimize(
-        dag,
-        catalog,
-        objective=inputs.objective,
-        blocked=inputs.blocked,
-        allowed=inputs.allowed,
-        clouds=config.plan.clouds,
-    )
+    try:
+        solution = optimize(
+            dag,
+            catalog,
+            objective=inputs.objective,
+            blocked=inputs.blocked,
+            allowed=inputs.allowed,
+            clouds=config.plan.clouds,
+        )
+    except NoOffersError as err:
+        if dag.overrides:  # the flags, not the file, may be what nothing matches
+            flags = " ".join(words(dag.overrides))
+            err.hint = f"{err.hint or ''} The task was planned with {flags}: change or drop them."
+        raise
     placements: list[TaskPlacement] = []
     desired: list[ClusterSpec] = []
     labels = [t.label(i) for i, t in enumerate(dag.tasks)]

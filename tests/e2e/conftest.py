@@ -36,6 +36,7 @@ def sky(skyform_home, tmp_path):
         env = dict(os.environ, SKYFORM_HOME=str(skyform_home), COLUMNS="200", NO_COLOR="1")
         proc = subprocess.run(
             [sys.executable, "-m", "skyform.cli.main", *map(str, args)],
+            stdin=subprocess.DEVNULL,  # as in CI: never a terminal that a prompt could wait on
             capture_output=True,
             text=True,
             cwd=tmp_path,

@@ -14,23 +14,25 @@ def register(app: typer.Typer) -> None:
 
 
 def queue(
-    cluster: str = typer.Argument(..., help="Cluster name."),
+    clusters: list[str] = typer.Argument(None, help="Clusters (default: every cluster)."),
     json_out: bool = options.JSON,
 ) -> None:
-    """Jobs on a cluster: ID, NAME, SUBMITTED, STARTED, DURATION, RESOURCES, STATUS, LOG."""
-    from skyform.cli.render.clusters import render_queue
+    """Jobs on clusters: ID, NAME, SUBMITTED, STARTED, DURATION, RESOURCES, STATUS, LOG."""
+    from skyform.cli.render.clusters import render_queues
     from skyform.cli.render.messages import print_warnings
-    from skyform.cluster_jobs import refresh_jobs
-    from skyform.state.db import open_state
+    from skyform.cluster_jobs import refresh_queues
+    from skyform.state.db import open_state, state_path
 
+    if not clusters and not state_path().exists():
+        render_queues([], as_json=json_out)
+        return
     db = open_state()
     try:
-        record = db.require_cluster(cluster)
-        jobs, warnings = refresh_jobs(db, record)
+        queues, warnings = refresh_queues(db, list(clusters or []))
     finally:
         db.close()
     print_warnings(warnings)
-    render_queue(cluster, jobs, as_json=json_out)
+    render_queues(queues, as_json=json_out, headings=not clusters or len(clusters) > 1)
 
 
 def logs(
@@ -39,7 +41,12 @@ def logs(
     follow: bool = typer.Option(False, "--follow", "-f", help="Keep streaming until it ends."),
     node: int | None = typer.Option(None, "--node", "-n", help="Only this node rank."),
 ) -> int:
-    """Print a job's logs (every node, prefixed by rank), optionally following them."""
+    """Print a job's logs (every node, prefixed by rank), optionally following them.
+
+    Exits as `sky logs` does (SkyPilot's JobExitCode): 0 the job succeeded, 100 it failed
+    (run or setup), 101 it has not finished (without --follow), 102 no such job, 103 it was
+    cancelled.
+    """
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.cluster_jobs import stream_logs
     from skyform.state.db import open_state
@@ -58,7 +65,7 @@ def logs(
         )
     finally:
         db.close()
-    return 1 if follow and final.job.status.value.startswith("FAILED") else 0
+    return final.job.status.exit_code
 
 
 def cancel(
