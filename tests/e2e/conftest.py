@@ -32,11 +32,13 @@ class Run:
 def sky(skyform_home, tmp_path):
     """Run `skyform ...` in a subprocess with this test's SKYFORM_HOME; cwd = tmp_path."""
 
-    def run(*args, timeout: float = 120, check: int | None = None) -> Run:
+    def run(*args, timeout: float = 120, check: int | None = None, stdin: str | None = None) -> Run:
         env = dict(os.environ, SKYFORM_HOME=str(skyform_home), COLUMNS="200", NO_COLOR="1")
         proc = subprocess.run(
             [sys.executable, "-m", "skyform.cli.main", *map(str, args)],
-            stdin=subprocess.DEVNULL,  # as in CI: never a terminal that a prompt could wait on
+            # as in CI: never a terminal that a prompt could wait on (or the given input)
+            stdin=subprocess.DEVNULL if stdin is None else None,
+            input=stdin,
             capture_output=True,
             text=True,
             cwd=tmp_path,

@@ -233,3 +233,22 @@ def test_status_of_an_unknown_job_is_failed_with_a_reason(cluster):
         state = session.status("never-submitted")
         assert state.status is JobStatus.FAILED
         assert state.reasons[0] == "no record of this job on the node"
+
+
+def test_a_job_that_just_ended_is_never_read_as_failed(tmp_path):
+    """Status read while the job records its result (a quick job polled at once, as a managed
+    job's controller does) is RUNNING or the recorded result, never "exited without
+    recording a result"."""
+    from execkit import local_nodes, make_cluster
+
+    cluster = make_cluster(local_nodes(tmp_path, 1), engine="local", gpus=0)
+    seen = []
+    with open_cluster(cluster) as session:
+        for i in range(15):
+            key = f"quick-{i}"
+            session.submit(job_spec(run="sleep 0.05"), job_key=key, task_id="t")
+            state = session.status(key)
+            while not state.status.is_terminal:
+                state = session.status(key)
+            seen.append(state.status)
+    assert seen == [JobStatus.SUCCEEDED] * 15
