@@ -130,3 +130,12 @@ def test_jobs_launch_name_yes_and_flags_survive_recovery(sky, skyform_home, tmp_
         plan = json.loads(sky("jobs", "plans", "1", "--show", str(rev), "--json", check=0).stdout)
         assert plan["task"]["overrides"] == {"cpus": "1+"}
     assert sky("jobs", "cancel", "1", "-y", check=0).stdout.strip() == "managed job 1: SUCCEEDED"
+
+
+def test_jobs_launch_of_a_plan_made_with_flags_keeps_them(sky, tmp_path):
+    task = task_file(tmp_path, "counting.yaml", COUNTING)
+    sky("plan", task, "--cpus", "1+", "--num-nodes", "2", "-o", "p.json", check=0)
+    sky("jobs", "launch", "p.json", "-y", check=0)  # the reviewed placement, launched as is
+    plan = json.loads(sky("jobs", "plans", "1", "--show", "1", "--json", check=0).stdout)
+    assert plan["task"]["overrides"] == {"cpus": "1+", "num-nodes": "2"}
+    assert plan["tasks"][0]["num_nodes"] == 2
