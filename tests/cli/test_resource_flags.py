@@ -68,7 +68,7 @@ def test_saved_plans_refuse_flags(cli, task):
     for verb in (["apply"], ["jobs", "launch"]):
         refused = cli(*verb, committed, "--gpus", "A100:1")
         assert refused.exit_code == 1
-        assert "resource flags belong to the plan" in refused.stderr
+        assert "belong to the plan (as do resource flags)" in refused.stderr
 
 
 def test_no_offer_for_the_flags_says_so(cli, task):

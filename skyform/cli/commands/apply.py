@@ -57,8 +57,8 @@ def apply(
     if is_plan_file(target):
         if env or env_file or cluster or overrides:
             raise SkyformError(
-                "--env, --env-file, --cluster and resource flags belong to the plan, not to "
-                "apply of a saved plan",
+                "--env, --env-file and --cluster belong to the plan (as do resource flags), "
+                "not to apply of a saved plan",
                 "Pass them to `skyform plan`.",
             )
         plan, data = read_plan(target)

@@ -61,8 +61,8 @@ def launch(
     strategy = recovery.value if recovery else None
     if is_plan_file(target) and (env or env_file or overrides):
         raise SkyformError(
-            "--env, --env-file and resource flags belong to the plan, not to jobs launch of a "
-            "saved plan",
+            "--env and --env-file belong to the plan (as do resource flags), not to jobs launch "
+            "of a saved plan",
             "Pass them to `skyform plan`, then launch the new plan (--secret is still given "
             "here: secret values never go into a plan).",
         )
