@@ -152,6 +152,8 @@ def start_job(
             if state.status is not JobStatus.SUCCEEDED or state.unreachable:
                 job = _record_final(db, job, state, f"setup {state.summary()}")
                 return session, JobRun(job=job, setup_ran=setup_ran)
+        if not job_spec.run:  # setup only (a dev cluster, as `sky launch` makes one)
+            return session, JobRun(job=_nothing_to_run(db, job), setup_ran=setup_ran)
         key = run_key(record.name, job_id, recovery_count)
         state = session.submit(
             job_spec, job_key=key, task_id=task_id, secrets=secrets, recovery_count=recovery_count
@@ -165,6 +167,21 @@ def start_job(
         if opened:
             session.close()
         raise
+
+
+def _nothing_to_run(db: StateDB, job: JobRecord) -> JobRecord:
+    now = time.time()
+    done = job.model_copy(
+        update={"status": JobStatus.SUCCEEDED, "started_at": now, "ended_at": now}
+    )
+    db.put_job(done)
+    db.add_event(
+        "job.succeeded",
+        f"job {job.job_id}: the task has no `run`; nothing to run after setup",
+        cluster=job.cluster,
+        job_id=job.job_id,
+    )
+    return done
 
 
 def mark_ready(

@@ -139,3 +139,15 @@ def test_jobs_launch_of_a_plan_made_with_flags_keeps_them(sky, tmp_path):
     plan = json.loads(sky("jobs", "plans", "1", "--show", "1", "--json", check=0).stdout)
     assert plan["task"]["overrides"] == {"cpus": "1+", "num-nodes": "2"}
     assert plan["tasks"][0]["num_nodes"] == 2
+
+
+def test_a_setup_only_task_launches_a_dev_cluster_to_ssh_into(sky, tmp_path):
+    """`sky launch -c dev dev.yaml` with no `run:`: the cluster comes up, set up, no job to
+    run; then `ssh dev`."""
+    dev = task_file(
+        tmp_path, "dev.yaml", "name: dev\nresources: {infra: local}\nsetup: touch ~/ready\n"
+    )
+    launched = sky("launch", dev, "-y", check=0)
+    assert "dev: job 1 SUCCEEDED" in launched.stdout
+    assert [c["status"] for c in _status(sky)] == ["UP"]
+    assert sky("ssh", "dev", "--", "test", "-f", "ready").exit_code == 0
