@@ -80,6 +80,15 @@ def refresh_queues(
     return queues, warnings
 
 
+def current_job(db: StateDB, record: ClusterRecord, job_id: int | None) -> JobRecord:
+    """The job (default: the latest) with its status read from the nodes if it is live."""
+    job = _pick(db, record, job_id)
+    if job.status not in LIVE or record.handle is None:
+        return job
+    with open_cluster(record.handle, require_all=False) as session:
+        return refresh_job(db, session, job)
+
+
 @dataclass(frozen=True)
 class LogsResult:
     job: JobRecord

@@ -87,3 +87,10 @@ def test_jobs_cancel_asks_on_a_terminal(cli, monkeypatch):
     result = cli("jobs", "cancel", "--all")
     assert result.exit_code == 1
     assert "Cancel every unfinished managed job?" in result.stdout
+
+
+def test_launch_of_a_command_says_what_to_do(cli):
+    result = cli("launch", "echo hi", "-y")
+    assert result.exit_code == 1
+    assert "launch takes a task YAML, and 'echo hi' is not a file" in result.stderr
+    assert "skyform exec CLUSTER 'echo hi'" in result.stderr

@@ -40,6 +40,9 @@ def logs(
     job_id: int | None = typer.Argument(None, help="Job id (default: the latest)."),
     follow: bool = typer.Option(False, "--follow", "-f", help="Keep streaming until it ends."),
     node: int | None = typer.Option(None, "--node", "-n", help="Only this node rank."),
+    status: bool = typer.Option(
+        False, "--status", help="Print only the job's status; exit with its code (below)."
+    ),
 ) -> int:
     """Print a job's logs (every node, prefixed by rank), optionally following them.
 
@@ -48,13 +51,17 @@ def logs(
     cancelled.
     """
     from skyform.cli.render.progress import ConsoleProgress
-    from skyform.cluster_jobs import stream_logs
+    from skyform.cluster_jobs import current_job, stream_logs
     from skyform.state.db import open_state
 
     progress = ConsoleProgress()
     db = open_state()
     try:
         record = db.require_cluster(cluster)
+        if status:
+            job = current_job(db, record, job_id)
+            progress.console.print(f"Job {job.job_id}: {job.status.value}")
+            return job.status.exit_code
         final = stream_logs(
             db,
             record,
