@@ -46,3 +46,14 @@ def source_imports(path) -> list[tuple[str, bool]]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.append((node.module, id(node) in top))
     return found
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
