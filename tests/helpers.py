@@ -7,7 +7,16 @@ import os
 import subprocess
 import sys
 
-HEAVY = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes", "pulp", "fabric", "paramiko")
+HEAVY = (
+    "pulumi",
+    "pulumi_aws",
+    "pulumi_gcp",
+    "pulumi_kubernetes",
+    "kubernetes",  # the API client: only when a context's capacity must be read
+    "pulp",
+    "fabric",
+    "paramiko",
+)
 
 
 def modules_loaded_by(args: list[str], env: dict | None = None) -> set[str]:

@@ -7,6 +7,7 @@ Query conventions (all filters optional, combined with AND):
 - `cloud` / `clouds`: which clouds; by default `default_clouds`, the price-catalog clouds (aws,
   gcp; cloud-a and cloud-b for the test fixture). local, ssh and kubernetes offers are returned
   only when named, since they are free or synthesised and would otherwise win every comparison.
+  Kubernetes offers come from the nodes each planned context really has (k8s_offers.py).
 - `accelerator`: any spelling `canonical_accelerator` accepts; an unknown name matches nothing.
   `accelerator_count` is exact (`V100:8` means exactly 8, as in SkyPilot; 0 means CPU-only);
   `min_accelerator_count` is a lower bound. Without an accelerator filter, GPU offers match too.
