@@ -8,6 +8,8 @@ through a kubeconfig pointing at it.
 from __future__ import annotations
 
 import json
+import socket
+import time
 
 import pytest
 from helpers import closed_port
@@ -143,6 +145,26 @@ def test_unreachable_and_unauthorized_contexts_are_left_out_with_the_reason(kube
     assert notes[1].startswith(
         "context locked is not usable: the API server refused to list nodes (HTTP 401"
     )
+
+
+def test_a_context_that_never_answers_is_left_out_after_the_timeout(kubeconfig):
+    mute = socket.socket()  # accepts connections (the backlog), never answers
+    mute.bind(("127.0.0.1", 0))
+    mute.listen(8)
+    try:
+        kubeconfig({"mute": "gfd"}, servers={"mute": f"http://127.0.0.1:{mute.getsockname()[1]}"})
+        started = time.monotonic()
+        cat = catalog(allowed_contexts="all", timeout=0.5, capacity_ttl=0)
+        assert k8s(cat, accelerator_count=0) == []
+        assert time.monotonic() - started < 5
+        first = cat.kubernetes.snapshot(["kubernetes"])
+        again = catalog(allowed_contexts="all", timeout=0.5, capacity_ttl=0)
+        second = again.kubernetes.snapshot(["kubernetes"], refresh=True)
+    finally:
+        mute.close()
+    # the same words and digest every time: they go into plan files
+    assert first.notes == second.notes == ("context mute is not usable: unreachable (timed out)",)
+    assert first.digest == second.digest
 
 
 def test_capacity_is_cached_with_its_time_and_read_again_after_the_ttl(

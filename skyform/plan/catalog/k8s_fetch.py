@@ -13,6 +13,7 @@ No retries: an unreachable context is reported at once, and `plan` moves on with
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from skyform.plan.catalog.k8s_nodes import node_record
@@ -93,10 +94,18 @@ def _api_error(status: int, reason: str | None) -> str:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    line = text[0] if text else type(exc).__name__
-    # urllib3 wraps the cause: "... (Caused by NewConnectionError(...: [Errno 111] Connection
-    # refused'))" — the errno text is what a person needs.
-    if "Errno" in line:
-        line = line[line.index("Errno") :].split("]", 1)[-1].strip(" ')\"")
-    return line[:200]
+    """A short, stable reason: it goes into plans, which must not change from run to run nor
+    carry secrets (a kubeconfig error may quote the user entry it could not use)."""
+    cause: BaseException = exc
+    while isinstance(getattr(cause, "reason", None), BaseException):  # urllib3 MaxRetryError
+        cause = cause.reason  # type: ignore[attr-defined]
+    name = type(cause).__name__
+    if "Timeout" in name:
+        return "timed out"
+    lines = str(cause).strip().splitlines()
+    line = lines[0] if lines else name
+    if "Errno" in line:  # "...: [Errno 111] Connection refused" -> "Connection refused"
+        line = line[line.index("Errno") :].split("]", 1)[-1]
+    line = re.sub(r"<[^<>]* at 0x[0-9a-fA-F]+>", "", line)  # object addresses
+    line = re.sub(r"\{.*\}", "{…}", line)  # quoted kubeconfig entries
+    return line.strip(" ,'\"()")[:200] or name
