@@ -126,6 +126,9 @@ def test_contexts_are_the_current_one_unless_allowed_contexts_says_otherwise(kub
     assert listed.kubernetes.why_not(["kubernetes"]) == [
         "context gone in kubernetes.allowed_contexts is not in the kubeconfig"
     ]
+    assert catalog(allowed_contexts=[]).kubernetes.why_not(["kubernetes"]) == [
+        "kubernetes.allowed_contexts (config.yaml) is empty"
+    ]
     # a context the task names is planned on even when it is not the current one...
     assert {o.region for o in k8s(catalog(), context="eks", accelerator_count=0)} == {"eks"}
     # ...unless allowed_contexts lists others only

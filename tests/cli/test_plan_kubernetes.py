@@ -152,3 +152,15 @@ def test_planning_from_the_cache_does_not_import_the_kubernetes_client(
     cached = modules_loaded_by(["plan", path], env)
     assert not heavy_modules(cached)
     assert kube_api.node_requests("gfd") == 1
+
+
+def test_more_nodes_than_the_context_holds_is_no_offer_and_says_how_many_fit(
+    cli, tmp_path, kubeconfig
+):
+    kubeconfig({"lab": "gfd"}, current="lab")
+    result = cli("plan", task(tmp_path, K8S_ONLY.replace("resources:", "num_nodes: 3\nresources:")))
+    assert result.exit_code == 4
+    assert (
+        "num_nodes: 2 (the pods its nodes hold): A100-80GB:8 kubernetes 32CPU--128GB--8xA100-80GB "
+        "(lab) $0.00/h" in result.stderr
+    )

@@ -152,7 +152,7 @@ def select_contexts(
         notes = tuple(
             f"context {c} in kubernetes.allowed_contexts is not in the kubeconfig"
             for c in sorted(set(allowed) - set(known))
-        )
+        ) or (() if chosen else ("kubernetes.allowed_contexts (config.yaml) is empty",))
         return Selection(chosen, notes)
     if kubeconfig.current is None or kubeconfig.current not in known:
         why = (

@@ -234,7 +234,8 @@ def _cheapest(catalog, query: Query, change: str, blocked, wanted: float):
         if offers:
             offer = offers[0]
             if change == "fewer nodes" and offer.capacity is not None:
-                change = f"num_nodes: {offer.capacity} (the pool's hosts)"
+                held = "pods its nodes hold" if offer.cloud == "kubernetes" else "pool's hosts"
+                change = f"num_nodes: {offer.capacity} (the {held})"
             yield offer, change
         return
     by_count: dict[float, Offer] = {}
