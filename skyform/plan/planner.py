@@ -16,6 +16,7 @@ from typing import Any
 from skyform import __version__
 from skyform.config import Config
 from skyform.plan.catalog import Catalog
+from skyform.plan.catalog.k8s_offers import kubernetes_scope
 from skyform.plan.diff import CurrentCluster, count_actions, diff_clusters
 from skyform.plan.model import (
     Alternative,
@@ -24,6 +25,8 @@ from skyform.plan.model import (
     EgressFlow,
     FileMount,
     JobSpec,
+    KubernetesContext,
+    KubernetesProvenance,
     Objective,
     PlacedOffer,
     Plan,
@@ -203,6 +206,21 @@ def onprem_scope(dag: Dag) -> list[str]:
     return sorted(scope)
 
 
+def kubernetes_provenance(catalog: Catalog, scope: Sequence[str]) -> KubernetesProvenance:
+    snapshot = catalog.kubernetes.snapshot(scope)
+    return KubernetesProvenance(
+        scope=list(snapshot.scope),
+        digest="sha256:" + snapshot.digest,
+        contexts=[
+            KubernetesContext(
+                name=c.context, digest="sha256:" + c.digest(), nodes=c.summary(), usable=c.usable
+            )
+            for c in snapshot.contexts
+        ],
+        not_considered=[*snapshot.notes, *catalog.kubernetes.miss_notes()],
+    )
+
+
 def make_plan(
     inputs: PlanInputs,
     *,
@@ -258,6 +276,10 @@ def make_plan(
         allowed=inputs.allowed,
         clouds=config.plan.clouds,
     )
+    requests = [r for task in dag.tasks for r in task.resources.alternatives()]
+    k8s_scope = kubernetes_scope(requests, config.plan.clouds)
+    if k8s_scope:
+        common["kubernetes"] = kubernetes_provenance(catalog, k8s_scope)
     placements: list[TaskPlacement] = []
     desired: list[ClusterSpec] = []
     labels = [t.label(i) for i, t in enumerate(dag.tasks)]
