@@ -103,7 +103,7 @@ def no_offers_error(
         message += f" (clouds: {', '.join(clouds)})"
     found: list[Nearest] = []
     for request in requests:
-        query = query_for(request, task.num_nodes, clouds)
+        query = query_for(request, task.num_nodes, clouds, task.skyform.arch)
         for change, other in _relaxations(request, query, catalog, clouds):
             wanted = query.accelerator_count or 1.0
             for offer, change_text in _cheapest(catalog, other, change, blocked, wanted):
@@ -191,6 +191,9 @@ def _relaxations(request: ResourceRequest, query: Query, catalog: Catalog, cloud
             yield "another instance type", same
     if query.num_nodes > 1:
         yield "fewer nodes", relaxed(query, num_nodes=1)
+    if query.arch is not None:
+        other = "x86_64" if query.arch == "arm64" else "arm64"
+        yield f"{other} (skyform: {{arch: {other}}})", relaxed(query, arch=other)
     yield "if unblocked", relaxed(query, honour_blocked=False)
 
 
