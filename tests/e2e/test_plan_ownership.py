@@ -5,10 +5,6 @@ another file's cluster is never taken over silently."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from e2ekit import task_file
@@ -16,27 +12,6 @@ from e2ekit import task_file
 pytestmark = pytest.mark.e2e
 
 HELLO = "name: hello\nresources: {infra: local}\nrun: echo hello from $SKYFORM_NODE_RANK\n"
-
-
-@pytest.fixture
-def sky_in(skyform_home):
-    """Run `skyform ...` from a given directory (the `sky` fixture always runs in tmp_path)."""
-
-    def run(cwd: Path, *args, check: int | None = None):
-        env = dict(os.environ, SKYFORM_HOME=str(skyform_home), COLUMNS="200", NO_COLOR="1")
-        proc = subprocess.run(
-            [sys.executable, "-m", "skyform.cli.main", *map(str, args)],
-            capture_output=True,
-            text=True,
-            cwd=cwd,
-            env=env,
-            timeout=120,
-        )
-        if check is not None:
-            assert proc.returncode == check, proc.stdout + proc.stderr
-        return proc
-
-    return run
 
 
 def clusters(sky) -> dict[str, dict]:
@@ -69,16 +44,15 @@ def test_a_task_removed_from_a_pipeline_is_mentioned_not_destroyed(sky, tmp_path
     assert "Plan: 0 to add, 0 to change, 3 to destroy." in destroy.stdout
 
 
-def test_ownership_does_not_depend_on_how_the_path_is_spelled(sky_in, sky, tmp_path):
+def test_ownership_does_not_depend_on_how_the_path_is_spelled(sky, tmp_path):
     folder = tmp_path / "a"
     folder.mkdir()
     task_file(folder, "task.yaml", HELLO)
-    sky_in(tmp_path, "apply", "a/task.yaml", "-c", "first", "-y", check=0)
+    sky("apply", "a/task.yaml", "-c", "first", "-y", check=0)
     # the same file, typed from inside its folder: the cluster is this file's
-    plan = sky_in(folder, "plan", "task.yaml", "-c", "first")
-    assert plan.returncode == 0 and "No changes." in plan.stdout
-    assert "takes over" not in plan.stdout
-    destroy = sky_in(folder, "plan", "task.yaml", "--destroy", check=0)
+    plan = sky("plan", "task.yaml", "-c", "first", cwd=folder, check=0)
+    assert "No changes." in plan.stdout and "takes over" not in plan.stdout
+    destroy = sky("plan", "task.yaml", "--destroy", cwd=folder, check=0)
     assert 'cluster "first" will be destroyed' in destroy.stdout
     assert clusters(sky)["first"]["source"] == str(folder.resolve() / "task.yaml")
 
