@@ -78,6 +78,7 @@ def plan_task(
         destroy=destroy,
         owner=str(Path(task_file).resolve()),
         workdirs={} if destroy or not snapshot.clusters else current_workdirs(dag, task_file),
+        reserved=snapshot.reserved,
     )
     plan = make_plan(
         inputs, catalog=catalog, config=config, current=snapshot.clusters, prior=snapshot.prior

@@ -261,6 +261,18 @@ class EgressFlow(_Model):
     upper_bound: bool = False
 
 
+class HostProbe(_Model):
+    """What `skyform check` measured on an ssh host whose declared config left a gap, as this
+    plan used it (a new probe with other values makes the plan stale)."""
+
+    host: str  # ssh/<pool>/<host>:<port>
+    cpus: float | None = None
+    memory_gib: float | None = None
+    accelerators: str | None = None  # e.g. "A100:2"
+    arch: str | None = None
+    probed_at: str = ""
+
+
 class TaskSource(_Model):
     """Where the plan came from. `path` is relative to the plan file's directory."""
 
@@ -309,6 +321,7 @@ class Plan(_Model):
     egress: list[EgressFlow] = []
     changes: list[ClusterChange] = []
     untouched: list[UntouchedCluster] = []
+    host_probes: list[HostProbe] = []
     summary: Summary
 
     def change_for(self, cluster: str) -> ClusterChange | None:

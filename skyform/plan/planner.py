@@ -14,6 +14,8 @@ from typing import Any
 
 from skyform import __version__
 from skyform.config import Config
+from skyform.errors import NoOffersError
+from skyform.plan.capacity import busy_hosts, check_joint_capacity, probes_used
 from skyform.plan.catalog import Catalog
 from skyform.plan.diff import (
     CurrentCluster,
@@ -59,6 +61,7 @@ class PlanInputs:
     owner: str | None = None  # the task file, absolute and resolved (ownership.py)
     # task index -> the files its workdir sync would send now (only tasks with a local workdir)
     workdirs: Mapping[int, WorkdirFiles] = field(default_factory=dict)
+    reserved: Mapping[str, str] = field(default_factory=dict)  # ssh host id -> cluster (state)
 
 
 def sha256(data: bytes | str) -> str:
@@ -234,14 +237,23 @@ def make_plan(
     from skyform.plan.optimizer import describe_request, optimize
     from skyform.plan.optimizer.candidates import data_flows
 
-    solution = optimize(
-        dag,
-        catalog,
-        objective=inputs.objective,
-        blocked=inputs.blocked,
-        allowed=inputs.allowed,
-        clouds=config.plan.clouds,
-    )
+    busy = busy_hosts(inputs.reserved, names)
+    try:
+        solution = optimize(
+            dag,
+            catalog,
+            objective=inputs.objective,
+            blocked=inputs.blocked,
+            allowed=inputs.allowed,
+            clouds=config.plan.clouds,
+            busy=busy,
+        )
+    except NoOffersError as err:
+        if busy:
+            held = ", ".join(sorted({inputs.reserved[h] for h in busy}))
+            err.hint = f"{err.hint or ''} ssh hosts held by other clusters ({held}) are not "
+            err.hint += "offered: `skyform down NAME` frees them."
+        raise
     _, anchors = data_flows(dag)
 
     def inputs_egress(task: int, offer) -> float:
@@ -293,6 +305,7 @@ def make_plan(
             )
         )
     placements.sort(key=lambda p: p.index)
+    check_joint_capacity(placements, catalog, inputs.reserved, busy)
     egress = [
         EgressFlow(
             src_task=labels[f.src_task] if f.src_task is not None else (f.label or "inputs"),
@@ -321,6 +334,7 @@ def make_plan(
         egress=egress,
         changes=changes,
         untouched=untouched_clusters(names, current, owner),
+        host_probes=probes_used(catalog, scope),
         summary=_summary(changes, desired, solution, destroy=False),
         **common,
     )

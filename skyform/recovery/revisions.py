@@ -89,6 +89,7 @@ def make_revision(
         cluster_names=[record.task(i).cluster for i in tasks],
         blocked=tuple(blocked),
         allowed=tuple(allowed),
+        reserved=snapshot.reserved,
     )
     plan = make_plan(
         inputs,

@@ -20,6 +20,7 @@ class StateSnapshot:
     lineage: str | None = None
     serial: int = 0
     clusters: dict[str, CurrentCluster] = field(default_factory=dict)
+    reserved: dict[str, str] = field(default_factory=dict)  # ssh host id -> cluster holding it
 
     @property
     def prior(self) -> Prior:
@@ -54,7 +55,9 @@ def snapshot_of(db: StateDB) -> StateSnapshot:
         )
         for r in db.list_clusters()
     }
-    return StateSnapshot(lineage=db.lineage, serial=db.serial, clusters=clusters)
+    return StateSnapshot(
+        lineage=db.lineage, serial=db.serial, clusters=clusters, reserved=db.taken_nodes()
+    )
 
 
 def read_snapshot() -> StateSnapshot:

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from skyform.cli.render import fmt
-from skyform.cli.render.plan_notes import change_notes, egress_cost, why_chosen
+from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, heredoc
 from skyform.plan.model import Action, ClusterChange, ClusterSpec, Plan, TaskPlacement
 
@@ -218,6 +218,11 @@ def render_plan(plan: Plan, console: Console, *, saved_to: str | None = None) ->
             soft_wrap=True,
         )
     if plan.egress:
+        console.print()
+    if plan.host_probes:
+        console.print("ssh hosts sized by `skyform check` (config.yaml does not say):")
+        for probe in plan.host_probes:
+            console.print(f"  - {escape(probe_line(probe))}", soft_wrap=True)
         console.print()
     if plan.untouched:
         console.print("Clusters this plan leaves as they are:")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skyform.cli.render import fmt
-from skyform.cli.render.plan_notes import change_notes, egress_cost, why_chosen
+from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, fenced_diff
 from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
 
@@ -129,6 +129,10 @@ def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
                 f"{cell(f.src_infra)} → {cell(f.dst_infra)} | {cell(egress_cost(f))} | "
                 f"{f.seconds:g} s |"
             )
+        lines.append("")
+    if plan.host_probes:
+        lines.append("ssh hosts sized by `skyform check` (config.yaml does not say):")
+        lines += [f"- {cell(probe_line(p))}" for p in plan.host_probes]
         lines.append("")
     if plan.untouched:
         lines.append("Clusters this plan leaves as they are:")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skyform.cli.render import fmt
-from skyform.plan.model import ClusterChange, EgressFlow, TaskPlacement
+from skyform.plan.model import ClusterChange, EgressFlow, HostProbe, TaskPlacement
 
 
 def change_notes(change: ClusterChange, placement: TaskPlacement | None) -> list[str]:
@@ -55,3 +55,14 @@ def why_chosen(placement: TaskPlacement, objective: str) -> str | None:
         "Chosen although dearer to run: the pipeline costs less in all this way "
         "(data moved between tasks, see Egress)."
     )
+
+
+def probe_line(probe: HostProbe) -> str:
+    """`lab/10.0.0.5:22: 16 vCPUs, 62.8 GiB, x86_64, A100:2 (probed 2025-01-02T03:04:05Z)`."""
+    parts = [
+        f"{probe.cpus:g} vCPUs" if probe.cpus is not None else "vCPUs unknown",
+        f"{probe.memory_gib:g} GiB" if probe.memory_gib is not None else "memory unknown",
+        probe.arch or "arch unknown",
+        probe.accelerators or "no GPU",
+    ]
+    return f"{probe.host.removeprefix('ssh/')}: {', '.join(parts)} (probed {probe.probed_at})"

@@ -23,7 +23,7 @@ outputs (same URI), which already travel over that edge.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -121,10 +121,23 @@ def query_for(
     )
 
 
+def free_hosts(catalog: Catalog, offer: Offer, busy: Collection[str]) -> int | None:
+    """How many of an ssh offer's hosts are not reserved by `busy` (None: unbounded)."""
+    if offer.capacity is None:
+        return None
+    if not busy:
+        return offer.capacity
+    return offer.capacity - sum(h in busy for h in catalog.ssh_members(offer.id))
+
+
 def run_query(
-    catalog: Catalog, query: Query, blocked: Sequence[BlockedPlacement] = ()
+    catalog: Catalog,
+    query: Query,
+    blocked: Sequence[BlockedPlacement] = (),
+    busy: Collection[str] = (),
 ) -> list[Offer]:
-    """Offers satisfying `query`, cheapest first (the catalog's total order)."""
+    """Offers satisfying `query`, cheapest first (the catalog's total order). `busy`: ssh
+    hosts other clusters hold, which this plan cannot have."""
     found: list[Offer] = []
     for cloud in query.clouds:
         default = query.default_size and cloud not in UNPRICED_CLOUDS
@@ -154,7 +167,8 @@ def run_query(
                 and offer.arch != query.arch
             ):
                 continue
-            if offer.capacity is not None and offer.capacity < query.num_nodes:
+            free = free_hosts(catalog, offer, busy)
+            if free is not None and free < query.num_nodes:
                 continue
             if query.max_hourly_cost is not None and (
                 offer.hourly_price * query.num_nodes > query.max_hourly_cost + PRICE_SLACK
@@ -188,6 +202,7 @@ def task_candidates(
     clouds: Sequence[str],
     blocked: Sequence[BlockedPlacement] = (),
     memo: dict[tuple[Query, ...], list[tuple[Offer, int]]] | None = None,
+    busy: Collection[str] = (),
 ) -> tuple[Candidate, ...]:
     """Candidates of the first resource group that has any; () when none has.
 
@@ -204,7 +219,7 @@ def task_candidates(
         )
         chosen = memo.get(queries)
         if chosen is None:
-            chosen = memo[queries] = _cheapest_per_place(catalog, queries, blocked)
+            chosen = memo[queries] = _cheapest_per_place(catalog, queries, blocked, busy)
         if chosen:
             return tuple(
                 Candidate(offer, task.num_nodes, _hours(offer, default_hours, by_accelerator), g, r)
@@ -214,12 +229,15 @@ def task_candidates(
 
 
 def _cheapest_per_place(
-    catalog: Catalog, queries: tuple[Query, ...], blocked: Sequence[BlockedPlacement]
+    catalog: Catalog,
+    queries: tuple[Query, ...],
+    blocked: Sequence[BlockedPlacement],
+    busy: Collection[str] = (),
 ) -> list[tuple[Offer, int]]:
     """(offer, request index), cheapest per (place, accelerator, count, spot), in catalog order."""
     best: dict[tuple, tuple[Offer, int]] = {}
     for r, query in enumerate(queries):
-        for offer in run_query(catalog, query, blocked):  # cheapest first
+        for offer in run_query(catalog, query, blocked, busy):  # cheapest first
             place = (offer.cloud, offer.region, offer.zone)
             key = (*place, offer.accelerator, offer.accelerator_count, offer.spot)
             seen = best.get(key)

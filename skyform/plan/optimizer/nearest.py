@@ -111,6 +111,11 @@ def no_offers_error(
                 if all(item.offer != seen.offer for seen in found):
                     found.append(item)
     hints = list(unknown)
+    for request in requests:
+        where_ = (request.cloud,) if request.cloud else tuple(clouds)
+        vague = catalog.no_offers_hint(clouds=where_, cpus=request.cpus, memory=request.memory)
+        if vague and vague not in hints:
+            hints.append(vague)
     if found:
         shown = "; ".join(n.describe() for n in found[:MAX_SHOWN])
         hints.append(f"Nearest feasible: {shown}.")
