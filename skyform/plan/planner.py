@@ -249,8 +249,10 @@ def make_plan(
             busy=busy,
         )
     except NoOffersError as err:
-        if busy:
-            held = ", ".join(sorted({inputs.reserved[h] for h in busy}))
+        pools = {p.removeprefix("ssh/") for p in scope if p.startswith("ssh")}
+        mine = {h for h in busy if "ssh" in scope or h.split("/")[1] in pools}
+        if mine:
+            held = ", ".join(sorted({inputs.reserved[h] for h in mine}))
             err.hint = f"{err.hint or ''} ssh hosts held by other clusters ({held}) are not "
             err.hint += "offered: `skyform down NAME` frees them."
         raise
