@@ -290,6 +290,25 @@ class Prior(_Model):
     serial: int = 0
 
 
+class KubernetesContext(_Model):
+    """A Kubernetes context the plan could use, as discovered when the plan was made."""
+
+    name: str
+    digest: str  # of its node types ("unreachable" hashed when it could not be read)
+    nodes: str  # what it had, in words (for the stale-plan message)
+    usable: bool = True  # False: it could not be read (the reason is in `nodes`)
+
+
+class KubernetesProvenance(_Model):
+    """What the plan's Kubernetes placements (or their absence) rest on. apply re-reads the
+    contexts in `scope` and refuses the plan when `digest` no longer matches."""
+
+    scope: list[str]  # `kubernetes` (every planned context) or `kubernetes/<context>`
+    digest: str  # over `contexts`' digests
+    contexts: list[KubernetesContext] = []
+    not_considered: list[str] = []  # why Kubernetes, a context, or a pod size was left out
+
+
 class Summary(_Model):
     add: int
     change: int
@@ -314,6 +333,7 @@ class Plan(_Model):
     catalog_digest: str
     onprem_digest: str  # of the on-prem sources in onprem_scope only
     onprem_scope: list[str] = []  # `local`, `ssh/<pool>`, `ssh`: what the tasks can run on
+    kubernetes: KubernetesProvenance | None = None  # None: no task can run on Kubernetes
     prior: Prior
     blocked: list[BlockedPlacement] = []
     allowed: list[BlockedPlacement] = []  # when set, only offers matching one of these

@@ -17,6 +17,7 @@ from skyform.config import Config
 from skyform.errors import NoOffersError
 from skyform.plan.capacity import busy_hosts, check_joint_capacity, probes_used
 from skyform.plan.catalog import Catalog
+from skyform.plan.catalog.k8s_offers import kubernetes_scope
 from skyform.plan.diff import (
     CurrentCluster,
     count_actions,
@@ -31,6 +32,8 @@ from skyform.plan.model import (
     EgressFlow,
     FileMount,
     JobSpec,
+    KubernetesContext,
+    KubernetesProvenance,
     Objective,
     PlacedOffer,
     Plan,
@@ -187,6 +190,21 @@ def onprem_scope(dag: Dag) -> list[str]:
     return sorted(scope)
 
 
+def kubernetes_provenance(catalog: Catalog, scope: Sequence[str]) -> KubernetesProvenance:
+    snapshot = catalog.kubernetes.snapshot(scope)
+    return KubernetesProvenance(
+        scope=list(snapshot.scope),
+        digest="sha256:" + snapshot.digest,
+        contexts=[
+            KubernetesContext(
+                name=c.context, digest="sha256:" + c.digest(), nodes=c.summary(), usable=c.usable
+            )
+            for c in snapshot.contexts
+        ],
+        not_considered=[*snapshot.notes, *catalog.kubernetes.miss_notes()],
+    )
+
+
 def make_plan(
     inputs: PlanInputs,
     *,
@@ -266,6 +284,10 @@ def make_plan(
             if a.task == task
         )
 
+    requests = [r for task in dag.tasks for r in task.resources.alternatives()]
+    k8s_scope = kubernetes_scope(requests, config.plan.clouds)
+    if k8s_scope:
+        common["kubernetes"] = kubernetes_provenance(catalog, k8s_scope)
     placements: list[TaskPlacement] = []
     desired: list[ClusterSpec] = []
     labels = [t.label(i) for i, t in enumerate(dag.tasks)]

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from skyform.cli.render import fmt
+from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, heredoc
 from skyform.plan.model import Action, ClusterChange, ClusterSpec, Plan, TaskPlacement
@@ -205,6 +206,11 @@ def render_plan(plan: Plan, console: Console, *, saved_to: str | None = None) ->
             console.print(
                 f"  - {escape(b.describe())}" + (f" ({escape(b.reason)})" if b.reason else "")
             )
+        console.print()
+    k8s_lines = kubernetes_lines(plan)
+    for line in k8s_lines:
+        console.print(escape(line), soft_wrap=True)
+    if k8s_lines:
         console.print()
     if len(plan.tasks) > 1 and not plan.destroy:
         console.print("Best plan:")

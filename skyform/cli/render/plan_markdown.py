@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from skyform.cli.render import fmt
+from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, fenced_diff
 from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
@@ -147,6 +148,8 @@ def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
             )
         )
         lines.append("")
+    k8s_lines = kubernetes_lines(plan)
+    lines += [f"- {cell(line)}" for line in k8s_lines] + ([""] if k8s_lines else [])
     lines.append(
         f"<sub>skyform {plan.skyform_version} · task {fmt.short_digest(plan.task.digest)} · "
         f"catalog {fmt.short_digest(plan.catalog_digest)} · state serial {plan.prior.serial}"

@@ -110,7 +110,7 @@ def no_offers_error(
                 item = Nearest(change_text, offer, offer.hourly_price * other.num_nodes)
                 if all(item.offer != seen.offer for seen in found):
                     found.append(item)
-    hints = list(unknown)
+    hints = list(unknown) + _kubernetes_notes(requests, catalog, clouds)
     for request in requests:
         where_ = (request.cloud,) if request.cloud else tuple(clouds)
         vague = catalog.no_offers_hint(clouds=where_, cpus=request.cpus, memory=request.memory)
@@ -124,6 +124,14 @@ def no_offers_error(
     error.nearest = found  # type: ignore[attr-defined]
     error.task_index = index  # type: ignore[attr-defined]
     return error
+
+
+def _kubernetes_notes(requests: list[ResourceRequest], catalog: Catalog, clouds) -> list[str]:
+    from skyform.plan.catalog.k8s_offers import kubernetes_scope
+
+    scope = kubernetes_scope(requests, clouds)
+    notes = catalog.kubernetes.why_not(scope) if scope else []
+    return [f"Kubernetes was not considered: {'; '.join(notes)}."] if notes else []
 
 
 def _unknown_accelerators(requests: list[ResourceRequest], catalog: Catalog) -> list[str]:
@@ -150,6 +158,9 @@ def _unsold_counts(requests: list[ResourceRequest], catalog: Catalog, clouds) ->
             continue
         wanted = float(request.accelerator_count if request.accelerator_count is not None else 1)
         where = (request.cloud,) if request.cloud else tuple(clouds)
+        where = tuple(c for c in where if c != "kubernetes")  # its notes say what nodes have
+        if not where:
+            continue
         counts = sorted(
             {o.accelerator_count for o in catalog.query(clouds=where, accelerator=name)}
         )
@@ -231,7 +242,8 @@ def _cheapest(catalog, query: Query, change: str, blocked, wanted: float):
         if offers:
             offer = offers[0]
             if change == "fewer nodes" and offer.capacity is not None:
-                change = f"num_nodes: {offer.capacity} (the pool's hosts)"
+                held = "pods its nodes hold" if offer.cloud == "kubernetes" else "pool's hosts"
+                change = f"num_nodes: {offer.capacity} (the {held})"
             yield offer, change
         return
     by_count: dict[float, Offer] = {}
