@@ -1,7 +1,8 @@
 """What `skyform check` measured on ssh hosts: vCPUs, memory, GPUs and architecture.
 
 `check` logs in to every pool host and runs PROBE_COMMAND; the answers are cached in
-`$SKYFORM_HOME/ssh_hosts.json` (0600) with the time of the probe. The catalog fills in what
+`$SKYFORM_HOME/ssh_hosts.json` (0600) with the time the values were first measured
+(a probe that finds the same values keeps that time, so plans keep their bytes). The catalog fills in what
 config.yaml leaves out (`cpus`, `memory`, `accelerators`; the architecture is never declared)
 from that cache, so a host that declares nothing still matches `cpus: 4+`. The values used
 are part of the on-prem digest (a plan made with them is stale once they change) and of the
@@ -15,7 +16,7 @@ import math
 import os
 import re
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 CACHE_NAME = "ssh_hosts.json"
@@ -142,12 +143,21 @@ def read_facts(path: Path | None = None) -> dict[str, HostFacts]:
     return found
 
 
+def _keep_time(old: HostFacts | None, new: HostFacts) -> HostFacts:
+    """A probe that measured what the cache already holds keeps the time those values were
+    first seen: plans record it, and the same inputs must give the same plan bytes."""
+    if old is not None and replace(old, probed_at="") == replace(new, probed_at=""):
+        return old
+    return new
+
+
 def write_facts(updates: dict[str, HostFacts], path: Path | None = None) -> None:
     """Merge `updates` into the cache (temp file + rename, mode 0600)."""
     from skyform.config import ensure_dir
 
     path = path or cache_path()
-    merged = {**read_facts(path), **updates}
+    known = read_facts(path)
+    merged = {**known, **{host: _keep_time(known.get(host), f) for host, f in updates.items()}}
     body = {
         "version": CACHE_VERSION,
         "hosts": {host: asdict(facts) for host, facts in sorted(merged.items())},
