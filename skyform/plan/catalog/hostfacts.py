@@ -1,9 +1,9 @@
 """What `skyform check` measured on ssh hosts: vCPUs, memory, GPUs and architecture.
 
 `check` logs in to every pool host and runs PROBE_COMMAND; the answers are cached in
-`$SKYFORM_HOME/ssh_hosts.json` (0600) with the time the values were first measured
-(a probe that finds the same values keeps that time, so plans keep their bytes). The catalog fills in what
-config.yaml leaves out (`cpus`, `memory`, `accelerators`; the architecture is never declared)
+`$SKYFORM_HOME/ssh_hosts.json` (0600) with the time the values were first measured (a probe
+that finds the same values keeps that time, so plans keep their bytes). The catalog fills in
+what config.yaml leaves out (`cpus`, `memory`, `accelerators`; the architecture is never declared)
 from that cache, so a host that declares nothing still matches `cpus: 4+`. The values used
 are part of the on-prem digest (a plan made with them is stale once they change) and of the
 plan itself (`host_probes`). The cache is untrusted input: a broken file or entry is ignored.
