@@ -138,6 +138,7 @@ LOCAL = [
         ),
     ),
     Step("skyform status -a", says=("hello",)),
+    Step("skyform plan --destroy task.yaml", says=("will be destroyed", "1 to destroy")),
     Step("skyform queue", says=("Job queue of cluster hello", "SUCCEEDED")),
     Step(None, run=(TRAIN_PY,)),
     Step(
@@ -309,6 +310,7 @@ EXAMPLES = [
     Step("skyform launch examples/multinode.yaml -y", says=("node 1 of 2", "Launch complete!")),
     Step("skyform exec multinode -- echo node '$SKYFORM_NODE_RANK'", says=("node 0", "node 1")),
     Step("skyform ssh multinode --node 1 -- pwd", says=("multinode/node-1",)),
+    Step("skyform down NAME", run=("skyform down -y multinode",), says=("terminated",)),
 ]
 
 SCENARIOS: dict[str, list[Step]] = {

@@ -14,6 +14,12 @@ from skyform.cli.prompts import confirm
 # A plan made here and never saved: its task path is relative to the current directory.
 UNSAVED_PLAN = ".skyform-unsaved-plan.json"
 
+TAKE_OVER = typer.Option(
+    False,
+    "--take-over",
+    help="Go ahead when the plan acts on a cluster another task file or a managed job made.",
+)
+
 
 def register(app: typer.Typer) -> None:
     app.command("apply")(apply)
@@ -33,6 +39,21 @@ def plan_and_show(task_file: Path, *, minimize: Minimize, cluster: str | None, l
     return result.plan
 
 
+def confirm_plan(plan, *, yes: bool, take_over: bool) -> bool:
+    """Ask before a plan made here runs; whether it may take clusters over."""
+    if plan.takeovers and not take_over:
+        # -y approves the plan, not taking someone else's cluster: that needs its own yes
+        taken = ", ".join(f"{c.cluster} ({c.takes_over})" for c in plan.takeovers)
+        confirm(
+            f"This plan takes over {taken}. Do you want to take it over?",
+            False,
+            hint="Pass --take-over to go ahead (-y alone does not take a cluster over).",
+        )
+        take_over = True
+    confirm("Do you want to perform these actions?", yes)
+    return take_over
+
+
 @options.resource_flags
 def apply(
     target: Path = typer.Argument(..., help="A saved plan (plan.json) or a task YAML."),
@@ -43,6 +64,7 @@ def apply(
     env: list[str] = options.ENV,
     env_file: list[Path] = options.ENV_FILE,
     secret: list[str] = options.SECRET,
+    take_over: bool = TAKE_OVER,
     overrides=None,
 ) -> int:
     """Apply a saved plan exactly; or plan a task file, show it, confirm, and apply."""
@@ -70,11 +92,11 @@ def apply(
         plan_path = Path.cwd() / UNSAVED_PLAN  # only its directory is used
         if not plan.summary.has_changes:
             return 0
-        confirm("Do you want to perform these actions?", yes)
+        take_over = confirm_plan(plan, yes=yes, take_over=take_over)
     if not plan.summary.has_changes:
         emit_plan(plan)
         return 0
-    run = ApplyOptions(detach=detach, secret_overrides=secret)
+    run = ApplyOptions(detach=detach, secret_overrides=secret, take_over=take_over)
     outcomes = apply_plan(plan, plan_path, data, progress=ConsoleProgress(), options=run)
     render_apply_result(plan, outcomes, detach=detach)
     return 1 if any(o.failed for o in outcomes) else 0

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from skyform.cli import options
+from skyform.cli.commands.apply import TAKE_OVER
 from skyform.cli.options import Minimize
 
 
@@ -34,6 +35,7 @@ def launch(
     env: list[str] = options.ENV,
     env_file: list[Path] = options.ENV_FILE,
     secret: list[str] = options.SECRET,
+    take_over: bool = TAKE_OVER,
     overrides=None,
 ) -> int:
     """Launch a task: plan it, show the plan, confirm, apply it and run its job.
@@ -44,8 +46,7 @@ def launch(
     """
     from skyform.apply.apply_plan import apply_plan, launch_exit_code
     from skyform.apply.runner import ApplyOptions
-    from skyform.cli.commands.apply import UNSAVED_PLAN, plan_and_show
-    from skyform.cli.prompts import confirm
+    from skyform.cli.commands.apply import UNSAVED_PLAN, confirm_plan, plan_and_show
     from skyform.cli.render.apply import render_apply_result
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.plan.planfile import plan_bytes
@@ -63,8 +64,10 @@ def launch(
     if dryrun:
         return 0
     if plan.summary.has_changes:
-        confirm("Do you want to perform these actions?", yes)
-    run = ApplyOptions(detach=detach, secret_overrides=secret, rerun_unchanged=True)
+        take_over = confirm_plan(plan, yes=yes, take_over=take_over)
+    run = ApplyOptions(
+        detach=detach, secret_overrides=secret, rerun_unchanged=True, take_over=take_over
+    )
     outcomes = apply_plan(
         plan, Path.cwd() / UNSAVED_PLAN, plan_bytes(plan), progress=ConsoleProgress(), options=run
     )

@@ -27,6 +27,7 @@ from skyform.plan.catalog.accelerators import AcceleratorNames
 from skyform.plan.catalog.catalog import Catalog, CatalogSource, Image
 from skyform.plan.catalog.clouds import GcpHosts, aws_offer_rows, gcp_offer_rows
 from skyform.plan.catalog.egress import EGRESS_COLUMNS, EgressRow, EgressTable
+from skyform.plan.catalog.hostfacts import read_facts
 from skyform.plan.catalog.k8s_capacity import CACHE_FILE, KubernetesCapacity
 from skyform.plan.catalog.kubernetes import PRICING_COLUMNS, GpuInfo, KubernetesPricing, PricingRow
 from skyform.plan.catalog.onprem import (
@@ -164,7 +165,7 @@ def _load(primary: Path, kind: str, manifest: dict, warning: str | None, config)
         return gcp_offer_rows(gcp, hosts)[0]
 
     local_row, local_src = local_offer_row(config, names.canonical)
-    ssh_rows, ssh_src = ssh_offer_rows(config, names.canonical)
+    ssh = ssh_offer_rows(config, names.canonical, read_facts())
     digest = price_digest({t: texts[t][1] for t in DIGEST_TABLES})
     source = CatalogSource(
         kind=kind,
@@ -175,13 +176,14 @@ def _load(primary: Path, kind: str, manifest: dict, warning: str | None, config)
         file_rows={t: _data_rows(texts[t][1]) for t in ("aws_vms", "gcp_vms")},
     )
     catalog = Catalog(
-        [local_row, *ssh_rows],
+        [local_row, *ssh.rows],
         lazy={"aws": aws_rows, "gcp": gcp_rows},
         names=names,
         egress=egress,
         digest=digest,
-        onprem_digest=onprem_digest(local_src, ssh_src),
-        onprem_parts=onprem_parts(local_src, ssh_src),
+        onprem_digest=onprem_digest(local_src, ssh.source),
+        onprem_parts=onprem_parts(local_src, ssh.source),
+        ssh_hosts=ssh,
         source=source,
         k8s_pricing=pricing,
         k8s_gpus=gpus,
