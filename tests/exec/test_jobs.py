@@ -233,3 +233,22 @@ def test_status_of_an_unknown_job_is_failed_with_a_reason(cluster):
         state = session.status("never-submitted")
         assert state.status is JobStatus.FAILED
         assert state.reasons[0] == "no record of this job on the node"
+
+
+def test_a_job_read_while_it_ends_is_never_reported_as_lost(tmp_path):
+    """The runner records its result, then exits: a status read between "no result yet" and
+    "runner gone" must still find the result (a managed job restarted healthy jobs when it
+    said "exited without recording a result")."""
+    from execkit import local_nodes
+
+    from skyform.exec.connect import Timeouts
+
+    runner = LocalRunner(local_nodes(tmp_path, 1)[0], Timeouts())
+    jobs.prepare_node(runner)
+    seen = []
+    for i in range(30):
+        jobs.launch(runner, f"quick-{i}", env_file="export A=1\n", script="exit 0\n")
+        while not (job := jobs.status(runner, [f"quick-{i}"])[f"quick-{i}"]).state.is_terminal:
+            pass
+        seen.append(job.state)
+    assert set(seen) == {jobs.NodeState.SUCCEEDED}
