@@ -13,7 +13,8 @@ from skyform.plan.model import ClusterSpec, PlacedOffer
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
+    # stored records: unknown fields (from a newer skyform) are ignored, see state/records.py
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="ignore")
 
 
 class NodeKind(str, Enum):
