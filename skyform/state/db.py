@@ -173,9 +173,14 @@ class StateDB:
         self.put_cluster(record.model_copy(update={"status": status}))
 
     def delete_cluster(self, name: str) -> None:
+        """Forget a cluster with its jobs: a new cluster of the same name is a new
+        incarnation whose job ids start at 1 again, as SkyPilot's do (the job table lives
+        with the cluster). Events and usage stay for the record."""
         with self.transaction() as conn:
             conn.execute("DELETE FROM nodes WHERE cluster=?", (name,))
             conn.execute("DELETE FROM clusters WHERE name=?", (name,))
+            conn.execute("DELETE FROM jobs WHERE cluster=?", (name,))
+            conn.execute("DELETE FROM job_ids WHERE cluster=?", (name,))
             self._bump(conn)
 
     # -- nodes and host reservations ---------------------------------------------------------
@@ -249,6 +254,7 @@ class StateDB:
     # -- jobs --------------------------------------------------------------------------------
 
     def next_job_id(self, cluster: str) -> int:
+        """1, 2, 3 ... for each incarnation of the cluster (never reused within one)."""
         with self.transaction() as conn:
             row = conn.execute(
                 "SELECT COALESCE(MAX(job_id), 0) + 1 AS n FROM job_ids WHERE cluster=?", (cluster,)
@@ -282,10 +288,6 @@ class StateDB:
     def latest_job(self, cluster: str) -> JobRecord | None:
         jobs = self.list_jobs(cluster)
         return jobs[-1] if jobs else None
-
-    def delete_jobs(self, cluster: str) -> None:
-        with self.transaction() as conn:
-            conn.execute("DELETE FROM jobs WHERE cluster=?", (cluster,))
 
     # -- events ------------------------------------------------------------------------------
 

@@ -105,6 +105,13 @@ class JobRecord(_Model):
     resources: str = ""
     managed_job_id: int | None = None
     recovery_count: int = 0  # part of the node-side job key (exec.jobs.run_key)
+    setup_key: str | None = None  # the node-side setup this job ran or waited for, if any
+    reason: str = ""  # why it ended as it did, when it never ran (unreachable, interrupted)
+
+    @property
+    def never_ran(self) -> bool:
+        """Ended (or stuck) before its `run` was submitted: no run output exists."""
+        return self.started_at is None
 
 
 class Event(_Model):

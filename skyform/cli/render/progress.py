@@ -12,6 +12,7 @@ from skyform.cli.render.console import make_console
 
 STAGE_LABELS = {
     "provision": "provisioning",
+    "resume": "carrying on with the unfinished apply",
     "destroy": "destroying",
     "update": "updating in place",
     "run": "running the job",
@@ -40,7 +41,7 @@ class ConsoleProgress:
         )
 
     def log(self, cluster: str, line) -> None:
-        prefix = f"({cluster}, node={line.rank})"
+        prefix = f"({cluster}, node={line.rank}{', setup' if line.setup else ''})"
         self.console.print(
             f"[dim]{escape(prefix)}[/] {escape(line.text)}", soft_wrap=True, highlight=False
         )
