@@ -230,6 +230,11 @@ def follow_job(
         except BaseException as exc:  # handed to the caller below
             failed.append(exc)
 
+    # what the waiter reports (a node's part ended) comes after every line of output
+    held: list[tuple[str, int | None, str]] = []
+    emit = session.emit
+    if on_log is not None:
+        session.emit = lambda stage, rank, message: held.append((stage, rank, message))
     thread = threading.Thread(target=waiter, daemon=True, name=f"wait-{key}")
     thread.start()
     reason = ""
@@ -239,7 +244,13 @@ def follow_job(
                 on_log(line)
     except NodeUnreachable as err:
         reason = f"a node stopped answering: {err.message}"
+    except BaseException:  # Ctrl-C: stop following at once, the job goes on
+        session.emit = emit
+        raise
     thread.join()
+    session.emit = emit
+    for event in held:
+        emit(*event)
     if failed:
         error = failed[0]
         if not isinstance(error, NodeUnreachable):

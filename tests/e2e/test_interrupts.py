@@ -198,6 +198,7 @@ def test_exec_on_a_dead_node_fails_the_job_with_the_reason(
     job = _jobs(sky, "job")[2]
     assert job["status"] == "FAILED"
     assert job["reason"].startswith("could not start: ") and "node 0" in job["reason"]
+    assert f"job 2: {job['reason']}" in sky("queue", "job", check=0).stdout
     logs = sky("logs", "job")
     assert logs.exit_code == 0
     assert "job 2 on job never ran (FAILED: could not start: " in logs.stderr

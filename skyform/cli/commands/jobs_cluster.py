@@ -60,6 +60,8 @@ def logs(
         )
     finally:
         db.close()
+    if not final.job.never_ran:
+        progress.job_end(final.job)
     print_warnings(final.warnings)
     print_notes(final.notes)
     return 1 if follow and final.job.status.value.startswith("FAILED") else 0

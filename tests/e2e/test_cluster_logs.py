@@ -1,6 +1,7 @@
 """Logs show everything: setup output is streamed during apply (node-prefixed, as run output
 is) and kept with the job that ran it, so `logs C JOB` prints setup then run — and a failed
-setup's stderr, even after the setup ran again for a later job."""
+setup's stderr, even after the setup ran again for a later job. How a job ended is always
+said after its last line of output."""
 
 from __future__ import annotations
 
@@ -54,3 +55,33 @@ def test_failed_setup_shows_its_stderr_and_applying_again_runs_it_again(sky, poo
         "SUCCEEDED",
     ]
     sky("down", "-y", "fs", check=0)
+
+
+TICKS = """\
+name: tk
+num_nodes: 2
+resources: {infra: local}
+run: |
+  for i in $(seq 1 6); do echo "tick $i"; sleep 0.1; done
+  printf "last words"
+"""
+
+
+def test_how_a_job_ended_comes_after_every_line_of_its_output(sky, tmp_path):
+    task = task_file(tmp_path, "tk.yaml", TICKS)
+    applied = sky("apply", task, "-y", check=0).stdout.splitlines()
+    for rank in (0, 1):
+        last = applied.index(f"(tk, node={rank}) last words")
+        assert last < applied.index(f"  tk node {rank}: run succeeded (exit code 0)")
+    sky("exec", "tk", "--detach", str(task), check=0)
+    followed = sky("logs", "tk", "2", "--follow", check=0).stdout.splitlines()
+    assert followed[-1] == "── job 2 on tk: SUCCEEDED"
+    assert sum(line.endswith("last words") for line in followed) == 2
+    again = sky("logs", "tk", "2", check=0).stdout.splitlines()  # after the fact: the same
+    for rank in (0, 1):
+        mine = f"(tk, node={rank}) "
+        assert [x for x in again if x.startswith(mine)] == [
+            x for x in followed if x.startswith(mine)
+        ]
+    assert again[-1] == followed[-1]
+    sky("down", "-y", "tk", check=0)
