@@ -252,3 +252,17 @@ def test_a_job_read_while_it_ends_is_never_reported_as_lost(tmp_path):
             pass
         seen.append(job.state)
     assert set(seen) == {jobs.NodeState.SUCCEEDED}
+
+
+def test_a_job_cancelled_right_after_it_was_submitted_never_runs(cluster):
+    """The runner ignores TERM to record the result; the job must not inherit that (a cancel
+    just after launch reached it while it still did, and the job ran on regardless)."""
+    with open_cluster(cluster) as session:
+        for i in range(10):
+            spec = job_spec(run=f"sleep 0.3; touch ~/ran-{i}")
+            session.submit(spec, job_key=f"early-{i}", task_id="t")
+            assert session.cancel(f"early-{i}", grace=3).status is JobStatus.CANCELLED
+        time.sleep(1)
+        for rank, runner in session.runners.items():
+            ran = [f for f in runner.run("ls ~").stdout.split() if f.startswith("ran-")]
+            assert ran == [], rank
