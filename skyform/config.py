@@ -15,6 +15,10 @@ keys and known_hosts. The config file is optional: a fresh machine has none.
           - {host: 10.0.0.6, port: 2222, labels: {region: west, zone: west-a, spot: true}}
     plan:
       clouds: [aws, gcp]        # clouds considered when a task does not name its infra
+    kubernetes:                 # as SkyPilot's config.yaml
+      allowed_contexts: [a, b]  # or `all`; default: the kubeconfig's current context
+      capacity_ttl: 300         # seconds the discovered nodes are reused by `plan`
+      timeout: 5                # seconds per Kubernetes API call
     recovery:                   # managed jobs (skyform jobs launch)
       check_interval: 2         # seconds between probes of a running job's nodes
       lost_after: 2             # failed probes in a row before a node counts as lost
@@ -28,7 +32,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -125,6 +129,16 @@ class RecoverySettings(_Strict):
     max_rounds: int | None = Field(default=None, ge=1)
 
 
+class KubernetesSettings(_Strict):
+    """Which kubeconfig contexts skyform may plan on (SkyPilot's `kubernetes.allowed_contexts`:
+    a list, or `all`; unset = the current context), how long `plan` reuses the node capacity it
+    discovered, and how long one API call may take."""
+
+    allowed_contexts: list[str] | Literal["all"] | None = None
+    capacity_ttl: float = Field(default=300.0, ge=0)
+    timeout: float = Field(default=5.0, gt=0)
+
+
 class PulumiSettings(_Strict):
     backend_url: str | None = None
     project: str = "skyform"
@@ -135,6 +149,7 @@ class Config(_Strict):
     ssh_pools: dict[str, SSHPool] = {}
     plan: PlanDefaults = PlanDefaults()
     pulumi: PulumiSettings = PulumiSettings()
+    kubernetes: KubernetesSettings = KubernetesSettings()
     recovery: RecoverySettings = RecoverySettings()
 
 

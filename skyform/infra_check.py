@@ -1,7 +1,9 @@
 """What `skyform check` looks at: which infra this machine can use right now.
 
-Only local facts are read (environment, credential files, kubeconfig, PATH, a TCP
-banner from ssh hosts); nothing here calls a cloud API, so it is quick and offline.
+Local facts are read (environment, credential files, kubeconfig, PATH); ssh pool hosts are
+logged in to, as apply will, and the ones whose size config.yaml leaves out are probed
+(ssh_login.py); the one API call is Kubernetes' node list for the contexts skyform plans on,
+which is what `plan` needs from a cluster (and refreshes its capacity cache).
 """
 
 from __future__ import annotations
@@ -64,17 +66,25 @@ def probe_ssh(host: str, port: int, timeout: float = SSH_PROBE_TIMEOUT) -> str |
 
 
 def check_ssh_pool(name: str, pool: SSHPool) -> InfraStatus:
-    targets = [(h.host, h.port or pool.port) for h in pool.hosts]
-    with ThreadPoolExecutor(max_workers=min(16, len(targets))) as ex:
-        reasons = list(ex.map(lambda t: probe_ssh(*t), targets))
-    items = [
-        f"{host}:{port} " + ("ok" if reason is None else f"unreachable ({reason})")
-        for (host, port), reason in zip(targets, reasons, strict=True)
-    ]
-    healthy = sum(r is None for r in reasons)
-    usable = healthy > 0
-    hint = None if healthy == len(targets) else "check the host is up and sshd listens on that port"
-    return InfraStatus(f"ssh/{name}", usable, f"{healthy}/{len(targets)} hosts answer", hint, items)
+    """Log in to every host (user, key, host key, key exchange: what `apply` will need) and
+    probe the ones whose size config.yaml leaves out; cache what was measured."""
+    from skyform.plan.catalog.hostfacts import write_facts
+    from skyform.ssh_login import login_host, recording_kex
+
+    with recording_kex(), ThreadPoolExecutor(max_workers=min(16, len(pool.hosts))) as ex:
+        results = list(ex.map(lambda host: login_host(name, pool, host), pool.hosts))
+    probed = {r.host_id: r.facts for r in results if r.facts is not None}
+    if probed:
+        write_facts(probed)
+    ok = sum(r.ok for r in results)
+    hints = [r.hint for r in results if r.hint]
+    return InfraStatus(
+        f"ssh/{name}",
+        ok > 0,
+        f"{ok}/{len(results)} hosts log in",
+        hints[0] if hints else None,
+        [r.line for r in results],
+    )
 
 
 def check_aws(env: dict[str, str], user_home: Path) -> InfraStatus:
@@ -115,33 +125,46 @@ def check_gcp(env: dict[str, str], user_home: Path) -> InfraStatus:
     return InfraStatus("gcp", True, detail, _extra_hint("gcp", "pulumi_gcp"))
 
 
-def check_kubernetes(env: dict[str, str], user_home: Path) -> InfraStatus:
-    import yaml
+def check_kubernetes(env: dict[str, str], config: Config) -> InfraStatus:
+    """The kubeconfig's contexts, and what the ones skyform plans on have now: their nodes are
+    read again (like `sky check`), which also refreshes the capacity cache `plan` uses."""
+    from skyform.plan.catalog import load_catalog
+    from skyform.plan.catalog.load import kubernetes_capacity
 
-    paths = [Path(p) for p in env.get("KUBECONFIG", "").split(os.pathsep) if p]
-    paths = paths or [user_home / ".kube" / "config"]
-    contexts: list[str] = []
-    current = None
-    for path in paths:
-        if not path.is_file():
-            continue
-        try:
-            doc = yaml.safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError):
-            continue
-        current = current or doc.get("current-context")
-        contexts += [c.get("name", "?") for c in doc.get("contexts") or [] if isinstance(c, dict)]
-    if not contexts:
+    offers = load_catalog(config).kubernetes
+    offers.capacity = capacity = kubernetes_capacity(config, env)
+    kubeconfig = capacity.kubeconfig()
+    if not kubeconfig.contexts:
         return InfraStatus(
             "kubernetes",
             False,
-            "no kubeconfig context found",
+            kubeconfig.missing(),
             "point KUBECONFIG at a kubeconfig, or create ~/.kube/config",
         )
-    detail = f"{len(contexts)} context(s), current: {current or 'none'}"
-    return InfraStatus(
-        "kubernetes", True, detail, _extra_hint("kubernetes", "pulumi_kubernetes"), contexts
+    selection = capacity.select(None)
+    planned = offers.planned(None, refresh=True)
+    items = []
+    for name in sorted(kubeconfig.contexts):
+        ctx = planned.get(name)
+        if ctx is None:
+            items.append(f"{name}: not planned on (see kubernetes.allowed_contexts)")
+        else:
+            items.append(f"{name}: {ctx.summary()}")
+            items += [f"  {note}" for note in ctx.notes]
+    usable = [name for name, ctx in sorted(planned.items()) if ctx.usable]
+    detail = (
+        f"{len(kubeconfig.contexts)} context(s), current: {kubeconfig.current or 'none'}; "
+        f"planning on: {', '.join(usable) or 'none'}"
     )
+    problems = list(selection.notes)
+    if any(not ctx.usable for ctx in planned.values()):
+        problems.append(
+            "plans leave out a context whose nodes cannot be read: fix its kubeconfig entry or "
+            "credentials (`kubectl --context NAME get nodes` must work), or leave it out of "
+            "kubernetes.allowed_contexts"
+        )
+    hint = "; ".join(problems) or _extra_hint("kubernetes", "pulumi_kubernetes")
+    return InfraStatus("kubernetes", bool(usable), detail, hint, items)
 
 
 def check_pulumi_cli() -> InfraStatus:
@@ -169,5 +192,5 @@ def check_all(config: Config | None = None, env: dict[str, str] | None = None) -
     results = [check_local(config)]
     results += [check_ssh_pool(name, pool) for name, pool in sorted(config.ssh_pools.items())]
     results += [check_aws(env, user_home), check_gcp(env, user_home)]
-    results += [check_kubernetes(env, user_home), check_pulumi_cli()]
+    results += [check_kubernetes(env, config), check_pulumi_cli()]
     return results

@@ -19,9 +19,11 @@ from sshnodes_fixtures import fresh_ssh_nodes, make_ssh_nodes, ssh_nodes  # noqa
 
 @pytest.fixture(autouse=True)
 def skyform_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own SKYFORM_HOME so nothing touches ~/.skyform."""
+    """Every test gets its own SKYFORM_HOME (and no kubeconfig) so nothing touches ~/.skyform."""
     home = tmp_path_factory.mktemp("skyform-home")
     monkeypatch.setenv("SKYFORM_HOME", str(home))
+    # No test plans on this machine's Kubernetes contexts (tests/kubeapi.py serves its own).
+    monkeypatch.setenv("KUBECONFIG", str(home / "no-kubeconfig"))
     monkeypatch.delenv("SKYFORM_DEBUG", raising=False)
     monkeypatch.setenv("COLUMNS", "120")
     return home
@@ -50,3 +52,27 @@ def cli(capsys: pytest.CaptureFixture[str]):
         return CliResult(code, out, err)
 
     return invoke
+
+
+@pytest.fixture
+def kube_api():
+    """A Kubernetes API server on loopback serving recorded node lists: `gke`, `eks`, `gfd`."""
+    from kubeapi import KubeApi, recorded
+
+    api = KubeApi()
+    for name in ("gke", "eks", "gfd"):
+        api.serve(name, recorded(name))
+    yield api
+    api.close()
+
+
+@pytest.fixture
+def kubeconfig(kube_api, tmp_path, monkeypatch):
+    """Point KUBECONFIG at `kube_api`: kubeconfig({context: cluster}, current=NAME)."""
+
+    def write(contexts: dict[str, str], current: str | None = None, **kw) -> Path:
+        path = kube_api.kubeconfig(tmp_path / "kubeconfig", contexts, current, **kw)
+        monkeypatch.setenv("KUBECONFIG", str(path))
+        return path
+
+    return write

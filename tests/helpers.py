@@ -7,7 +7,16 @@ import os
 import subprocess
 import sys
 
-HEAVY = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes", "pulp", "fabric", "paramiko")
+HEAVY = (
+    "pulumi",
+    "pulumi_aws",
+    "pulumi_gcp",
+    "pulumi_kubernetes",
+    "kubernetes",  # the API client: only when a context's capacity must be read
+    "pulp",
+    "fabric",
+    "paramiko",
+)
 
 
 def modules_loaded_by(args: list[str], env: dict | None = None) -> set[str]:
@@ -46,3 +55,14 @@ def source_imports(path) -> list[tuple[str, bool]]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.append((node.module, id(node) in top))
     return found
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from skyform.errors import SpecError, StalePlanError
-from skyform.plan.model import Plan
+from skyform.plan.model import KubernetesProvenance, Plan
 from skyform.state.db import StateDB
 
 
@@ -76,7 +76,29 @@ def stale_reasons(plan: Plan, plan_path: Path, *, db: StateDB, catalog) -> list[
             reasons.append(
                 "the local/ssh pool settings in config.yaml changed since the plan was made"
             )
+        if plan.kubernetes is not None:
+            reasons += kubernetes_reasons(plan.kubernetes, catalog)
     return reasons
+
+
+def kubernetes_reasons(recorded: KubernetesProvenance, catalog) -> list[str]:
+    """What changed in the Kubernetes contexts the plan rests on (read again from the API)."""
+    now = catalog.kubernetes.snapshot(recorded.scope, refresh=True)
+    if "sha256:" + now.digest == recorded.digest:
+        return []
+    before = {c.name: c for c in recorded.contexts}
+    after = {c.context: c for c in now.contexts}
+    changes = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name), after.get(name)
+        if new is None and old is not None:
+            changes.append(f"context {name} is no longer planned on (it had {old.nodes})")
+        elif new is not None and old is None:
+            changes.append(f"context {name} is now planned on ({new.summary()})")
+        elif new is not None and old is not None and "sha256:" + new.digest() != old.digest:
+            changes.append(f"context {name} had {old.nodes}; now {new.summary()}")
+    detail = "; ".join(changes) or "the contexts changed"
+    return [f"the Kubernetes capacity changed since the plan was made: {detail}"]
 
 
 def _for_shell(path: Path) -> str:

@@ -1,4 +1,5 @@
-"""Offers that do not come from the price tables: local, ssh pools, Kubernetes."""
+"""Offers that do not come from the price tables: local, ssh pools, Kubernetes pricing
+(Kubernetes capacity: test_kubernetes_capacity.py)."""
 
 from __future__ import annotations
 
@@ -72,19 +73,6 @@ def test_a_host_with_two_accelerator_types_is_a_config_error():
     cfg = _pools(lab=[SSHHost(host="h1", accelerators={"A100": 1, "T4": 1})])
     with pytest.raises(ConfigError, match=r"ssh_pools.lab.hosts\[0\].accelerators"):
         load_catalog(cfg)
-
-
-def test_kubernetes_offers_are_synthesised_per_request(bundled):
-    (gpu,) = bundled.query(cloud="kubernetes", accelerator="t4", accelerator_count=1, cpus=4)
-    assert gpu.instance_type == "4CPU--16GB--1xT4"
-    assert (gpu.region, gpu.zone, gpu.hourly_price) == ("default", None, 0.0)
-    assert gpu.gpu_memory_gib == 16.0
-    (cpu,) = bundled.query(cloud="kubernetes", context="prod", cpus=8, memory=32)
-    assert (cpu.instance_type, cpu.region, cpu.context) == ("8CPU--32GB", "prod", "prod")
-    assert bundled.query(cloud="kubernetes", spot=True) == []
-    assert bundled.query(cloud="kubernetes", min_accelerator_count=1) == []  # which GPU?
-    assert bundled.query(cloud="kubernetes", accelerator="tpu-v5p-8") == []
-    assert "kubernetes" not in {o.cloud for o in bundled.query(accelerator="T4")}
 
 
 def test_kubernetes_pricing_rows_most_specific_wins():

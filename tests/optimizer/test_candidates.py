@@ -117,11 +117,13 @@ def test_ssh_pools_with_too_few_hosts_are_out(with_pools):
     assert "num_nodes: 2" in caught.value.hint
 
 
-def test_local_and_kubernetes_get_no_default_size(bundled):
+def test_local_and_kubernetes_get_no_default_size(bundled, kubeconfig):
     local = optimize(dag_of("resources: {infra: local}\nrun: x\n"), bundled)
     assert chosen(local).offer.cloud == "local"
-    k8s = optimize(dag_of("resources: {infra: k8s}\nrun: x\n"), bundled)
-    assert chosen(k8s).offer.vcpus < 8  # Kubernetes' own pod default, not SkyPilot's 8+
+    kubeconfig({"lab": "gfd"}, current="lab")
+    catalog = load_catalog(Config())
+    k8s = optimize(dag_of("resources: {infra: k8s}\nrun: x\n"), catalog)
+    assert chosen(k8s).offer.instance_type == "2CPU--2GB"  # Kubernetes' own pod default
 
 
 def test_blocked_placements_are_skipped(tiny):

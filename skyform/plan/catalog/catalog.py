@@ -7,6 +7,7 @@ Query conventions (all filters optional, combined with AND):
 - `cloud` / `clouds`: which clouds; by default `default_clouds`, the price-catalog clouds (aws,
   gcp; cloud-a and cloud-b for the test fixture). local, ssh and kubernetes offers are returned
   only when named, since they are free or synthesised and would otherwise win every comparison.
+  Kubernetes offers come from the nodes each planned context really has (k8s_offers.py).
 - `accelerator`: any spelling `canonical_accelerator` accepts; an unknown name matches nothing.
   `accelerator_count` is exact (`V100:8` means exactly 8, as in SkyPilot; 0 means CPU-only);
   `min_accelerator_count` is a lower bound. Without an accelerator filter, GPU offers match too.
@@ -28,7 +29,10 @@ from typing import Any, NamedTuple
 
 from skyform.plan.catalog.accelerators import AcceleratorNames
 from skyform.plan.catalog.egress import EgressTable
-from skyform.plan.catalog.kubernetes import GpuInfo, KubernetesPricing, kubernetes_offer_row
+from skyform.plan.catalog.hostfacts import HostFacts
+from skyform.plan.catalog.k8s_capacity import KubernetesCapacity
+from skyform.plan.catalog.k8s_offers import KubernetesOffers
+from skyform.plan.catalog.kubernetes import GpuInfo, KubernetesPricing
 from skyform.plan.catalog.offer import (
     ACCEL,
     ACCEL_COUNT,
@@ -43,8 +47,10 @@ from skyform.plan.catalog.offer import (
     ZONE,
     Location,
     Offer,
+    offer_id,
     row_sort_key,
 )
+from skyform.plan.catalog.onprem import SSHRows
 
 
 @dataclass(frozen=True)
@@ -95,14 +101,29 @@ class Catalog:
         default_clouds: tuple[str, ...] = PRICED_CLOUDS,
         lazy: dict[str, Callable[[], list[tuple]]] | None = None,
         onprem_parts: dict[str, str] | None = None,
+        ssh_hosts: SSHRows | None = None,
+        k8s_capacity: KubernetesCapacity | None = None,
     ) -> None:
         self.egress = egress
         self.digest = digest
         self.onprem_digest = onprem_digest
         self._onprem_parts = dict(onprem_parts or {})
+        self._ssh = ssh_hosts or SSHRows([], [], [], [], {})
+        self._ssh_members = {
+            offer_id(Offer(*row)): tuple(hosts)
+            for row, hosts in zip(self._ssh.rows, self._ssh.members, strict=True)
+        }
         self.source = source
         self.k8s_pricing = k8s_pricing or KubernetesPricing([])
         self.k8s_gpus = k8s_gpus or {}
+        # Offers from the nodes each kubeconfig context really has (read when first asked).
+        self.kubernetes = KubernetesOffers(
+            self.k8s_pricing,
+            self.k8s_gpus,
+            k8s_capacity,
+            self.canonical_accelerator,
+            self._instance_accelerator,
+        )
         self._names = names
         self.default_clouds = default_clouds
         self._accelerator_clouds = accelerator_clouds or {}
@@ -163,11 +184,15 @@ class Catalog:
         found: list[tuple[tuple, tuple]] = []
         for name in selected:
             if name == "kubernetes":
-                k8s_context = context or region
-                row = self._kubernetes_row(
-                    k8s_context, cpu_bound, mem_bound, acc, accelerator_count, min_accelerator_count
+                rows = self.kubernetes.rows(
+                    context or region,
+                    cpu_bound[0] if cpu_bound else None,
+                    mem_bound[0] if mem_bound else None,
+                    acc,
+                    accelerator_count,
+                    min_accelerator_count,
                 )
-                pairs = [(row_sort_key(row), row)] if row is not None else []
+                pairs = [(row_sort_key(row), row) for row in rows]
                 where: tuple[str | None, str | None, str | None] = (None, zone, None)
             else:
                 pairs = self._candidates(name, acc, accelerator_count, min_accelerator_count)
@@ -263,23 +288,36 @@ class Catalog:
     def egress_cost(self, source: Location, destination: Location, gb: float) -> float:
         return self.egress.cost(source, destination, gb)
 
+    def ssh_members(self, offer_id: str) -> tuple[str, ...]:
+        """The host ids (`ssh/<pool>/<host>:<port>`) an ssh offer stands for."""
+        return self._ssh_members.get(offer_id, ())
+
+    def host_probes(self, scope: Iterable[str]) -> dict[str, HostFacts]:
+        """Probed facts the offers of the ssh pools in `scope` were made from."""
+        pools = set(scope)
+        return {
+            host: facts
+            for host, facts in sorted(self._ssh.probes.items())
+            if "ssh" in pools or f"ssh/{host.split('/')[1]}" in pools
+        }
+
     def no_offers_hint(
         self, *, clouds: Iterable[str] | None = None, cpus: Any = None, memory: Any = None
     ) -> str | None:
-        """Why ssh pools cannot match a cpus/memory-constrained request, if that is why."""
+        """Why ssh pools cannot match a cpus/memory-constrained request, if that is why:
+        which hosts declare no cpus/memory and were not probed, and what to do."""
         if cpus is None and memory is None:
             return None
-        selected = self._clouds(None, clouds)
-        if "ssh" not in selected:
+        if "ssh" not in self._clouds(None, clouds) or not self._ssh.vague:
             return None
-        rows = self._cloud_rows("ssh")
-        vague = sorted({r[CONTEXT] for r in rows if r[VCPUS] is None or r[MEMORY] is None})
-        if not vague:
-            return None
+        hosts = self._ssh.vague
+        shown = ", ".join(h.removeprefix("ssh/") for h in hosts[:6])
+        more = f" and {len(hosts) - 6} more" if len(hosts) > 6 else ""
         return (
-            f"ssh pool(s) {', '.join(vague)} have hosts without declared cpus/memory, which only "
-            "match tasks that do not ask for cpus or memory; declare `cpus:` and `memory:` "
-            "(GiB) for those hosts in SKYFORM_HOME/config.yaml."
+            f"ssh host(s) {shown}{more} declare no cpus/memory and have not been probed, so "
+            "they only match tasks that ask for neither: run `skyform check` (it logs in and "
+            "measures them), or declare them in SKYFORM_HOME/config.yaml, e.g. "
+            "`- {host: 10.0.0.5, cpus: 16, memory: 64}` (memory in GiB)."
         )
 
     # --- internals ------------------------------------------------------------------------
@@ -319,19 +357,15 @@ class Catalog:
             self._keyed[key] = pairs
         return pairs
 
-    def _kubernetes_row(self, context, cpu_bound, mem_bound, acc, count, min_count):
-        if acc is None and ((count or 0) > 0 or (min_count or 0) > 0):
-            return None  # "N accelerators of any type" cannot be synthesised
-        wanted = count if count is not None else (min_count if min_count is not None else 1.0)
-        return kubernetes_offer_row(
-            self.k8s_pricing,
-            self.k8s_gpus,
-            context=context,
-            cpus=cpu_bound[0] if cpu_bound else None,
-            memory=mem_bound[0] if mem_bound else None,
-            accelerator=acc,
-            count=float(wanted) if acc else 0.0,
-        )
+    def _instance_accelerator(self, instance_type: str) -> tuple[str, float] | None:
+        """(GPU, count) of a cloud instance type (an EKS node without a GPU label)."""
+        for offer in self.query(clouds=self._lazy_and_priced(), instance_type=instance_type):
+            if offer.accelerator:
+                return offer.accelerator, offer.accelerator_count
+        return None
+
+    def _lazy_and_priced(self) -> list[str]:
+        return sorted({c for c in self.clouds() if c not in ("local", "ssh", "kubernetes")})
 
     def _offer(self, row: tuple) -> Offer:
         # Keyed by identity: only for rows the catalog keeps (never synthesised ones), so an id

@@ -1,25 +1,28 @@
-"""Kubernetes offers, synthesised per request (Kubernetes has no instance catalog).
+"""Kubernetes offers: a pod of the requested size, in each context whose nodes can hold it.
 
-A pod of the requested size is offered in the named context (`region` = context name, or
-`default` for the current context; `zone` None; on-demand only). Its type name follows SkyPilot
-(`4CPU--16GB`, `4CPU--16GB--1xT4`). Price = vCPUs × PricePerVCPU + GiB × PricePerMemoryGB +
-accelerators × PricePerAccelerator from the pricing table (SkyPilot's `pricing.csv` schema; the
-default single wildcard row prices everything at 0). The one most specific matching row is used:
-an exact accelerator match beats a wildcard, then region+zone > region > zone > wildcard.
+Kubernetes has no instance catalog: an offer is synthesised per request and per context, from
+the context's discovered nodes (k8s_capacity.py). `region` and `context` are the context's name,
+`zone` None, on-demand only, `capacity` the number of such pods the fitting nodes hold (by
+allocatable resources), `arch` theirs. The type name follows SkyPilot (`4CPU--16GB`,
+`32CPU--128GB--8xA100`). Price = vCPUs × PricePerVCPU + GiB × PricePerMemoryGB + accelerators ×
+PricePerAccelerator from the pricing table (SkyPilot's `pricing.csv` schema; the default single
+wildcard row prices everything at 0). The one most specific matching row is used: an exact
+accelerator match beats a wildcard, then region+zone > region > zone > wildcard.
 
 Sizes when the request does not give them (as SkyPilot): 2 vCPUs and 1 GiB per vCPU without an
-accelerator, 4 vCPUs and 4 GiB per vCPU with one. Only accelerators listed in
-`k8s_gpu_labels.csv` can be offered, and a request for "N accelerators of any type" cannot be
-synthesised (which GPU would the pod ask for?), so it yields no Kubernetes offer.
+accelerator, 4 vCPUs per GPU and 4 GiB per vCPU with them; `cpus: 4+` asks for exactly 4 (a pod
+gets what it requests). A request for "N accelerators of any type" cannot be synthesised (which
+GPU would the pod ask for?), so it yields no Kubernetes offer; nor do TPUs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
+from skyform.plan.catalog.k8s_nodes import Fit
 from skyform.plan.catalog.onprem import instance_name
 
-DEFAULT_CONTEXT = "default"
 PRICING_COLUMNS = (
     "Region",
     "Zone",
@@ -87,36 +90,59 @@ class KubernetesPricing:
         return round(total, 8)
 
 
-def default_size(cpus: float | None, memory: float | None, has_gpu: bool) -> tuple[float, float]:
+def default_size(cpus: float | None, memory: float | None, gpus: float) -> tuple[float, float]:
+    """SkyPilot's pod size for what the request leaves open: 2 vCPUs and 1 GiB per vCPU without
+    GPUs; 4 vCPUs per GPU and 4 GiB per vCPU with them."""
     if cpus is None:
-        cpus = 4.0 if has_gpu else 2.0
+        cpus = 4.0 * gpus if gpus else 2.0
     if memory is None:
-        memory = cpus * (4.0 if has_gpu else 1.0)
+        memory = cpus * (4.0 if gpus else 1.0)
     return cpus, memory
 
 
-def kubernetes_offer_row(
-    pricing: KubernetesPricing,
-    gpus: dict[str, GpuInfo],
+class Pod(NamedTuple):
+    """The pod a request asks for (SkyPilot's virtual instance type, e.g. `4CPU--16GB--1xT4`)."""
+
+    cpus: float
+    memory: float
+    accelerator: str | None
+    accelerator_count: float
+
+    @property
+    def name(self) -> str:
+        return instance_name(self.cpus, self.memory, self.accelerator, self.accelerator_count)
+
+
+def pod_for(
+    canonical: Callable[[str], str | None],
     *,
-    context: str | None,
     cpus: float | None,
     memory: float | None,
     accelerator: str | None,
     count: float,
-) -> tuple | None:
-    """One synthesised offer row, or None when the accelerator is not a known GPU."""
-    gpu = None
+) -> Pod | None:
+    """The pod for a request; None when it asks for an accelerator no node could carry."""
     if accelerator:
-        gpu = gpus.get(accelerator)
-        if gpu is None or count <= 0:
+        if count <= 0 or accelerator.startswith("tpu-"):
             return None
-    cpus, memory = default_size(cpus, memory, gpu is not None)
-    region = context or DEFAULT_CONTEXT
-    acc = gpu.name if gpu else None
-    count = count if gpu else 0.0
-    price = pricing.price(region, None, cpus, memory, acc, count)
-    name = instance_name(cpus, memory, acc, count)
-    gpu_mem = gpu.memory_gib if gpu else None
-    specs = (acc, count, cpus, memory, "x86_64", gpu_mem, context, None)
-    return ("kubernetes", region, None, name, False, price, *specs)
+        accelerator = canonical(accelerator) or accelerator
+    else:
+        count = 0.0
+    cpus, memory = default_size(cpus, memory, count)
+    return Pod(cpus, memory, accelerator, count)
+
+
+def kubernetes_offer_row(pricing: KubernetesPricing, context: str, pod: Pod, placed: Fit) -> tuple:
+    """One offer row: `pod` in `context` (region = context name; zone None; on-demand)."""
+    price = pricing.price(
+        context, None, pod.cpus, pod.memory, pod.accelerator, pod.accelerator_count
+    )
+    specs = (
+        pod.accelerator,
+        pod.accelerator_count,
+        pod.cpus,
+        pod.memory,
+        placed.arch,
+        placed.gpu_memory_gib,
+    )
+    return ("kubernetes", context, None, pod.name, False, price, *specs, context, placed.pods)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,8 @@ from skyform.plan.catalog.accelerators import AcceleratorNames
 from skyform.plan.catalog.catalog import Catalog, CatalogSource, Image
 from skyform.plan.catalog.clouds import GcpHosts, aws_offer_rows, gcp_offer_rows
 from skyform.plan.catalog.egress import EGRESS_COLUMNS, EgressRow, EgressTable
+from skyform.plan.catalog.hostfacts import read_facts
+from skyform.plan.catalog.k8s_capacity import CACHE_FILE, KubernetesCapacity
 from skyform.plan.catalog.kubernetes import PRICING_COLUMNS, GpuInfo, KubernetesPricing, PricingRow
 from skyform.plan.catalog.onprem import (
     local_offer_row,
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 MANIFEST = "manifest.json"
+DEFAULT_CAPACITY_TTL = 300.0  # keep in step with skyform.config.KubernetesSettings
+DEFAULT_API_TIMEOUT = 5.0
 
 # logical table -> (file in SkyPilot's layout (refreshed copies), file in the bundle)
 FILES: dict[str, tuple[str | None, str]] = {
@@ -142,8 +147,11 @@ def _load(primary: Path, kind: str, manifest: dict, warning: str | None, config)
     clouds = parse_accelerator_clouds(*texts["accelerators"])
     images = _images(primary, texts["images"])
 
-    aliases = {g.gke_label: g.name for g in gpus.values() if g.gke_label}
-    aliases |= {g.product_label: g.name for g in gpus.values() if g.product_label}
+    aliases: dict[str, str] = {}
+    for gpu in gpus.values():  # the first GPU with a label keeps it (H100 before H100-MEGA)
+        for label in (gpu.gke_label, gpu.product_label):
+            if label:
+                aliases.setdefault(label, gpu.name)
     names = AcceleratorNames(set(clouds) | set(gpus), aliases)
 
     def aws_rows() -> list[tuple]:  # parsed the first time a query needs AWS
@@ -157,7 +165,7 @@ def _load(primary: Path, kind: str, manifest: dict, warning: str | None, config)
         return gcp_offer_rows(gcp, hosts)[0]
 
     local_row, local_src = local_offer_row(config, names.canonical)
-    ssh_rows, ssh_src = ssh_offer_rows(config, names.canonical)
+    ssh = ssh_offer_rows(config, names.canonical, read_facts())
     digest = price_digest({t: texts[t][1] for t in DIGEST_TABLES})
     source = CatalogSource(
         kind=kind,
@@ -168,24 +176,40 @@ def _load(primary: Path, kind: str, manifest: dict, warning: str | None, config)
         file_rows={t: _data_rows(texts[t][1]) for t in ("aws_vms", "gcp_vms")},
     )
     catalog = Catalog(
-        [local_row, *ssh_rows],
+        [local_row, *ssh.rows],
         lazy={"aws": aws_rows, "gcp": gcp_rows},
         names=names,
         egress=egress,
         digest=digest,
-        onprem_digest=onprem_digest(local_src, ssh_src),
-        onprem_parts=onprem_parts(local_src, ssh_src),
+        onprem_digest=onprem_digest(local_src, ssh.source),
+        onprem_parts=onprem_parts(local_src, ssh.source),
+        ssh_hosts=ssh,
         source=source,
         k8s_pricing=pricing,
         k8s_gpus=gpus,
         accelerator_clouds=clouds,
         images=images,
+        k8s_capacity=kubernetes_capacity(config),
     )
     if kind == "directory":
         # Tables nobody has checked yet: parse them now so an error shows at load. The bundle
         # and a refreshed copy (validated when downloaded, sha-checked since) load lazily.
         catalog.all_offers()
     return catalog
+
+
+def kubernetes_capacity(
+    config: Config | None, env: Mapping[str, str] | None = None
+) -> KubernetesCapacity:
+    """Discovery of the kubeconfig's contexts (nothing is read until a query needs it)."""
+    settings = config.kubernetes if config is not None else None
+    return KubernetesCapacity(
+        allowed=settings.allowed_contexts if settings else None,
+        ttl=settings.capacity_ttl if settings else DEFAULT_CAPACITY_TTL,
+        timeout=settings.timeout if settings else DEFAULT_API_TIMEOUT,
+        env=os.environ if env is None else env,
+        cache_path=catalog_home().parent / CACHE_FILE,
+    )
 
 
 def _data_rows(text: str) -> int:

@@ -31,9 +31,9 @@ class Offer:
       is a float because AWS sells fractions (g6f: 0.25 L4) and 0.0 when there is none.
     - `vcpus`/`memory_gib` are None when unknown (TPU VMs, ssh hosts that do not declare them);
       such offers only match queries that do not constrain them.
-    - `gpu_memory_gib` is per accelerator; `capacity` is the number of hosts for ssh pools and
-      None (unbounded) everywhere else.
-    - `context` is the ssh pool name or the Kubernetes context (None for the current one).
+    - `gpu_memory_gib` is per accelerator; `capacity` is the number of hosts for ssh pools, the
+      number of such pods the nodes hold on Kubernetes, and None (unbounded) everywhere else.
+    - `context` is the ssh pool name or the Kubernetes context's name (also its `region`).
     """
 
     cloud: str

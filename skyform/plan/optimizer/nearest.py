@@ -103,14 +103,19 @@ def no_offers_error(
         message += f" (clouds: {', '.join(clouds)})"
     found: list[Nearest] = []
     for request in requests:
-        query = query_for(request, task.num_nodes, clouds)
+        query = query_for(request, task.num_nodes, clouds, task.skyform.arch)
         for change, other in _relaxations(request, query, catalog, clouds):
             wanted = query.accelerator_count or 1.0
             for offer, change_text in _cheapest(catalog, other, change, blocked, wanted):
                 item = Nearest(change_text, offer, offer.hourly_price * other.num_nodes)
                 if all(item.offer != seen.offer for seen in found):
                     found.append(item)
-    hints = list(unknown)
+    hints = list(unknown) + _kubernetes_notes(requests, catalog, clouds)
+    for request in requests:
+        where_ = (request.cloud,) if request.cloud else tuple(clouds)
+        vague = catalog.no_offers_hint(clouds=where_, cpus=request.cpus, memory=request.memory)
+        if vague and vague not in hints:
+            hints.append(vague)
     if found:
         shown = "; ".join(n.describe() for n in found[:MAX_SHOWN])
         hints.append(f"Nearest feasible: {shown}.")
@@ -119,6 +124,14 @@ def no_offers_error(
     error.nearest = found  # type: ignore[attr-defined]
     error.task_index = index  # type: ignore[attr-defined]
     return error
+
+
+def _kubernetes_notes(requests: list[ResourceRequest], catalog: Catalog, clouds) -> list[str]:
+    from skyform.plan.catalog.k8s_offers import kubernetes_scope
+
+    scope = kubernetes_scope(requests, clouds)
+    notes = catalog.kubernetes.why_not(scope) if scope else []
+    return [f"Kubernetes was not considered: {'; '.join(notes)}."] if notes else []
 
 
 def _unknown_accelerators(requests: list[ResourceRequest], catalog: Catalog) -> list[str]:
@@ -145,6 +158,9 @@ def _unsold_counts(requests: list[ResourceRequest], catalog: Catalog, clouds) ->
             continue
         wanted = float(request.accelerator_count if request.accelerator_count is not None else 1)
         where = (request.cloud,) if request.cloud else tuple(clouds)
+        where = tuple(c for c in where if c != "kubernetes")  # its notes say what nodes have
+        if not where:
+            continue
         counts = sorted(
             {o.accelerator_count for o in catalog.query(clouds=where, accelerator=name)}
         )
@@ -191,6 +207,9 @@ def _relaxations(request: ResourceRequest, query: Query, catalog: Catalog, cloud
             yield "another instance type", same
     if query.num_nodes > 1:
         yield "fewer nodes", relaxed(query, num_nodes=1)
+    if query.arch is not None:
+        other = "x86_64" if query.arch == "arm64" else "arm64"
+        yield f"{other} (skyform: {{arch: {other}}})", relaxed(query, arch=other)
     yield "if unblocked", relaxed(query, honour_blocked=False)
 
 
@@ -223,7 +242,8 @@ def _cheapest(catalog, query: Query, change: str, blocked, wanted: float):
         if offers:
             offer = offers[0]
             if change == "fewer nodes" and offer.capacity is not None:
-                change = f"num_nodes: {offer.capacity} (the pool's hosts)"
+                held = "pods its nodes hold" if offer.cloud == "kubernetes" else "pool's hosts"
+                change = f"num_nodes: {offer.capacity} (the {held})"
             yield offer, change
         return
     by_count: dict[float, Offer] = {}

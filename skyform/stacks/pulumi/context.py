@@ -81,9 +81,10 @@ def input_context(
     project = gcp_project() if cloud == "gcp" else None
     if cloud == "gcp" and project is None and require_project:
         raise StackError("no GCP project is configured on this machine", GCP_PROJECT_HINT)
-    gke = None
+    gke = node_label = None
     if cloud == "kubernetes":
         gke = is_gke_context(context_name or kube_current_context())
+        node_label = catalog.kubernetes.selector
     return InputContext(
         ssh_public_key=key.public_key,
         ssh_key_id=key.short_id,
@@ -92,4 +93,5 @@ def input_context(
         plan_digest=plan_digest,
         gcp_project=project,
         k8s_gke=gke,
+        k8s_node_label=node_label,
     )

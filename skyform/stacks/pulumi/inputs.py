@@ -8,7 +8,7 @@ inline and the exported program see exactly the same inputs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,9 @@ class InputContext:
     plan_digest: str | None = None
     gcp_project: str | None = None
     k8s_gke: bool | None = None  # None: guess from the context name (gke_...)
+    # (context, GPU, count, cpus, memory) -> (node label, values) of the nodes that hold such a
+    # pod, from the capacity discovered at plan time; None when not known
+    k8s_node_label: Callable[..., tuple[str, tuple[str, ...]] | None] | None = None
 
 
 def program_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
@@ -199,24 +202,41 @@ def is_gke_context(context: str | None) -> bool:
     return bool(context) and str(context).startswith("gke_")
 
 
+def _gpu_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
+    """GPU count and where such a pod can go: the GPU label the context's nodes carry (as
+    discovered), else the label GKE or the NVIDIA GPU operator would put on such nodes."""
+    offer = spec.offer
+    count = int(offer.accelerator_count)
+    found = None
+    if ctx.k8s_node_label is not None and offer.context:
+        found = ctx.k8s_node_label(
+            offer.context, offer.accelerator, offer.accelerator_count, offer.vcpus, offer.memory_gib
+        )
+    if found is not None:
+        key, values = found
+        if len(values) == 1:
+            return {"count": count, "node_selector": {key: values[0]}}
+        return {"count": count, "node_affinity": {"key": key, "values": list(values)}}
+    info = ctx.k8s_gpus.get(offer.accelerator or "")
+    gke = ctx.k8s_gke if ctx.k8s_gke is not None else is_gke_context(offer.context)
+    if gke and info is not None and info.gke_label:
+        selector = {"cloud.google.com/gke-accelerator": info.gke_label}
+    elif info is not None and info.product_label:
+        selector = {"nvidia.com/gpu.product": info.product_label}
+    else:
+        raise StackError(
+            f"cluster {spec.name}: no Kubernetes node label is known for GPU {offer.accelerator}",
+            "Add it to the catalog's k8s_gpu_labels.csv, or plan for another GPU.",
+        )
+    return {"count": count, "node_selector": selector}
+
+
 def kubernetes_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
     offer = spec.offer
     context = offer.context or None
     gpu = None
     if offer.accelerator:
-        info = ctx.k8s_gpus.get(offer.accelerator)
-        gke = ctx.k8s_gke if ctx.k8s_gke is not None else is_gke_context(context)
-        if gke and info is not None and info.gke_label:
-            selector = {"cloud.google.com/gke-accelerator": info.gke_label}
-        elif info is not None and info.product_label:
-            selector = {"nvidia.com/gpu.product": info.product_label}
-        else:
-            raise StackError(
-                f"cluster {spec.name}: no Kubernetes node label is known for GPU "
-                f"{offer.accelerator}",
-                "Add it to the catalog's k8s_gpu_labels.csv, or plan for another GPU.",
-            )
-        gpu = {"count": int(offer.accelerator_count), "node_selector": selector}
+        gpu = _gpu_inputs(spec, ctx)
     ports = [p for a, b in port_ranges(spec.ports) for p in range(a, b + 1) if p != SSH_PORT]
     if len(ports) > MAX_K8S_PORTS:
         raise StackError(

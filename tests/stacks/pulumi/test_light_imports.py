@@ -18,7 +18,7 @@ from pulumi_specs import AWS_G5, GCP_N1_V100, K8S_H100, LOCAL, plan_of, spec
 from skyform.plan.planfile import write_plan
 
 REPO = Path(__file__).resolve().parents[3]
-SDKS = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes")
+SDKS = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes", "kubernetes")
 # (verb, args); {plan} is a plan with aws, gcp, kubernetes and local clusters, {out} a new dir
 COMMANDS = [
     ("--help", ["--help"]),

@@ -137,3 +137,51 @@ def test_outputs_reach_pods_at_their_node_on_the_node_port():
         ],
         "ssh_user": "root",
     }  # fmt: skip
+
+
+def discovered(context: str, accelerator: str, count: int):
+    """The offer and input context the engine builds for a plan made on discovered nodes."""
+    from skyform.config import Config
+    from skyform.plan.catalog import load_catalog
+    from skyform.plan.planner import placed
+    from skyform.stacks.pulumi.context import input_context
+
+    cat = load_catalog(Config())
+    (offer,) = cat.query(cloud="kubernetes", accelerator=accelerator, accelerator_count=count)
+    ctx = input_context("kubernetes", config=Config(), catalog=cat, context_name=context)
+    return placed(offer), ctx
+
+
+def test_gpu_pods_select_the_gpu_label_the_context_nodes_carry(kubeconfig):
+    kubeconfig({"ml": "eks"}, current="ml")
+    offer, ctx = discovered("ml", "V100", 4)
+    got = run_program(program("kubernetes", program_inputs(spec(offer), ctx)))
+    (pod,) = pods(got)
+    assert pod.inputs["spec"]["nodeSelector"] == {
+        "k8s.amazonaws.com/accelerator": "nvidia-tesla-v100"  # EKS, not a GKE/GFD guess
+    }
+    assert got.of_type("pulumi:providers:kubernetes")[0].inputs["context"] == "ml"
+
+
+def test_gpu_pods_accept_every_label_value_of_the_nodes_that_hold_them(kubeconfig, kube_api):
+    from kubeapi import recorded
+
+    mixed = recorded("gfd")
+    for node in mixed["items"]:
+        if node["metadata"]["name"] == "dgx-2":
+            node["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-A100-80GB-PCIe"
+    kube_api.serve("mixed", mixed)
+    kubeconfig({"lab": "mixed"}, current="lab")
+    offer, ctx = discovered("lab", "A100-80GB", 8)
+    assert offer.capacity == 2
+    (pod,) = pods(run_program(program("kubernetes", program_inputs(spec(offer), ctx))))
+    assert "nodeSelector" not in pod.inputs["spec"]
+    required = pod.inputs["spec"]["affinity"]["nodeAffinity"]
+    (term,) = required["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert term["matchExpressions"] == [
+        {
+            "key": "nvidia.com/gpu.product",
+            "operator": "In",
+            "values": ["NVIDIA-A100-80GB-PCIe", "NVIDIA-A100-SXM4-80GB"],
+        }
+    ]

@@ -2,7 +2,8 @@
 
 Input: `cluster`, a plain dict (an exported project reads it from its `cluster` config):
   name, context (null: the current context), namespace (null: the context's), num_nodes,
-  pod_names, secret_name, image, cpus, memory ("16Gi"), gpu {count, node_selector} or null,
+  pod_names, secret_name, image, cpus, memory ("16Gi"), gpu or null: {count, node_selector
+  {label: value}} or {count, node_affinity {key: label, values: [...]}},
   ports [8080, ...], ssh_user, ssh_public_key, labels.
 Resources: a Secret with the authorized key, then per node a Pod (requests = limits for CPU,
 memory and `nvidia.com/gpu`; sshd as the entrypoint, installed on the fly if the image lacks
@@ -60,7 +61,7 @@ def pod_spec(cluster, secret_name):
             {"name": "shm", "mount_path": "/dev/shm"},  # the default 64 MB breaks dataloaders
         ],
     }
-    spec = {
+    spec: dict = {
         "restart_policy": "Never",  # a node that dies stays dead: skyform recovers the job
         "containers": [container],
         "volumes": [
@@ -69,7 +70,14 @@ def pod_spec(cluster, secret_name):
         ],
     }
     if gpu:
-        spec["node_selector"] = gpu["node_selector"]
+        if gpu.get("node_selector"):
+            spec["node_selector"] = gpu["node_selector"]
+        if gpu.get("node_affinity"):  # nodes whose GPU label has one of several values
+            term = {"match_expressions": [dict(gpu["node_affinity"], operator="In")]}
+            required = {"node_selector_terms": [term]}
+            spec["affinity"] = {
+                "node_affinity": {"required_during_scheduling_ignored_during_execution": required}
+            }
         spec["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists"}]
     return spec
 
