@@ -1,8 +1,10 @@
 """Cluster lifecycle with state bookkeeping: provision, mark up, destroy.
 
 Each step writes state before and after the engine acts, so a process killed at any point
-leaves a record a second apply can converge from: INIT clusters are replaced, reserved hosts
-are reused or released, usage intervals are closed when the cluster goes away.
+leaves a record a second apply can converge from: an INIT cluster is resumed (its engine
+brings it up again keeping what exists), reserved hosts are reused or released, usage
+intervals are closed when the cluster goes away. A provisioning that made nothing leaves no
+record.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from skyform.config import Config
-from skyform.errors import CapacityError, NodeUnreachable, SkyformError
+from skyform.errors import NodeUnreachable, SkyformError, StackError
 from skyform.plan.model import ClusterSpec
 from skyform.stacks.engine import engine_for
 from skyform.state.db import StateDB
@@ -38,9 +40,14 @@ def provision(
 ) -> ClusterRecord:
     """Record the cluster as INIT, bring it up through its engine, record the handle.
 
-    `keep`: the nodes of a salvaged cluster (see `salvage`), recorded as the cluster's while
-    the engine runs, so an ssh pool reuses the ones that still answer before reserving more.
+    `keep`: the nodes of a salvaged or resumed cluster (see `salvage`, `resume`), recorded
+    as the cluster's while the engine runs, so an ssh pool reuses the ones that still answer
+    before reserving more. An engine that fails before making anything (it cannot load, no
+    capacity, credentials missing) leaves the state as it was: no record of a cluster that
+    never existed, and a cluster that was there before is recorded as it was.
     """
+    engine = engine_for(spec.offer.cloud, config=config, state=db, plan_digest=plan_digest)
+    before = db.get_cluster(spec.name)
     record = ClusterRecord(
         name=spec.name,
         status=ClusterStatus.INIT,
@@ -52,14 +59,11 @@ def provision(
     )
     db.put_cluster(record)
     _event(db, "cluster.provisioning", spec.name, f"provisioning on {spec.offer.infra}")
-    engine = engine_for(spec.offer.cloud, config=config, state=db, plan_digest=plan_digest)
     try:
         handle = engine.up(spec, emit)
-    except CapacityError:
-        # refused before anything was made (no free host, no capacity): leave no trace
-        db.release_nodes(spec.name)
-        db.delete_cluster(spec.name)
-        _event(db, "cluster.refused", spec.name, f"no capacity on {spec.offer.infra}")
+    except StackError as err:
+        if err.nothing_made:
+            _as_before(db, spec.name, before, err.message)
         raise
     record = record.model_copy(update={"handle": handle, "launched_at": time.time()})
     db.put_cluster(record)
@@ -68,6 +72,47 @@ def provision(
         db, "cluster.provisioned", spec.name, f"{len(handle.nodes)} node(s) up on {handle.infra}"
     )
     return record
+
+
+def _as_before(db: StateDB, name: str, before: ClusterRecord | None, why: str) -> None:
+    """Undo the INIT record of a provisioning that made nothing."""
+    db.release_nodes(name)  # hosts an ssh pool reserved on the way
+    if before is None:
+        db.delete_cluster(name)
+    else:
+        db.put_cluster(before)
+    _event(db, "cluster.refused", name, f"nothing was made: {why}")
+
+
+def resume(
+    db: StateDB,
+    config: Config,
+    record: ClusterRecord,
+    spec: ClusterSpec,
+    *,
+    source: str | None,
+    plan_digest: str | None,
+    emit: Emit,
+) -> ClusterRecord:
+    """Carry on with a cluster whose last apply did not finish (INIT): its engine brings it
+    up again keeping what exists — local node directories stay, an ssh pool keeps the hosts
+    that still answer (replacing the others), a Pulumi stack converges — so setup can run
+    again without provisioning from scratch."""
+    if record.handle is None:
+        db.release_nodes(record.name)  # reserved, never recorded: reserved and cleaned again
+    db.close_usage(record.name)
+    kept = f"keeping its {len(record.handle.nodes)} node(s)" if record.handle else "again"
+    emit(f"the last apply did not finish: provisioning {kept}")
+    return provision(
+        db,
+        config,
+        spec,
+        source=source,
+        plan_digest=plan_digest,
+        emit=emit,
+        reason="resume",
+        keep=record.handle,
+    )
 
 
 SALVAGEABLE_ENGINES = ("local", "ssh")
@@ -142,41 +187,65 @@ def destroy(
     emit: Emit,
     purge: bool = False,
 ) -> str | None:
-    """Tear the cluster down through its engine (if it got that far) and forget it.
+    """Tear the cluster down through its engine (if it got that far) and forget it. A record
+    of a cluster that has nothing (no nodes recorded, no resources in its stack) is forgotten
+    even where its engine cannot load (e.g. left by an apply that failed on a missing SDK).
 
     With `purge` (`down --purge`), a cluster its engine cannot tear down (infra unreachable,
-    SDK missing, pool gone from config.yaml) is forgotten anyway; returns what may be left
-    behind, in words, for the user to clean up by hand (None when nothing was).
+    SDK or CLI missing) is forgotten anyway; returns what may be left behind, in words, for the
+    user to clean up by hand (None when nothing was).
     """
     try:
         engine = engine_for(record.spec.offer.cloud, config=config, state=db)
-        # An apply killed inside `up` left no handle: a node-less one still lets the engine
-        # remove what it made (local directories, reserved hosts, a half-made Pulumi stack).
-        handle = record.handle or ClusterHandle(
-            name=record.name,
-            engine=engine.name,
-            infra=record.spec.offer.infra,
-            offer=record.spec.offer,
-            nodes=[],
-        )
+    except StackError as err:
+        if record.handle is None and not _may_hold_resources(record, config):
+            emit(f"nothing was ever made for it ({err.message}): forgetting the record")
+            _forget(db, record.name, "cluster.destroyed", reason)
+            return None
+        if not purge:
+            raise
+        return _purge(db, record, err, reason=reason, emit=emit)
+    # An apply killed inside `up` left no handle: a node-less one still lets the engine
+    # remove what it made (local directories, reserved hosts, a half-made Pulumi stack).
+    handle = record.handle or ClusterHandle(
+        name=record.name,
+        engine=engine.name,
+        infra=record.spec.offer.infra,
+        offer=record.spec.offer,
+        nodes=[],
+    )
+    try:
         engine.destroy(handle, emit)
     except SkyformError as err:
         if not purge:
             raise
-        left = f"could not tear it down ({err.message}); {left_behind(record)}"
-        emit(left)
-        _forget(db, record.name)
-        _event(db, "cluster.purged", record.name, f"{reason}: {left}")
-        return left
-    _forget(db, record.name)
-    _event(db, "cluster.destroyed", record.name, reason)
+        return _purge(db, record, err, reason=reason, emit=emit)
+    _forget(db, record.name, "cluster.destroyed", reason)
     return None
 
 
-def _forget(db: StateDB, name: str) -> None:
+def _purge(
+    db: StateDB, record: ClusterRecord, err: SkyformError, *, reason: str, emit: Emit
+) -> str:
+    left = f"could not tear it down ({err.message}); {left_behind(record)}"
+    emit(left)
+    _forget(db, record.name, "cluster.purged", f"{reason}: {left}")
+    return left
+
+
+def _forget(db: StateDB, name: str, kind: str, message: str) -> None:
     db.release_nodes(name)
     db.close_usage(name)
     db.delete_cluster(name)
+    _event(db, kind, name, message)
+
+
+def _may_hold_resources(record: ClusterRecord, config: Config) -> bool:
+    if record.spec.offer.cloud in ("local", "ssh"):
+        return True  # their engines always load: never here
+    from skyform.stacks.pulumi.backend import stack_holds_resources  # reads files; no SDK
+
+    return stack_holds_resources(record.name, config) is not False
 
 
 def left_behind(record: ClusterRecord) -> str:

@@ -88,6 +88,11 @@ def documented_commands() -> list[str]:
 
 TRAIN_PY = "printf 'import sys\\nprint(\"train\", *sys.argv[1:])\\n' > train.py"
 
+LATEST_JOB = (
+    "skyform queue hello --json | "
+    "python3 -c 'import json, sys; print(max(j[\"job_id\"] for j in json.load(sys.stdin)))'"
+)
+
 # A cluster `hello` on `local` (examples/hello.yaml), reviewed, applied, driven, torn down.
 LOCAL = [
     Step("skyform validate task.yaml", says=("hello",)),
@@ -138,6 +143,12 @@ LOCAL = [
         ),
     ),
     Step("skyform status -a", says=("hello",)),
+    Step("skyform logs CLUSTER JOB", run=("skyform logs hello 1",), says=("hello from",)),
+    Step("skyform logs C JOB --follow", run=("skyform logs hello 1 --follow",), says=("hello",)),
+    Step(None, run=("skyform exec hello -d sleep 60",)),
+    Step(
+        "skyform cancel C JOB", run=(f"skyform cancel hello $({LATEST_JOB})",), says=("CANCELLED",)
+    ),
     Step("skyform plan --destroy task.yaml", says=("will be destroyed", "1 to destroy")),
     Step("skyform queue", says=("Job queue of cluster hello", "SUCCEEDED")),
     Step(None, run=(TRAIN_PY,)),

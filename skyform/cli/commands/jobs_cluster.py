@@ -44,12 +44,14 @@ def logs(
         False, "--status", help="Print only the job's status; exit with its code (below)."
     ),
 ) -> int:
-    """Print a job's logs (every node, prefixed by rank), optionally following them.
+    """Print a job's logs: its setup's output (when it ran one), then its run's; every node,
+    prefixed by rank. With --follow, until the job ends (Ctrl-C stops following, not the job).
 
     Exits as `sky logs` does (SkyPilot's JobExitCode): 0 the job succeeded, 100 it failed
     (run or setup), 101 it has not finished (without --follow), 102 no such job, 103 it was
     cancelled.
     """
+    from skyform.cli.render.messages import print_notes, print_warnings
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.cluster_jobs import current_job, stream_logs
     from skyform.state.db import open_state
@@ -72,6 +74,10 @@ def logs(
         )
     finally:
         db.close()
+    if not final.job.never_ran:
+        progress.job_end(final.job)
+    print_warnings(final.warnings)
+    print_notes(final.notes)
     return final.job.status.exit_code
 
 
