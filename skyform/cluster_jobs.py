@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from skyform.apply.interrupts import cancel_unstarted, detaching
 from skyform.apply.jobrun import follow_job, job_key, refresh_job
-from skyform.errors import LockedError, NodeUnreachable, StateError
+from skyform.errors import JobNotFoundError, LockedError, NodeUnreachable, StateError
 from skyform.exec.jobs import NodeState, setup_log_key
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession, open_cluster
@@ -27,7 +27,7 @@ def _pick(db: StateDB, record: ClusterRecord, job_id: int | None) -> JobRecord:
     if job_id is None:
         job = db.latest_job(record.name)
         if job is None:
-            raise StateError(
+            raise JobNotFoundError(
                 f"cluster {record.name!r} has no jobs yet",
                 f"Run one: skyform exec {record.name} 'echo hi'",
             )
@@ -35,7 +35,7 @@ def _pick(db: StateDB, record: ClusterRecord, job_id: int | None) -> JobRecord:
     job = db.get_job(record.name, job_id)
     if job is None:
         ids = ", ".join(str(j.job_id) for j in db.list_jobs(record.name)) or "none"
-        raise StateError(
+        raise JobNotFoundError(
             f"cluster {record.name!r} has no job {job_id} (jobs: {ids})",
             f"See them with: skyform queue {record.name}",
         )
@@ -77,6 +77,29 @@ def refresh_jobs(db: StateDB, record: ClusterRecord) -> tuple[list[JobRecord], l
     with open_cluster(record.handle, require_all=False) as session:
         jobs = [refresh_job(db, session, j) for j in jobs]
         return jobs, _unreachable_warnings(session)
+
+
+def refresh_queues(
+    db: StateDB, names: list[str]
+) -> tuple[list[tuple[str, list[JobRecord]]], list[str]]:
+    """`queue [CLUSTER...]`: each named cluster's jobs, or every cluster's when none is named
+    (as `sky queue` does). Warnings name the cluster a node of which did not answer."""
+    records = [db.require_cluster(n) for n in dict.fromkeys(names)] or db.list_clusters()
+    queues, warnings = [], []
+    for record in records:
+        jobs, notes = refresh_jobs(db, record)
+        queues.append((record.name, jobs))
+        warnings += [f"{record.name}: {note}" if len(records) > 1 else note for note in notes]
+    return queues, warnings
+
+
+def current_job(db: StateDB, record: ClusterRecord, job_id: int | None) -> JobRecord:
+    """The job (default: the latest) with its status read from the nodes if it is live."""
+    job = _pick(db, record, job_id)
+    if job.status not in LIVE or record.handle is None:
+        return job
+    with open_cluster(record.handle, require_all=False) as session:
+        return refresh_job(db, session, job)
 
 
 @dataclass(frozen=True)

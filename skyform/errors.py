@@ -93,6 +93,12 @@ class StateError(SkyformError):
     """The state database is unusable, or a record it should have is missing."""
 
 
+class JobNotFoundError(StateError):
+    """No such job on the cluster (SkyPilot's JobExitCode.NOT_FOUND, as `sky logs` exits)."""
+
+    exit_code = 102
+
+
 class LockedError(StateError):
     """Another skyform process holds the lock on a cluster."""
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from skyform.config import Config
-from skyform.errors import NodeUnreachable, StackError
+from skyform.errors import NodeUnreachable, SkyformError, StackError
 from skyform.plan.model import ClusterSpec
 from skyform.stacks.engine import engine_for
 from skyform.state.db import StateDB
@@ -178,18 +178,33 @@ def update_spec(
     return record
 
 
-def destroy(db: StateDB, config: Config, record: ClusterRecord, *, reason: str, emit: Emit) -> None:
+def destroy(
+    db: StateDB,
+    config: Config,
+    record: ClusterRecord,
+    *,
+    reason: str,
+    emit: Emit,
+    purge: bool = False,
+) -> str | None:
     """Tear the cluster down through its engine (if it got that far) and forget it. A record
     of a cluster that has nothing (no nodes recorded, no resources in its stack) is forgotten
-    even where its engine cannot load (e.g. left by an apply that failed on a missing SDK)."""
+    even where its engine cannot load (e.g. left by an apply that failed on a missing SDK).
+
+    With `purge` (`down --purge`), a cluster its engine cannot tear down (infra unreachable,
+    SDK or CLI missing) is forgotten anyway; returns what may be left behind, in words, for the
+    user to clean up by hand (None when nothing was).
+    """
     try:
         engine = engine_for(record.spec.offer.cloud, config=config, state=db)
     except StackError as err:
-        if record.handle is not None or _may_hold_resources(record, config):
+        if record.handle is None and not _may_hold_resources(record, config):
+            emit(f"nothing was ever made for it ({err.message}): forgetting the record")
+            _forget(db, record.name, "cluster.destroyed", reason)
+            return None
+        if not purge:
             raise
-        emit(f"nothing was ever made for it ({err.message}): forgetting the record")
-        _forget(db, record.name, reason)
-        return
+        return _purge(db, record, err, reason=reason, emit=emit)
     # An apply killed inside `up` left no handle: a node-less one still lets the engine
     # remove what it made (local directories, reserved hosts, a half-made Pulumi stack).
     handle = record.handle or ClusterHandle(
@@ -199,15 +214,30 @@ def destroy(db: StateDB, config: Config, record: ClusterRecord, *, reason: str, 
         offer=record.spec.offer,
         nodes=[],
     )
-    engine.destroy(handle, emit)
-    _forget(db, record.name, reason)
+    try:
+        engine.destroy(handle, emit)
+    except SkyformError as err:
+        if not purge:
+            raise
+        return _purge(db, record, err, reason=reason, emit=emit)
+    _forget(db, record.name, "cluster.destroyed", reason)
+    return None
 
 
-def _forget(db: StateDB, name: str, reason: str) -> None:
+def _purge(
+    db: StateDB, record: ClusterRecord, err: SkyformError, *, reason: str, emit: Emit
+) -> str:
+    left = f"could not tear it down ({err.message}); {left_behind(record)}"
+    emit(left)
+    _forget(db, record.name, "cluster.purged", f"{reason}: {left}")
+    return left
+
+
+def _forget(db: StateDB, name: str, kind: str, message: str) -> None:
     db.release_nodes(name)
     db.close_usage(name)
     db.delete_cluster(name)
-    _event(db, "cluster.destroyed", name, reason)
+    _event(db, kind, name, message)
 
 
 def _may_hold_resources(record: ClusterRecord, config: Config) -> bool:
@@ -216,3 +246,24 @@ def _may_hold_resources(record: ClusterRecord, config: Config) -> bool:
     from skyform.stacks.pulumi.backend import stack_holds_resources  # reads files; no SDK
 
     return stack_holds_resources(record.name, config) is not False
+
+
+def left_behind(record: ClusterRecord) -> str:
+    """What a purged cluster may still have out there, and where to look."""
+    handle, offer = record.handle, record.spec.offer
+    nodes = handle.nodes if handle else []
+    if offer.cloud == "local":
+        return "its node directories may remain under SKYFORM_HOME/local; delete them by hand"
+    if offer.cloud == "ssh":
+        hosts = ", ".join(f"{n.host}:{n.port}" for n in nodes) or "its reserved hosts"
+        return (
+            f"{hosts} may still run its jobs and keep ~/.skyform_node and ~/skyform_workdir; "
+            "clean them by hand"
+        )
+    stack = handle.stack if handle and handle.stack else f"skyform/{record.name}"
+    ids = ", ".join(n.node_id for n in nodes)
+    made = f" (nodes {ids})" if ids else ""
+    return (
+        f"the Pulumi stack {stack} and what it made on {offer.infra}{made} may still exist "
+        f"and cost money: check the {offer.cloud} console, or `pulumi destroy` the stack"
+    )

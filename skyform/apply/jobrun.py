@@ -183,6 +183,8 @@ def start_job(
                 why = f"setup {state.summary()}"
                 job = _record_final(db, start.update(reason=why), state, why)
                 return session, JobRun(job=job, setup_ran=setup_ran)
+        if not job_spec.run:  # setup only (a dev cluster, as `sky launch` makes one)
+            return session, JobRun(job=_nothing_to_run(db, start), setup_ran=setup_ran)
         start.phase = "submit"
         state = session.submit(
             job_spec, job_key=key, task_id=task_id, secrets=secrets, recovery_count=recovery_count
@@ -198,6 +200,18 @@ def start_job(
         if error is exc:
             raise
         raise error from None
+
+
+def _nothing_to_run(db: StateDB, start: Starting) -> JobRecord:
+    now = time.time()
+    job = done = start.update(status=JobStatus.SUCCEEDED, started_at=now, ended_at=now)
+    db.add_event(
+        "job.succeeded",
+        f"job {job.job_id}: the task has no `run`; nothing to run after setup",
+        cluster=job.cluster,
+        job_id=job.job_id,
+    )
+    return done
 
 
 def mark_ready(

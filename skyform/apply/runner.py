@@ -60,6 +60,9 @@ class ClusterOutcome:
 @dataclass
 class ApplyOptions:
     detach: bool = False
+    # `launch`: run the job again on clusters the plan leaves as they are (as `sky launch`
+    # does); `apply` keeps Terraform's meaning, where "no changes" runs nothing.
+    rerun_unchanged: bool = False
     secret_overrides: list[str] = field(default_factory=list)
     environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     lock_wait: float | None = None
@@ -214,6 +217,8 @@ class Applier:
     ) -> ClusterOutcome:
         name, action = change.cluster, change.action
         if action is Action.NOOP:
+            if self.options.rerun_unchanged:
+                return self._rerun(name, task, task_dir, secrets, follow_now=follow_now)
             self.progress.stage(name, "noop", "up to date: nothing to do")
             return ClusterOutcome(name, action, message="unchanged")
         assert change.after is not None
@@ -251,9 +256,25 @@ class Applier:
         else:
             setup_done = record.setup_done == change.after.setup_digest
             record = self._update_in_place(change, record)
-            if not self._job_changed(change) and setup_done:
+            rerun = self.options.rerun_unchanged
+            if not self._job_changed(change) and setup_done and not rerun:
                 return ClusterOutcome(name, action, message="updated in place")
         return self._run_job(record, task, task_dir, secrets, follow_now=follow_now)
+
+    def _rerun(
+        self,
+        name: str,
+        task: TaskPlacement,
+        task_dir: Path,
+        secrets: dict[str, str],
+        *,
+        follow_now: bool,
+    ) -> ClusterOutcome:
+        """The cluster is as planned: sync the workdir and run the job again on it (setup
+        only if its marker says it has not finished there); nothing is provisioned."""
+        record = self.db.require_cluster(name)
+        self.progress.stage(name, "rerun", f"`{task.task}` (the cluster is up to date)")
+        return self._run_job(record, task, task_dir, secrets, follow_now=follow_now, quiet=True)
 
     def _job_changed(self, change: ClusterChange) -> bool:
         return any(a.path in JOB_PATHS for a in change.attributes)
@@ -285,11 +306,13 @@ class Applier:
         secrets: dict[str, str],
         *,
         follow_now: bool,
+        quiet: bool = False,
     ) -> ClusterOutcome:
         from skyform.exec.manifest import workdir_files
 
         name = record.name
-        self.progress.stage(name, "run", f"sync, setup and run `{task.task}`")
+        if not quiet:
+            self.progress.stage(name, "run", f"sync, setup and run `{task.task}`")
         # what the next plan compares against: the job's text and the workdir as synced now
         workdir = synced_workdir(task.job, task_dir, secrets)
         record = record.model_copy(

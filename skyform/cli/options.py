@@ -1,8 +1,14 @@
-"""Options shared by several verbs (task inputs, output formats). Defined once, reused."""
+"""Options shared by several verbs (task inputs, objective, resource flags, output formats).
+Defined once, reused: every verb that takes an option takes the same values and gives the
+same error for a bad one."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -20,9 +26,138 @@ MARKDOWN = typer.Option(False, "--markdown", help="Render as a pull-request comm
 YES = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation.")
 
 
-def task_inputs(env: list[str], env_file: list[Path], secret: list[str]) -> dict:
+class Minimize(str, Enum):
+    """The optimizer's objective (skyform.plan.model.Objective)."""
+
+    cost = "cost"
+    time = "time"
+
+
+MINIMIZE = typer.Option(Minimize.cost, "--minimize", help="Objective: cost or time.")
+
+
+def task_inputs(
+    env: list[str], env_file: list[Path], secret: list[str], overrides: Any = None
+) -> dict:
     """Keyword arguments for skyform.spec.load_task from the shared options."""
-    return {"env_overrides": env, "env_files": env_file, "secret_overrides": secret}
+    kwargs: dict[str, Any] = {
+        "env_overrides": env,
+        "env_files": env_file,
+        "secret_overrides": secret,
+    }
+    if overrides:
+        kwargs["resource_overrides"] = overrides
+    return kwargs
+
+
+# SkyPilot's resource flags (sky/client/cli/flags.py), as `sky launch` reads them.
+_RESOURCE_FLAGS: tuple[tuple[str, Any, Any], ...] = (
+    (
+        "gpus",
+        str | None,
+        typer.Option(
+            None,
+            "--gpus",
+            metavar="NAME[:COUNT]",
+            help="Accelerators, e.g. A100:8 ('none' removes them). Overrides the task's.",
+        ),
+    ),
+    (
+        "infra",
+        str | None,
+        typer.Option(
+            None,
+            "--infra",
+            metavar="CLOUD[/REGION[/ZONE]]",
+            help="Where to run: aws, aws/us-east-1, k8s/ctx, ssh/pool, local.",
+        ),
+    ),
+    ("cloud", str | None, typer.Option(None, "--cloud", hidden=True)),
+    ("region", str | None, typer.Option(None, "--region", hidden=True)),
+    ("zone", str | None, typer.Option(None, "--zone", hidden=True)),
+    (
+        "instance_type",
+        str | None,
+        typer.Option(None, "--instance-type", "-t", help="Instance type."),
+    ),
+    ("num_nodes", int | None, typer.Option(None, "--num-nodes", min=1, help="Number of nodes.")),
+    (
+        "use_spot",
+        bool | None,
+        typer.Option(None, "--use-spot/--no-use-spot", help="Spot instances (or not)."),
+    ),
+    (
+        "cpus",
+        str | None,
+        typer.Option(
+            None, "--cpus", metavar="N[+]", help="vCPUs per node: 4 (exactly) or 4+ (at least)."
+        ),
+    ),
+    (
+        "memory",
+        str | None,
+        typer.Option(None, "--memory", metavar="GB[+]", help="Memory per node in GB: 16 or 16+."),
+    ),
+    (
+        "disk_size",
+        int | None,
+        typer.Option(None, "--disk-size", metavar="GB", min=1, help="OS disk size in GB."),
+    ),
+    (
+        "image_id",
+        str | None,
+        typer.Option(None, "--image-id", help="Machine image ('none' removes it)."),
+    ),
+    (
+        "workdir",
+        Path | None,
+        typer.Option(
+            None,
+            "--workdir",
+            metavar="DIR",
+            help="Folder to sync to the nodes (instead of the task's workdir).",
+        ),
+    ),
+    (
+        "ports",
+        list[str],
+        typer.Option(
+            [],
+            "--ports",
+            metavar="PORTS",
+            help="Ports to open: 8080, 8000-8010 or 8080,9090. Repeatable.",
+        ),
+    ),
+)
+
+
+def resource_flags(command):
+    """Give `command` SkyPilot's resource flags; it receives them as one keyword argument,
+    `overrides: ResourceOverrides` (the workdir made absolute from the current directory)."""
+    signature = inspect.signature(command)
+    kept = [p for p in signature.parameters.values() if p.name != "overrides"]
+    added = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
+        for name, kind, option in _RESOURCE_FLAGS
+    ]
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        from skyform.spec.overrides import ResourceOverrides
+
+        given = {name: kwargs.pop(name) for name, _, _ in _RESOURCE_FLAGS}
+        given["ports"] = tuple(given["ports"] or ())
+        if given["workdir"] is not None:
+            given["workdir"] = str(given["workdir"])
+        overrides = ResourceOverrides(**given).resolved(Path.cwd())
+        return command(*args, overrides=overrides, **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=kept + added)  # type: ignore[attr-defined]
+    hints = dict(getattr(command, "__annotations__", {}))
+    hints.pop("overrides", None)
+    hints.update({name: kind for name, kind, _ in _RESOURCE_FLAGS})
+    wrapper.__annotations__ = hints
+    return wrapper
 
 
 def is_plan_file(path: Path) -> bool:

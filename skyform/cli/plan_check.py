@@ -44,8 +44,19 @@ def replan_command(plan_path: Path, task_file: Path, plan: Plan, cluster: str | 
         words += ["-c", cluster]
     if plan.destroy:
         words.append("--destroy")
+    words += _flag_words(plan, task_file)
     words += ["-o", _shell_path(plan_path)]
     return shlex.join(words)
+
+
+def _flag_words(plan: Plan, task_file: Path) -> list[str]:
+    """The plan's resource flags, its workdir made relative to here again."""
+    from skyform.spec.overrides import words
+
+    recorded = dict(plan.task.overrides)
+    if "workdir" in recorded:
+        recorded["workdir"] = _shell_path(Path(task_file).resolve().parent / recorded["workdir"])
+    return words(recorded)
 
 
 def _shell_path(path: Path) -> str:

@@ -24,3 +24,11 @@ def confirm(question: str, yes: bool, *, hint: str = "Pass -y to go ahead withou
     if answer.strip() != "yes":
         typer.echo("Cancelled: nothing was changed.")
         raise typer.Exit(1)
+
+
+def confirm_on_terminal(question: str, yes: bool) -> None:
+    """SkyPilot's habit for `jobs launch` / `jobs cancel`: ask on a terminal, go ahead in a
+    script (scripts and CI written for `sky jobs launch` keep working without -y)."""
+    if yes or not sys.stdin.isatty():
+        return
+    confirm(question, yes)

@@ -8,6 +8,7 @@ plan exactly what planning writes now; if not, say why in words, not JSON lines)
 from __future__ import annotations
 
 import difflib
+import shlex
 
 from skyform.cost.model import (
     ClusterDelta,
@@ -18,6 +19,7 @@ from skyform.cost.model import (
     Totals,
 )
 from skyform.plan.model import Plan
+from skyform.spec.overrides import words
 
 RAW_DIFF_LINES = 40
 
@@ -34,6 +36,10 @@ def _digest_reason(kind, what: str, before: str, after: str) -> Reason:
         before=before,
         after=after,
     )
+
+
+def _flags(plan: Plan) -> str:
+    return shlex.join(words(plan.task.overrides)) or "none"
 
 
 def provenance_reasons(old: Plan, new: Plan) -> list[Reason]:
@@ -57,7 +63,7 @@ def provenance_reasons(old: Plan, new: Plan) -> list[Reason]:
                 new.task.file_digest,
             )
         )
-    elif old.task.digest != new.task.digest:
+    elif old.task.digest != new.task.digest and old.task.overrides == new.task.overrides:
         reasons.append(
             _digest_reason(
                 "task",
@@ -92,6 +98,16 @@ def provenance_reasons(old: Plan, new: Plan) -> list[Reason]:
                 message=f"the objective differs (--minimize {old.objective} → {new.objective})",
                 before=old.objective,
                 after=new.objective,
+            )
+        )
+    if old.task.overrides != new.task.overrides:
+        before, after = (_flags(p) for p in (old, new))
+        reasons.append(
+            Reason(
+                kind="overrides",
+                message=f"the resource flags differ ({before} → {after})",
+                before=before,
+                after=after,
             )
         )
     if old.destroy != new.destroy:

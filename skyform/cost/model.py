@@ -80,6 +80,7 @@ ReasonKind = Literal[
     "onprem",
     "state",
     "objective",
+    "overrides",
     "version",
     "destroy",
     "blocked",

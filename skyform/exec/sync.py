@@ -22,7 +22,7 @@ from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec.connect import LocalRunner, NodeRunner
 from skyform.exec.hostkeys import KnownHosts
 from skyform.exec.ignore import IgnoreRules, walk
-from skyform.state.models import NodeKind
+from skyform.state.models import NodeHandle, NodeKind
 
 RSYNC_FLAGS = ["-az", "--no-owner", "--no-group", "--stats"]
 IO_TIMEOUT = 60  # rsync --timeout: a node that stops answering fails the sync, not hangs it
@@ -40,21 +40,30 @@ def local_rsync() -> str | None:
     return shutil.which("rsync")
 
 
-def ssh_command(runner: NodeRunner, known_hosts: KnownHosts) -> str:
-    """The `-e` for rsync: same key, same known_hosts, no prompts, bounded connect."""
-    node = runner.node
-    argv = ["ssh", "-T", "-F", "/dev/null", "-p", str(node.port)]
+def openssh_argv(node: NodeHandle, known_hosts: KnownHosts) -> list[str]:
+    """OpenSSH with the node's key and skyform's known_hosts only (keys checked, never
+    learned: skyform's own client records them on first contact)."""
+    argv = ["ssh", "-F", "/dev/null", "-p", str(node.port)]
     if node.identity_file:
         argv += ["-i", str(Path(node.identity_file).expanduser()), "-o", "IdentitiesOnly=yes"]
-    argv += [
+    return [
+        *argv,
         "-o", f"UserKnownHostsFile={known_hosts.path}",
         "-o", "GlobalKnownHostsFile=/dev/null",
         "-o", "StrictHostKeyChecking=yes",
+        "-o", "LogLevel=ERROR",
+    ]  # fmt: skip
+
+
+def ssh_command(runner: NodeRunner, known_hosts: KnownHosts) -> str:
+    """The `-e` for rsync: same key, same known_hosts, no prompts, bounded connect."""
+    argv = [
+        *openssh_argv(runner.node, known_hosts),
+        "-T",
         "-o", "BatchMode=yes",
         "-o", f"ConnectTimeout={max(1, round(runner.timeouts.connect))}",
         "-o", "ServerAliveInterval=5",
         "-o", "ServerAliveCountMax=3",
-        "-o", "LogLevel=ERROR",
     ]  # fmt: skip
     return " ".join(shlex.quote(a) for a in argv)
 

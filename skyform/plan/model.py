@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer
 
 FORMAT_VERSION = 1
 PRICE_DIGITS = 6  # every money and hour figure is rounded so float noise never reaches a file
@@ -281,6 +281,15 @@ class TaskSource(_Model):
     file_digest: str  # sha256 of the task file's bytes
     digest: str  # sha256 of the normalized task (secrets hashed), env overrides included
     execution: str = "serial"
+    # resource flags given on the command line (`{"gpus": "A100:1"}`), part of what was asked
+    overrides: dict[str, str] = {}
+
+    @model_serializer(mode="wrap")
+    def _without_empty_overrides(self, handler):
+        data = handler(self)
+        if not data.get("overrides"):  # plans made without flags keep their bytes
+            data.pop("overrides", None)
+        return data
 
 
 class Prior(_Model):

@@ -46,6 +46,7 @@ from skyform.plan.model import (
 from skyform.plan.naming import ClusterName, cluster_names
 from skyform.plan.ownership import Owner
 from skyform.spec import Dag, ResourceRequest, TaskSpec, task_digest
+from skyform.spec.overrides import words
 
 
 @dataclass(frozen=True)
@@ -227,6 +228,7 @@ def make_plan(
         file_digest=inputs.file_digest,
         digest="sha256:" + task_digest(dag),
         execution=dag.execution,
+        overrides=dict(dag.overrides),
     )
     scope = onprem_scope(dag)
     common: dict[str, Any] = dict(
@@ -273,6 +275,9 @@ def make_plan(
             held = ", ".join(sorted({inputs.reserved[h] for h in mine}))
             err.hint = f"{err.hint or ''} ssh hosts held by other clusters ({held}) are not "
             err.hint += "offered: `skyform down NAME` frees them."
+        if dag.overrides:  # the flags, not the file, may be what nothing matches
+            flags = " ".join(words(dag.overrides))
+            err.hint = f"{err.hint or ''} The task was planned with {flags}: change or drop them."
         raise
     _, anchors = data_flows(dag)
 

@@ -18,6 +18,17 @@ from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatu
 WAIT_FOR_CONTROLLER = 60.0
 
 
+def managed_owner_note(db: StateDB, name: str) -> str | None:
+    """`cluster 'j1-x' runs managed job 1 (...)`, or None when no unfinished job runs there."""
+    owner = ManagedJobs(db).owner_of(name)
+    if owner is None:
+        return None
+    return (
+        f"cluster {name!r} runs managed job {owner.id} ({owner.name}, {owner.status.value}); "
+        f"cancel the job to take it down: skyform jobs cancel {owner.id}"
+    )
+
+
 def refuse_managed_clusters(db: StateDB, names: list[str]) -> None:
     """Refuse to tear down a cluster an unfinished managed job runs on."""
     jobs = ManagedJobs(db)

@@ -2,7 +2,8 @@
 
 task.yaml        the task file as launched (0600: it may hold secrets); re-plans read this
                  copy, so editing the original during a run changes nothing
-inputs.json      --env / --secret values resolved at launch (0600), for the controller
+inputs.json      --env / --secret values resolved at launch (0600), and the resource flags
+                 (--gpus ...), for the controller
 plans/rev-N.json every plan revision applied (N = 1 at launch, +1 per recovery)
 logs/            every attempt's output per node, copied while it runs (logmirror.py)
 controller.log   the controller's own output
@@ -53,17 +54,25 @@ def saved_task(job_id: int) -> bytes:
     return (job_dir(job_id) / "task.yaml").read_bytes()
 
 
-def save_inputs(job_id: int, *, envs: list[str], secrets: list[str]) -> None:
-    """`K=V` overrides, resolved (no bare `K` left): the controller has no shell env."""
-    data = json.dumps({"envs": envs, "secrets": secrets}, sort_keys=True).encode()
+def save_inputs(
+    job_id: int, *, envs: list[str], secrets: list[str], overrides: dict[str, str] | None = None
+) -> None:
+    """`K=V` overrides, resolved (no bare `K` left): the controller has no shell env. The
+    resource flags as the plan records them (ResourceOverrides.recorded)."""
+    inputs = {"envs": envs, "secrets": secrets, "overrides": overrides or {}}
+    data = json.dumps(inputs, sort_keys=True).encode()
     write_atomic(job_dir(job_id) / "inputs.json", data, mode=0o600)
 
 
-def load_inputs(job_id: int) -> dict[str, list[str]]:
+def load_inputs(job_id: int) -> dict:
+    """What save_inputs wrote; a key an older skyform did not write reads as empty."""
     path = job_dir(job_id) / "inputs.json"
-    if not path.exists():
-        return {"envs": [], "secrets": []}
-    return json.loads(path.read_text())
+    inputs = json.loads(path.read_text()) if path.exists() else {}
+    return {
+        "envs": list(inputs.get("envs", [])),
+        "secrets": list(inputs.get("secrets", [])),
+        "overrides": dict(inputs.get("overrides", {})),
+    }
 
 
 def forget_secrets(job_id: int) -> None:

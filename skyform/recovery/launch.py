@@ -52,6 +52,7 @@ def launch_plan(
     secret_overrides: list[str],
     strategy: str | None,
     max_restarts: int | None,
+    name: str | None = None,
 ) -> ManagedJobRecord:
     """Launch from a reviewed plan: it must be fresh, and the managed job's first revision
     must place every task exactly as the reviewed plan does (only cluster names differ)."""
@@ -60,20 +61,28 @@ def launch_plan(
     from skyform.errors import StalePlanError
     from skyform.plan.catalog import load_catalog
     from skyform.plan.planfile import read_plan
+    from skyform.spec.overrides import ResourceOverrides
 
     reviewed, _ = read_plan(plan_path)
     if reviewed.destroy:
         raise SkyformError(f"{plan_path} is a destroy plan; apply it with skyform apply")
     check_fresh(reviewed, plan_path, db=db, catalog=load_catalog(load_config()))
     envs = sorted({f"{k}={v}" for t in reviewed.tasks for k, v in t.job.envs.items()})
+    task_file = task_file_of(reviewed, plan_path)
+    flags = ResourceOverrides.from_recorded(reviewed.task.overrides, task_file.resolve().parent)
     record = launch(
         db,
-        task_file_of(reviewed, plan_path),
-        load_kwargs={"env_overrides": envs, "secret_overrides": secret_overrides},
+        task_file,
+        load_kwargs={
+            "env_overrides": envs,
+            "secret_overrides": secret_overrides,
+            "resource_overrides": flags,
+        },
         strategy=strategy,
         max_restarts=max_restarts,
         objective=reviewed.objective,
         start=False,
+        name=name,
     )
     first = ManagedJobs(db).revisions(record.id)[0]
     planned, _ = read_plan(Path(first.path))
@@ -99,7 +108,10 @@ def launch(
     objective: str = "cost",
     environ: dict[str, str] | None = None,
     start: bool = True,
+    name: str | None = None,
 ) -> ManagedJobRecord:
+    """Record the job (named `name`, else after the task), plan its first revision, start
+    its controller. `load_kwargs` are load_task's (envs, secrets, resource flags)."""
     from skyform.config import load_config
     from skyform.spec import check_supported, load_task
 
@@ -111,12 +123,19 @@ def launch(
 
         envs = [f"{k}={v}" for k, v in read_env_file(env_file)] + envs
     secrets = jobdir.resolve_overrides(list(load_kwargs.get("secret_overrides", ())), environ)
-    dag = load_task(task_file, env_overrides=envs, secret_overrides=secrets, environ=environ)
+    flags = load_kwargs.get("resource_overrides")
+    dag = load_task(
+        task_file,
+        env_overrides=envs,
+        secret_overrides=secrets,
+        environ=environ,
+        resource_overrides=flags,
+    )
     check_supported(dag)
     settings = _recovery_settings(dag, strategy, max_restarts)
     recovery = load_config().recovery
     jobs = ManagedJobs(db)
-    name = dag.name or dag.tasks[0].name or Path(task_file).stem
+    name = name or dag.name or dag.tasks[0].name or Path(task_file).stem
     record = jobs.create(
         ManagedJobRecord(
             id=0,
@@ -140,7 +159,7 @@ def launch(
         record = record.model_copy(update={"tasks": tasks})
         jobs.put(record)
         jobdir.save_task(record.id, data)
-        jobdir.save_inputs(record.id, envs=envs, secrets=secrets)
+        jobdir.save_inputs(record.id, envs=envs, secrets=secrets, overrides=dict(dag.overrides))
         rev = make_revision(db, record, tasks=list(range(len(tasks))), reason="launch")
         record = record.model_copy(update={"revision": rev.revision.revision})
         jobs.put(record)

@@ -31,14 +31,17 @@ def cluster_name(job_id: int, task_name: str) -> str:
 def load_dag(record: ManagedJobRecord) -> Dag:
     """The job's task as launched (from the saved copy), with the launch-time overrides."""
     from skyform.spec import load_task_text
+    from skyform.spec.overrides import ResourceOverrides
 
     inputs = jobdir.load_inputs(record.id)
+    task_dir = Path(record.task_file).parent
     return load_task_text(
         jobdir.saved_task(record.id).decode(),
         path_label=record.task_file,
         env_overrides=inputs["envs"],
         secret_overrides=inputs["secrets"],
         environ={},
+        resource_overrides=ResourceOverrides.from_recorded(inputs["overrides"], task_dir),
     )
 
 
@@ -52,6 +55,7 @@ def sub_dag(dag: Dag, keep: Sequence[int]) -> Dag:
         tasks=[dag.tasks[i] for i in keep],
         edges=edges,
         warnings=dag.warnings,
+        overrides=dag.overrides,
     )
 
 

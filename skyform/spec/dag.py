@@ -25,6 +25,7 @@ class Dag(BaseModel):
     tasks: list[TaskSpec]
     edges: list[tuple[int, int]] = []
     warnings: tuple[str, ...] = ()  # notes from loading (ignored keys ...); not in the digest
+    overrides: dict[str, str] = {}  # command-line resource flags, as ResourceOverrides records
 
     def parents(self, index: int) -> list[int]:
         return sorted(u for u, v in self.edges if v == index)

@@ -11,6 +11,7 @@ from skyform.spec.dag import MAX_TASKS, Dag, build_edges
 from skyform.spec.envs import parse_overrides, read_env_file
 from skyform.spec.errors import Where, describe
 from skyform.spec.models import Execution
+from skyform.spec.overrides import ResourceOverrides, apply_overrides
 from skyform.spec.task import Overrides, parse_task
 from skyform.spec.yamlpos import MAX_FILE_BYTES, Document, compose_documents
 
@@ -25,6 +26,7 @@ def load_task(
     env_files: Sequence[str | os.PathLike[str]] = (),
     secret_overrides: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
+    resource_overrides: ResourceOverrides | None = None,
 ) -> Dag:
     """Load a SkyPilot-style task file (one task or a pipeline). Raises SpecError."""
     label = os.fspath(path)
@@ -59,6 +61,7 @@ def load_task(
         env_files=env_files,
         secret_overrides=secret_overrides,
         environ=environ,
+        resource_overrides=resource_overrides,
     )
 
 
@@ -70,8 +73,10 @@ def load_task_text(
     env_files: Sequence[str | os.PathLike[str]] = (),
     secret_overrides: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
+    resource_overrides: ResourceOverrides | None = None,
 ) -> Dag:
-    """Same as load_task, from a string (`path_label` names it in messages)."""
+    """Same as load_task, from a string (`path_label` names it in messages; its folder is
+    where a relative workdir starts)."""
     env = os.environ if environ is None else environ
     overrides = Overrides(
         envs=tuple(_env_pairs(env_files, env_overrides, env)),
@@ -85,6 +90,11 @@ def load_task_text(
     name, execution, header, docs = _split_header(docs, path_label)
     if len(docs) > MAX_TASKS:
         raise SpecError(f"more than {MAX_TASKS} tasks in one file", path=path_label)
+    recorded: dict[str, str] = {}
+    if resource_overrides:
+        task_dir = Path.cwd() if path_label == "<task>" else Path(path_label).resolve().parent
+        docs = [_overridden(docs, resource_overrides, task_dir, path_label)]
+        recorded = resource_overrides.recorded(task_dir)
     notes: list[str] = []
     wheres = [Where(path_label, doc) for doc in docs]
     tasks = [
@@ -100,7 +110,28 @@ def load_task_text(
         tasks=tasks,
         edges=edges,
         warnings=tuple(dict.fromkeys(notes)),
+        overrides=recorded,
     )
+
+
+def _overridden(
+    docs: list[Document], overrides: ResourceOverrides, task_dir: Path, label: str
+) -> Document:
+    from skyform.spec.overrides import words
+
+    if len(docs) != 1:
+        flags = " ".join(words(overrides.recorded(task_dir)))
+        raise SpecError(
+            f"{flags}: resource flags apply to one task, and this file is a pipeline of "
+            f"{len(docs)} tasks",
+            "Write the resources into each task of the file instead.",
+            path=label,
+        )
+    doc = docs[0]
+    if not isinstance(doc.value, dict):
+        return doc  # parse_task reports what the document is
+    value = apply_overrides(doc.value, overrides, task_dir=task_dir)
+    return Document(value=value, positions=doc.positions, line=doc.line)
 
 
 def _env_pairs(

@@ -5,7 +5,7 @@ All JSON-serializable pydantic models; state.db stores them as JSON, never pickl
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, IntEnum
 
 from pydantic import BaseModel, ConfigDict
 
@@ -89,6 +89,28 @@ class JobStatus(str, Enum):
     @property
     def is_terminal(self) -> bool:
         return self in TERMINAL_JOB_STATUSES
+
+    @property
+    def exit_code(self) -> int:
+        """What `logs` and `launch` exit with: SkyPilot's JobExitCode for this status."""
+        if self is JobStatus.SUCCEEDED:
+            return JobExitCode.SUCCEEDED
+        if self is JobStatus.CANCELLED:
+            return JobExitCode.CANCELLED
+        if self.is_terminal:
+            return JobExitCode.FAILED
+        return JobExitCode.NOT_FINISHED
+
+
+class JobExitCode(IntEnum):
+    """SkyPilot's exit codes for a job's outcome (sky/exceptions.py), so scripts written for
+    `sky logs` / `sky launch` read skyform's the same way."""
+
+    SUCCEEDED = 0
+    FAILED = 100  # the run or its setup failed
+    NOT_FINISHED = 101
+    NOT_FOUND = 102
+    CANCELLED = 103
 
 
 TERMINAL_JOB_STATUSES = frozenset(

@@ -31,7 +31,7 @@ def test_human_summary_of_hello(cli):
     assert result.stdout == (
         f"{path}: valid, 1 task\n"
         "\n"
-        f"hello  ({path}:5)\n"
+        f"hello  ({path}:7)\n"
         "  num_nodes: 1\n"
         "  resources: local\n"
         "  envs:\n"

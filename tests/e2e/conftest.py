@@ -33,10 +33,19 @@ def sky(skyform_home, tmp_path):
     """Run `skyform ...` in a subprocess with this test's SKYFORM_HOME; cwd = tmp_path unless
     given."""
 
-    def run(*args, timeout: float = 120, check: int | None = None, cwd=None) -> Run:
+    def run(
+        *args,
+        timeout: float = 120,
+        check: int | None = None,
+        cwd=None,
+        stdin: str | None = None,
+    ) -> Run:
         env = dict(os.environ, SKYFORM_HOME=str(skyform_home), COLUMNS="200", NO_COLOR="1")
         proc = subprocess.run(
             [sys.executable, "-m", "skyform.cli.main", *map(str, args)],
+            # as in CI: never a terminal that a prompt could wait on (or the given input)
+            stdin=subprocess.DEVNULL if stdin is None else None,
+            input=stdin,
             capture_output=True,
             text=True,
             cwd=cwd or tmp_path,

@@ -94,7 +94,7 @@ def two_region_pool(
 
 def managed_job(sky, job_id: int = 1) -> dict | None:
     """The managed job as `skyform jobs queue --json` shows it (None before it exists)."""
-    jobs = json.loads(sky("jobs", "queue", "--json").stdout)
+    jobs = json.loads(sky("jobs", "queue", "--json", check=0).stdout)
     return next((j for j in jobs if j["id"] == job_id), None)
 
 

@@ -36,7 +36,7 @@ def test_failed_setup_shows_its_stderr_and_applying_again_runs_it_again(sky, poo
         assert f"(fs, node={rank}, setup) preparing node {rank}" in failed.stdout
         assert f"(fs, node={rank}, setup) no such package: foo" in failed.stdout
     logs = sky("logs", "fs", "1")
-    assert logs.exit_code == 0
+    assert logs.exit_code == 100  # the job failed (in its setup): SkyPilot's JobExitCode.FAILED
     assert "(fs, node=1, setup) no such package: foo" in logs.stdout
     assert "job 1 on fs never ran (FAILED_SETUP: setup FAILED_SETUP: node 0 exit 3" in (logs.stderr)
 
@@ -48,7 +48,7 @@ def test_failed_setup_shows_its_stderr_and_applying_again_runs_it_again(sky, poo
     assert second.index("(fs, node=0, setup) installed on 0") < second.index(
         "(fs, node=0) ran on 0"
     )  # setup, then run
-    first = sky("logs", "fs", "1", check=0).stdout
+    first = sky("logs", "fs", "1", check=100).stdout  # job 1 still failed
     assert "no such package: foo" in first and "installed" not in first  # still its own
     assert [j["status"] for j in json.loads(sky("queue", "fs", "--json").stdout)] == [
         "FAILED_SETUP",

@@ -114,7 +114,7 @@ def test_ctrl_c_during_setup_cancels_the_job_and_the_next_apply_carries_on(
     node = skyform_home / "local" / "slow" / "node-0"
     assert (node / "made-by-the-first-apply").exists()  # the same node: not rebuilt
     assert _jobs(sky, "slow")[2]["status"] == "SUCCEEDED"
-    first = sky("logs", "slow", "1", check=0)
+    first = sky("logs", "slow", "1", check=103)  # the job was cancelled: JobExitCode.CANCELLED
     assert "(slow, node=0, setup) setup begins on 0" in first.stdout  # kept: its own output
     assert "job 1 on slow never ran (CANCELLED: interrupted (Ctrl-C) during setup)" in (
         first.stderr
@@ -200,7 +200,7 @@ def test_exec_on_a_dead_node_fails_the_job_with_the_reason(
     assert job["reason"].startswith("could not start: ") and "node 0" in job["reason"]
     assert f"job 2: {job['reason']}" in sky("queue", "job", check=0).stdout
     logs = sky("logs", "job")
-    assert logs.exit_code == 0
+    assert logs.exit_code == 100  # the latest job failed: JobExitCode.FAILED
     assert "job 2 on job never ran (FAILED: could not start: " in logs.stderr
     assert "the latest job that ran is 1: skyform logs job 1" in logs.stderr
     sky("down", "-y", "job", check=0)

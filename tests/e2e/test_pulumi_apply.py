@@ -92,7 +92,7 @@ run: echo "running on $SKYFORM_NUM_NODES node as $(whoami)"
     applied = sky("apply", "plan.json", timeout=180)
     assert applied.exit_code == 0, applied.output
     assert f"running on 1 node as {node.user}" in applied.stdout
-    status = json.loads(sky("status", "--json").stdout)[0]
+    status = json.loads(sky("status", "--json", check=0).stdout)[0]
     assert status["engine"] == "pulumi" and status["stack"].endswith("on-aws")
     assert status["infra"].startswith("aws/us-east-1/")
     commands = [argv[0] for argv in _calls(pulumi_standin) if argv]
@@ -101,6 +101,6 @@ run: echo "running on $SKYFORM_NUM_NODES node as $(whoami)"
     down = sky("down", "-y", "on-aws", timeout=180)
     assert down.exit_code == 0, down.output
     assert "destroy" in [argv[0] for argv in _calls(pulumi_standin) if argv]
-    assert json.loads(sky("status", "--json").stdout) == []
+    assert json.loads(sky("status", "--json", check=0).stdout) == []
     stacks = json.loads((pulumi_standin / "standin-state.json").read_text())["stacks"]
     assert not any(s.get("resources") for s in stacks.values())  # the instance is gone

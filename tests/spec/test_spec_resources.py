@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from skyform.errors import SpecError
 from skyform.spec import JobRecovery, Range, ResourceRequest, load_task_text
@@ -265,7 +266,7 @@ def test_requests_are_frozen_and_hashable():
     req = one("  infra: aws\n  labels: {a: b}\n  image_id: {us-east-1: ami-1}")
     assert hash(req) == hash(req.model_copy())
     assert len({req, req.model_copy()}) == 1
-    with pytest.raises(Exception):  # noqa: B017 - pydantic raises its own frozen error
+    with pytest.raises(ValidationError, match="Instance is frozen"):
         req.cloud = "gcp"  # type: ignore[misc]
 
 

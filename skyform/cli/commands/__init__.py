@@ -11,9 +11,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "validate",
     "plan",
     "show",
+    "launch",
     "apply",
     "clusters",
     "exec",
+    "ssh",
     "jobs_cluster",
     "jobs",
     "known_hosts",
@@ -25,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cost",
     "cost_report",
     # more verbs are added here, one per line
+    "not_yet",  # last: SkyPilot verbs no module above provides
 )
 
 

@@ -8,93 +8,95 @@ from pathlib import Path
 import typer
 
 from skyform.cli import options
-from skyform.cli.commands.plan import Minimize
-from skyform.cli.options import is_plan_file
+from skyform.cli.options import Minimize, is_plan_file
 from skyform.cli.prompts import confirm
+
+# A plan made here and never saved: its task path is relative to the current directory.
+UNSAVED_PLAN = ".skyform-unsaved-plan.json"
+
+TAKE_OVER = typer.Option(
+    False,
+    "--take-over",
+    help="Go ahead when the plan acts on a cluster another task file or a managed job made.",
+)
 
 
 def register(app: typer.Typer) -> None:
     app.command("apply")(apply)
 
 
+def plan_and_show(task_file: Path, *, minimize: Minimize, cluster: str | None, load_kwargs: dict):
+    """Plan a task file now (never saved) and print the plan with its warnings."""
+    from skyform.cli.render.messages import print_warnings
+    from skyform.cli.render.plan_output import emit_plan
+    from skyform.planning import plan_task
+
+    result = plan_task(
+        task_file, objective=minimize.value, cluster=cluster, load_kwargs=load_kwargs
+    )
+    print_warnings(result.warnings)
+    emit_plan(result.plan)
+    return result.plan
+
+
+def confirm_plan(plan, *, yes: bool, take_over: bool) -> bool:
+    """Ask before a plan made here runs; whether it may take clusters over."""
+    if plan.takeovers and not take_over:
+        # -y approves the plan, not taking someone else's cluster: that needs its own yes
+        taken = ", ".join(f"{c.cluster} ({c.takes_over})" for c in plan.takeovers)
+        confirm(
+            f"This plan takes over {taken}. Do you want to take it over?",
+            False,
+            hint="Pass --take-over to go ahead (-y alone does not take a cluster over).",
+        )
+        take_over = True
+    confirm("Do you want to perform these actions?", yes)
+    return take_over
+
+
+@options.resource_flags
 def apply(
     target: Path = typer.Argument(..., help="A saved plan (plan.json) or a task YAML."),
     yes: bool = options.YES,
     detach: bool = typer.Option(False, "--detach", "-d", help="Return once the job is submitted."),
     cluster: str | None = typer.Option(None, "--cluster", "-c", help="Cluster name (task YAML)."),
-    minimize: Minimize = typer.Option(Minimize.cost, "--minimize", help="Objective (task YAML)."),
+    minimize: Minimize = options.MINIMIZE,
     env: list[str] = options.ENV,
     env_file: list[Path] = options.ENV_FILE,
     secret: list[str] = options.SECRET,
-    take_over: bool = typer.Option(
-        False,
-        "--take-over",
-        help="Go ahead when the plan acts on a cluster another task file or a managed job made.",
-    ),
+    take_over: bool = TAKE_OVER,
+    overrides=None,
 ) -> int:
     """Apply a saved plan exactly; or plan a task file, show it, confirm, and apply."""
-    from skyform.apply.runner import Applier, ApplyOptions
+    from skyform.apply.apply_plan import apply_plan
+    from skyform.apply.runner import ApplyOptions
     from skyform.cli.render.apply import render_apply_result
-    from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.plan_output import emit_plan
     from skyform.cli.render.progress import ConsoleProgress
-    from skyform.config import load_config
     from skyform.errors import SkyformError
-    from skyform.plan.catalog import load_catalog
-    from skyform.plan.planfile import plan_bytes, plan_digest, read_plan
-    from skyform.state.db import open_state
+    from skyform.plan.planfile import plan_bytes, read_plan
 
     if is_plan_file(target):
-        if env or env_file or cluster:
+        if env or env_file or cluster or overrides:
             raise SkyformError(
-                "--env, --env-file and --cluster belong to the plan, not to apply of a saved plan",
+                "--env, --env-file and --cluster belong to the plan (as do resource flags), "
+                "not to apply of a saved plan",
                 "Pass them to `skyform plan`.",
             )
         plan, data = read_plan(target)
         plan_path = target
     else:
-        from skyform.planning import plan_task
-
-        result = plan_task(
-            target,
-            objective=minimize.value,
-            cluster=cluster,
-            load_kwargs=options.task_inputs(env, env_file, secret),
-        )
-        print_warnings(result.warnings)
-        plan, data = result.plan, plan_bytes(result.plan)
-        plan_path = Path.cwd() / ".skyform-unsaved-plan.json"  # only its directory is used
-        emit_plan(plan)
+        inputs = options.task_inputs(env, env_file, secret, overrides)
+        plan = plan_and_show(target, minimize=minimize, cluster=cluster, load_kwargs=inputs)
+        data = plan_bytes(plan)
+        plan_path = Path.cwd() / UNSAVED_PLAN  # only its directory is used
         if not plan.summary.has_changes:
             return 0
-        if plan.takeovers and not take_over:
-            # -y approves the plan, not taking someone else's cluster: that needs its own yes
-            taken = ", ".join(f"{c.cluster} ({c.takes_over})" for c in plan.takeovers)
-            confirm(
-                f"This plan takes over {taken}. Do you want to take it over?",
-                False,
-                hint="Pass --take-over to go ahead (-y alone does not take a cluster over).",
-            )
-            take_over = True
-        confirm("Do you want to perform these actions?", yes)
+        take_over = confirm_plan(plan, yes=yes, take_over=take_over)
     if not plan.summary.has_changes:
         emit_plan(plan)
         return 0
-    config = load_config()
-    db = open_state()
-    try:
-        applier = Applier(
-            plan,
-            plan_path,
-            plan_digest(data),
-            db=db,
-            config=config,
-            catalog=load_catalog(config),
-            progress=ConsoleProgress(),
-            options=ApplyOptions(detach=detach, secret_overrides=secret, take_over=take_over),
-        )
-        outcomes = applier.run()
-    finally:
-        db.close()
+    run = ApplyOptions(detach=detach, secret_overrides=secret, take_over=take_over)
+    outcomes = apply_plan(plan, plan_path, data, progress=ConsoleProgress(), options=run)
     render_apply_result(plan, outcomes, detach=detach)
     return 1 if any(o.failed for o in outcomes) else 0

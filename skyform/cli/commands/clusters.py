@@ -16,6 +16,13 @@ def register(app: typer.Typer) -> None:
 
 def status(
     clusters: list[str] = typer.Argument(None, help="Only these clusters."),
+    all_users: bool = typer.Option(
+        False,
+        "--all-users",
+        "-a",
+        help="Every user's clusters, as in SkyPilot. This state is yours alone, so it lists "
+        "what plain status lists.",
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Nodes, jobs and stack too."),
     refresh: bool = typer.Option(
         False, "--refresh", "-r", help="Ask each engine whether the nodes are still alive."
@@ -23,6 +30,7 @@ def status(
     json_out: bool = options.JSON,
 ) -> None:
     """Clusters skyform manages: NAME, INFRA, RESOURCES, STATUS, LAUNCHED, COST/hr."""
+    del all_users  # accepted for SkyPilot users' habit; there is no other user's state here
     from skyform.cli.render.clusters import render_status
     from skyform.state.db import open_state, state_path
 
@@ -49,37 +57,51 @@ def status(
 
 
 def down(
-    clusters: list[str] = typer.Argument(..., help="Clusters to tear down."),
+    clusters: list[str] = typer.Argument(None, help="Clusters to tear down."),
+    all_clusters: bool = typer.Option(
+        False, "--all", "-a", help="Every cluster (except those a managed job runs on)."
+    ),
+    purge: bool = typer.Option(
+        False,
+        "--purge",
+        help="Forget a cluster whose infra cannot be torn down (unreachable, SDK missing), "
+        "after saying what may be left.",
+    ),
     yes: bool = options.YES,
-) -> None:
+) -> int:
     """Tear clusters down: stop their jobs, release or delete their nodes, forget them."""
-    from skyform.apply import clusters as lifecycle
+    from skyform.apply.down import down_targets, take_down
     from skyform.cli.prompts import confirm
+    from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.config import load_config
-    from skyform.recovery.cancel import refuse_managed_clusters
-    from skyform.state.db import open_state
-    from skyform.state.lock import cluster_lock
+    from skyform.state.db import open_state, state_path
 
+    if all_clusters and not clusters and not state_path().exists():
+        ConsoleProgress().console.print("No existing clusters.")
+        return 0
     config = load_config()
     db = open_state()
     progress = ConsoleProgress()
     try:
-        records = [db.require_cluster(n) for n in dict.fromkeys(clusters)]
-        refuse_managed_clusters(db, [r.name for r in records])
-        confirm(f"Tear down {', '.join(r.name for r in records)}?", yes)
-        for record in records:
-            with cluster_lock(record.name, purpose=f"skyform down {record.name}"):
-                refuse_managed_clusters(db, [record.name])  # a job launched since the prompt
-                current = db.require_cluster(record.name)
-                progress.stage(record.name, "destroy", f"{current.spec.offer.infra}")
-                lifecycle.destroy(
-                    db,
-                    config,
-                    current,
-                    reason="skyform down",
-                    emit=functools.partial(progress.event, record.name, "destroy", None),
-                )
-                progress.stage(record.name, "down", "terminated")
+        targets = down_targets(db, list(clusters or []), every=all_clusters)
+        print_warnings(targets.kept)
+        if not targets.records:
+            progress.console.print("No clusters to tear down.")
+            return 0
+        names = [r.name for r in targets.records]
+        confirm(f"Tear down {', '.join(names)}?", yes)
+        for name in names:
+            record = db.require_cluster(name)
+            progress.stage(name, "destroy", record.spec.offer.infra)
+            left = take_down(
+                db,
+                config,
+                name,
+                purge=purge,
+                emit=functools.partial(progress.event, name, "destroy", None),
+            )
+            progress.stage(name, "down", "purged from state" if left else "terminated")
     finally:
         db.close()
+    return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from skyform.cli import options
+from skyform.cli.options import Minimize
 
 jobs_app = typer.Typer(
     help="Managed jobs: recover from lost capacity by re-planning.", no_args_is_help=True
@@ -32,45 +33,60 @@ def _open():
 
 
 @jobs_app.command("launch")
+@options.resource_flags
 def launch(
     target: Path = typer.Argument(..., help="A task YAML, or a reviewed plan.json."),
+    name: str | None = typer.Option(None, "--name", "-n", help="The managed job's name."),
     recovery: Recovery | None = typer.Option(None, "--recovery", help="Recovery strategy."),
     max_restarts: int | None = typer.Option(
         None, "--max-restarts-on-errors", min=0, help="Restarts on user-code failures."
     ),
     detach: bool = typer.Option(False, "--detach", "-d", help="Return once submitted."),
-    minimize: str = typer.Option("cost", "--minimize", help="Objective: cost or time."),
+    yes: bool = typer.Option(
+        False, "--yes", "-y", help="Do not ask (asked only when stdin is a terminal)."
+    ),
+    minimize: Minimize = options.MINIMIZE,
     env: list[str] = options.ENV,
     env_file: list[Path] = options.ENV_FILE,
     secret: list[str] = options.SECRET,
+    overrides=None,
 ) -> int:
     """Launch a managed job: planned, applied, watched, and recovered when nodes are lost."""
     from skyform.cli.options import is_plan_file
+    from skyform.cli.prompts import confirm_on_terminal
     from skyform.cli.render.jobs import render_launched
     from skyform.errors import SkyformError
     from skyform.recovery import launch as launching
 
     strategy = recovery.value if recovery else None
-    if is_plan_file(target) and (env or env_file):
+    if is_plan_file(target) and (env or env_file or overrides):
         raise SkyformError(
-            "--env and --env-file belong to the plan, not to jobs launch of a saved plan",
+            "--env and --env-file belong to the plan (as do resource flags), not to jobs launch "
+            "of a saved plan",
             "Pass them to `skyform plan`, then launch the new plan (--secret is still given "
             "here: secret values never go into a plan).",
         )
+    confirm_on_terminal(f"Launch a managed job from {target}?", yes)
     db, _ = _open()
     try:
         if is_plan_file(target):
             record = launching.launch_plan(
-                db, target, secret_overrides=secret, strategy=strategy, max_restarts=max_restarts
+                db,
+                target,
+                secret_overrides=secret,
+                strategy=strategy,
+                max_restarts=max_restarts,
+                name=name,
             )
         else:
             record = launching.launch(
                 db,
                 target,
-                load_kwargs=options.task_inputs(env, env_file, secret),
+                load_kwargs=options.task_inputs(env, env_file, secret, overrides),
                 strategy=strategy,
                 max_restarts=max_restarts,
-                objective=minimize,
+                objective=minimize.value,
+                name=name,
             )
     finally:
         db.close()
@@ -150,14 +166,24 @@ def logs(
 def cancel(
     job_ids: list[int] = typer.Argument(None, help="Managed job ids."),
     all_jobs: bool = typer.Option(False, "--all", "-a", help="Every unfinished managed job."),
+    yes: bool = typer.Option(
+        False, "--yes", "-y", help="Do not ask (asked only when stdin is a terminal)."
+    ),
 ) -> None:
     """Cancel managed jobs: their controllers stop the jobs and tear their clusters down."""
+    from skyform.cli.prompts import confirm_on_terminal
     from skyform.cli.render.console import make_console
     from skyform.errors import SkyformError
     from skyform.recovery.cancel import cancel_jobs
 
     if not job_ids and not all_jobs:
         raise SkyformError("say which managed jobs to cancel", "Pass job ids, or --all.")
+    which = (
+        "every unfinished managed job"
+        if all_jobs
+        else "managed job(s) " + ", ".join(map(str, job_ids))
+    )
+    confirm_on_terminal(f"Cancel {which}?", yes)
     db, _ = _open()
     try:
         results = cancel_jobs(db, job_ids or None)

@@ -14,23 +14,25 @@ def register(app: typer.Typer) -> None:
 
 
 def queue(
-    cluster: str = typer.Argument(..., help="Cluster name."),
+    clusters: list[str] = typer.Argument(None, help="Clusters (default: every cluster)."),
     json_out: bool = options.JSON,
 ) -> None:
-    """Jobs on a cluster: ID, NAME, SUBMITTED, STARTED, DURATION, RESOURCES, STATUS, LOG."""
-    from skyform.cli.render.clusters import render_queue
+    """Jobs on clusters: ID, NAME, SUBMITTED, STARTED, DURATION, RESOURCES, STATUS, LOG."""
+    from skyform.cli.render.clusters import render_queues
     from skyform.cli.render.messages import print_warnings
-    from skyform.cluster_jobs import refresh_jobs
-    from skyform.state.db import open_state
+    from skyform.cluster_jobs import refresh_queues
+    from skyform.state.db import open_state, state_path
 
+    if not clusters and not state_path().exists():
+        render_queues([], as_json=json_out)
+        return
     db = open_state()
     try:
-        record = db.require_cluster(cluster)
-        jobs, warnings = refresh_jobs(db, record)
+        queues, warnings = refresh_queues(db, list(clusters or []))
     finally:
         db.close()
     print_warnings(warnings)
-    render_queue(cluster, jobs, as_json=json_out)
+    render_queues(queues, as_json=json_out, headings=not clusters or len(clusters) > 1)
 
 
 def logs(
@@ -38,18 +40,30 @@ def logs(
     job_id: int | None = typer.Argument(None, help="Job id (default: the latest)."),
     follow: bool = typer.Option(False, "--follow", "-f", help="Keep streaming until it ends."),
     node: int | None = typer.Option(None, "--node", "-n", help="Only this node rank."),
+    status: bool = typer.Option(
+        False, "--status", help="Print only the job's status; exit with its code (below)."
+    ),
 ) -> int:
     """Print a job's logs: its setup's output (when it ran one), then its run's; every node,
-    prefixed by rank. With --follow, until the job ends (Ctrl-C stops following, not the job)."""
+    prefixed by rank. With --follow, until the job ends (Ctrl-C stops following, not the job).
+
+    Exits as `sky logs` does (SkyPilot's JobExitCode): 0 the job succeeded, 100 it failed
+    (run or setup), 101 it has not finished (without --follow), 102 no such job, 103 it was
+    cancelled.
+    """
     from skyform.cli.render.messages import print_notes, print_warnings
     from skyform.cli.render.progress import ConsoleProgress
-    from skyform.cluster_jobs import stream_logs
+    from skyform.cluster_jobs import current_job, stream_logs
     from skyform.state.db import open_state
 
     progress = ConsoleProgress()
     db = open_state()
     try:
         record = db.require_cluster(cluster)
+        if status:
+            job = current_job(db, record, job_id)
+            progress.console.print(f"Job {job.job_id}: {job.status.value}")
+            return job.status.exit_code
         final = stream_logs(
             db,
             record,
@@ -64,7 +78,7 @@ def logs(
         progress.job_end(final.job)
     print_warnings(final.warnings)
     print_notes(final.notes)
-    return 1 if follow and final.job.status.value.startswith("FAILED") else 0
+    return final.job.status.exit_code
 
 
 def cancel(

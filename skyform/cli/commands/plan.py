@@ -3,27 +3,23 @@
 from __future__ import annotations
 
 import os
-from enum import Enum
 from pathlib import Path
 
 import typer
 
 from skyform.cli import options
-
-
-class Minimize(str, Enum):
-    cost = "cost"
-    time = "time"
+from skyform.cli.options import Minimize
 
 
 def register(app: typer.Typer) -> None:
     app.command("plan")(plan)
 
 
+@options.resource_flags
 def plan(
     task_file: Path = typer.Argument(..., help="Task YAML (SkyPilot format; may be a pipeline)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Save the plan to this file."),
-    minimize: Minimize = typer.Option(Minimize.cost, "--minimize", help="Objective."),
+    minimize: Minimize = options.MINIMIZE,
     cluster: str | None = typer.Option(
         None, "--cluster", "-c", help="Cluster name (prefix for pipelines)."
     ),
@@ -50,6 +46,7 @@ def plan(
     max_total_cost: float | None = typer.Option(
         None, "--max-total-cost", metavar="USD", min=0, help="Fail (exit 1) above USD estimated."
     ),
+    overrides=None,
 ) -> int:
     """Plan placements for a task: the cheapest (or fastest) offers, as a Terraform-style diff."""
     from skyform.cli.plan_check import check_committed, policy_error
@@ -69,7 +66,7 @@ def plan(
         objective=minimize.value,
         cluster=cluster,
         destroy=destroy,
-        load_kwargs=options.task_inputs(env, env_file, secret),
+        load_kwargs=options.task_inputs(env, env_file, secret, overrides),
     )
     print_warnings(result.warnings)
     refused = policy_error(result.plan, max_hourly_cost, max_total_cost)

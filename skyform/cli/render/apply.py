@@ -18,7 +18,9 @@ STATUS_STYLE = {
 }
 
 
-def render_apply_result(plan: Plan, outcomes: list[ClusterOutcome], *, detach: bool) -> None:
+def render_apply_result(
+    plan: Plan, outcomes: list[ClusterOutcome], *, detach: bool, verb: str = "Apply"
+) -> None:
     console = make_console()
     s = plan.summary
     console.print()
@@ -40,10 +42,10 @@ def render_apply_result(plan: Plan, outcomes: list[ClusterOutcome], *, detach: b
         elif o.failed:
             console.print(f"    see why: skyform logs {o.cluster} {o.job.job_id}")
     failed = [o for o in outcomes if o.failed]
-    verb = "failed" if failed else "complete"
+    result = "failed" if failed else "complete"
     style = "red" if failed else "green"
     console.print(
-        f"\n[bold {style}]Apply {verb}![/] Clusters: {s.add} added, {s.change} changed, "
+        f"\n[bold {style}]{verb} {result}![/] Clusters: {s.add} added, {s.change} changed, "
         f"{s.destroy} destroyed.",
         soft_wrap=True,
     )

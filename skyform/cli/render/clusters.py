@@ -126,11 +126,24 @@ def _verbose(console, r: ClusterRecord, jobs: list[JobRecord], h: ClusterState |
         console.print(f"  last job: {last.job_id} {last.name} {last.status.value}")
 
 
-def render_queue(cluster: str, jobs: list[JobRecord], *, as_json: bool) -> None:
+def render_queues(
+    queues: list[tuple[str, list[JobRecord]]], *, as_json: bool, headings: bool = True
+) -> None:
+    """One table per cluster (a heading above each when several may be shown); --json is
+    one list of every job (each names its cluster)."""
     if as_json:
-        print_json([j.model_dump(mode="json") for j in jobs])
+        print_json([j.model_dump(mode="json") for _, jobs in queues for j in jobs])
         return
     console = make_console()
+    if not queues:
+        console.print("No existing clusters.")
+    for i, (cluster, jobs) in enumerate(queues):
+        if headings:
+            console.print(("\n" if i else "") + f"Job queue of cluster [bold]{escape(cluster)}[/]")
+        _queue_table(console, cluster, jobs)
+
+
+def _queue_table(console, cluster: str, jobs: list[JobRecord]) -> None:
     if not jobs:
         console.print(f"No jobs on cluster {escape(cluster)}.")
         return

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from skyform.plan.model import PlacedOffer
+import shlex
+
+from skyform.plan.model import PlacedOffer, Plan
+from skyform.spec.overrides import words
 
 
 def usd(value: float, *, hourly: bool = False) -> str:
@@ -47,3 +50,8 @@ def nodes(n: int) -> str:
 def short_digest(digest: str, n: int = 12) -> str:
     algo, _, hexpart = digest.partition(":")
     return f"{algo}:{hexpart[:n]}" if hexpart else digest[:n]
+
+
+def flags(plan: Plan) -> str:
+    """The resource flags a plan was made with, as typed: `--gpus A100:1 --use-spot`."""
+    return shlex.join(words(plan.task.overrides))

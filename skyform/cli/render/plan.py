@@ -198,6 +198,9 @@ def render_plan(plan: Plan, console: Console, *, saved_to: str | None = None) ->
         console.print()
         console.print(f"skyform will perform the following actions (objective: {plan.objective}):")
         console.print()
+    if plan.task.overrides:
+        console.print(f"Planned with resource flags: {escape(fmt.flags(plan))}", soft_wrap=True)
+        console.print()
     for change in visible:
         _render_change(change, plan, console)
     if plan.blocked:

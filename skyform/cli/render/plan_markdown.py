@@ -89,6 +89,8 @@ def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
             + (f" · egress {fmt.usd(s.egress_cost)}" if s.egress_cost else "")
             + f" · objective: {plan.objective}"
         )
+    if plan.task.overrides:
+        lines.append(f"Planned with resource flags: `{cell(fmt.flags(plan))}`")
     lines += [
         "",
         "| | Cluster | Action | Infra | Instance | Arch | Nodes | GPUs | $/h | Est. cost | Why |",

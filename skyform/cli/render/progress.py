@@ -17,6 +17,7 @@ STAGE_LABELS = {
     "update": "updating in place",
     "run": "running the job",
     "noop": "no changes",
+    "rerun": "running the job again",
     "stop": "stopped",
 }
 

@@ -1,0 +1,53 @@
+"""The use case behind `apply` and `launch`: carry out a plan against this machine's state.
+
+`apply` runs only what the plan changes (Terraform's semantics); `launch` also runs the job
+again on clusters the plan leaves as they are (`sky launch`'s), and exits as `sky launch`
+does: with the job's outcome as SkyPilot's JobExitCode.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skyform.apply.runner import Applier, ApplyOptions, ApplyProgress, ClusterOutcome
+from skyform.plan.model import Plan
+from skyform.plan.planfile import plan_digest
+from skyform.state.models import JobExitCode
+
+
+def apply_plan(
+    plan: Plan, plan_path: Path, data: bytes, *, progress: ApplyProgress, options: ApplyOptions
+) -> list[ClusterOutcome]:
+    """Apply `plan` (whose file bytes are `data`; `plan_path`'s folder is where its task
+    path starts). Returns one outcome per cluster the plan touches."""
+    from skyform.config import load_config
+    from skyform.plan.catalog import load_catalog
+    from skyform.state.db import open_state
+
+    config = load_config()
+    db = open_state()
+    try:
+        applier = Applier(
+            plan,
+            plan_path,
+            plan_digest(data),
+            db=db,
+            config=config,
+            catalog=load_catalog(config),
+            progress=progress,
+            options=options,
+        )
+        return applier.run()
+    finally:
+        db.close()
+
+
+def launch_exit_code(outcomes: list[ClusterOutcome]) -> int:
+    """0 when every job succeeded (or was submitted with --detach), else the first job's
+    JobExitCode that did not: 100 failed (run or setup), 103 cancelled."""
+    for outcome in outcomes:
+        if outcome.job is not None and outcome.job.status.is_terminal:
+            code = outcome.job.status.exit_code
+            if code != JobExitCode.SUCCEEDED:
+                return code
+    return JobExitCode.SUCCEEDED

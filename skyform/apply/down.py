@@ -1,0 +1,58 @@
+"""`skyform down`: which clusters to tear down, and tearing one down under its lock.
+
+`down -a` takes every cluster except those a managed job runs on (they belong to its
+controller: `jobs cancel` takes them down), and says which it left. Naming such a cluster
+is refused. `--purge` forgets a cluster whose infra cannot be torn down, after saying what
+may be left (apply/clusters.destroy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from skyform.apply import clusters
+from skyform.config import Config
+from skyform.errors import SkyformError
+from skyform.state.db import StateDB
+from skyform.state.models import ClusterRecord
+
+
+@dataclass(frozen=True)
+class DownTargets:
+    records: list[ClusterRecord]
+    kept: list[str]  # why a cluster `-a` would have taken is left up
+
+
+def down_targets(db: StateDB, names: list[str], *, every: bool) -> DownTargets:
+    from skyform.recovery.cancel import managed_owner_note, refuse_managed_clusters
+
+    if every and names:
+        raise SkyformError("name clusters or pass -a/--all, not both")
+    if not every and not names:
+        raise SkyformError("say which clusters to tear down", "Name them, or pass -a/--all.")
+    if not every:
+        records = [db.require_cluster(n) for n in dict.fromkeys(names)]
+        refuse_managed_clusters(db, [r.name for r in records])
+        return DownTargets(records, [])
+    records, kept = [], []
+    for record in db.list_clusters():
+        note = managed_owner_note(db, record.name)
+        if note is None:
+            records.append(record)
+        else:
+            kept.append(note)
+    return DownTargets(records, kept)
+
+
+def take_down(
+    db: StateDB, config: Config, name: str, *, purge: bool, emit: Callable[[str], None]
+) -> str | None:
+    """Tear one cluster down under its lock; what a purge left behind, if anything."""
+    from skyform.recovery.cancel import refuse_managed_clusters
+    from skyform.state.lock import cluster_lock
+
+    with cluster_lock(name, purpose=f"skyform down {name}"):
+        refuse_managed_clusters(db, [name])  # a managed job launched on it since the prompt
+        current = db.require_cluster(name)
+        return clusters.destroy(db, config, current, reason="skyform down", emit=emit, purge=purge)

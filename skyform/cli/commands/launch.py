@@ -1,0 +1,75 @@
+"""`skyform launch TASK.yaml`: SkyPilot's `sky launch` — plan, show, confirm, apply, and run
+the job every time (on the existing cluster when nothing else changed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from skyform.cli import options
+from skyform.cli.commands.apply import TAKE_OVER
+from skyform.cli.options import Minimize
+
+
+def register(app: typer.Typer) -> None:
+    app.command("launch")(launch)
+
+
+@options.resource_flags
+def launch(
+    task_file: Path = typer.Argument(..., help="Task YAML (SkyPilot format; may be a pipeline)."),
+    cluster: str | None = typer.Option(
+        None, "--cluster", "-c", help="Cluster name (prefix for pipelines)."
+    ),
+    yes: bool = options.YES,
+    detach: bool = typer.Option(
+        False,
+        "--detach-run",
+        "--detach",
+        "-d",
+        help="Return once the job is submitted; do not stream logs.",
+    ),
+    dryrun: bool = typer.Option(False, "--dryrun", help="Plan and show; change nothing."),
+    minimize: Minimize = options.MINIMIZE,
+    env: list[str] = options.ENV,
+    env_file: list[Path] = options.ENV_FILE,
+    secret: list[str] = options.SECRET,
+    take_over: bool = TAKE_OVER,
+    overrides=None,
+) -> int:
+    """Launch a task: plan it, show the plan, confirm, apply it and run its job.
+
+    Unlike `apply`, the job runs on every call: when the cluster already matches the task, it
+    runs again there (the workdir is synced again, nothing is provisioned). Exits 0 when the
+    job succeeded, 100 when it failed, 103 when it was cancelled (SkyPilot's codes).
+    """
+    from skyform.apply.apply_plan import apply_plan, launch_exit_code
+    from skyform.apply.runner import ApplyOptions
+    from skyform.cli.commands.apply import UNSAVED_PLAN, confirm_plan, plan_and_show
+    from skyform.cli.render.apply import render_apply_result
+    from skyform.cli.render.progress import ConsoleProgress
+    from skyform.plan.planfile import plan_bytes
+
+    if not task_file.exists() and not task_file.name.endswith((".yaml", ".yml")):
+        from skyform.errors import SkyformError
+
+        raise SkyformError(
+            f"launch takes a task YAML, and {str(task_file)!r} is not a file",
+            "Put the command in a task file's `run:` and launch that; on a cluster that is "
+            f"up, run it directly: skyform exec CLUSTER {str(task_file)!r}",
+        )
+    inputs = options.task_inputs(env, env_file, secret, overrides)
+    plan = plan_and_show(task_file, minimize=minimize, cluster=cluster, load_kwargs=inputs)
+    if dryrun:
+        return 0
+    if plan.summary.has_changes:
+        take_over = confirm_plan(plan, yes=yes, take_over=take_over)
+    run = ApplyOptions(
+        detach=detach, secret_overrides=secret, rerun_unchanged=True, take_over=take_over
+    )
+    outcomes = apply_plan(
+        plan, Path.cwd() / UNSAVED_PLAN, plan_bytes(plan), progress=ConsoleProgress(), options=run
+    )
+    render_apply_result(plan, outcomes, detach=detach, verb="Launch")
+    return launch_exit_code(outcomes)

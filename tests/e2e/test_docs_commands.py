@@ -1,0 +1,113 @@
+"""Every command README.md and examples/ show runs, with the outcome the docs promise.
+
+The commands and their expected outcomes are listed in docs_commands.py (how to add one is
+said there). Each scenario runs its lines with bash, as a user pastes them, on `local`;
+commands that need a cloud run as far as a user without credentials gets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from docs_commands import REPO, SCENARIOS, Step, documented_commands
+
+
+def test_every_documented_command_has_a_step():
+    documented = documented_commands()
+    covered = {s.doc for steps in SCENARIOS.values() for s in steps if s.doc is not None}
+    missing = [c for c in documented if c not in covered]
+    stale = sorted(covered - set(documented))
+    assert not missing, f"documented but never run (add a Step in docs_commands.py): {missing}"
+    assert not stale, f"steps for commands the docs no longer show: {stale}"
+
+
+def test_the_extractor_finds_each_kind_of_documented_command():
+    """Code-block lines, inline code (also after VAR=x and &&) and example comments."""
+    found = documented_commands()
+    assert "skyform plan task.yaml -o plan.json" in found  # a code block line, comment dropped
+    assert "skyform check" in found  # inline code in prose
+    assert "SKYFORM_HOME=ci-home skyform plan task.yaml -o plan.json" in found
+    assert "skyform validate examples/gpu.yaml --secret HF_TOKEN" in found  # a yaml comment
+    assert not [c for c in found if c.startswith(".venv/")]  # test_readme.py's section
+
+
+def _path_without_pulumi() -> str:
+    """PATH for a user who has not installed the Pulumi CLI (whatever this machine has)."""
+    dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    kept = [d for d in dirs if not (Path(d) / "pulumi").exists()]
+    return os.pathsep.join([str(Path(sys.executable).parent), *kept])
+
+
+def _scratch(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    shutil.copytree(REPO / "examples", work / "examples")
+    shutil.copy(REPO / "examples" / "hello.yaml", work / "task.yaml")
+    (work / "ci-home").mkdir()
+    return work
+
+
+def _run(step: Step, line: str, work: Path, env: dict[str, str]) -> None:
+    proc = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", line],
+        cwd=work,
+        env=env,
+        input=step.stdin if step.stdin else None,
+        stdin=None if step.stdin else subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    output = proc.stdout + proc.stderr
+    where = f"`{line}` (documented as `{step.doc}`)\n{output}"
+    assert proc.returncode == step.exit, where
+    for text in step.says:
+        assert text in output, f"missing {text!r}: {where}"
+    for text in step.never:
+        assert text not in output, f"printed {text!r}: {where}"
+
+
+def _managed_jobs_settle(env: dict[str, str], work: Path, timeout: float = 90.0) -> None:
+    """Leave no controller running behind the test."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        proc = subprocess.run(
+            ["skyform", "jobs", "queue", "--json"],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
+        jobs = json.loads(proc.stdout or "[]")
+        if all(j["status"] in ("SUCCEEDED", "CANCELLED", "FAILED") for j in jobs):
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"managed jobs still running: {proc.stdout}")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_documented_commands_run(scenario, skyform_home, tmp_path):
+    work = _scratch(tmp_path)
+    (skyform_home / "config.yaml").write_text("recovery: {check_interval: 0.5}\n")
+    env = dict(
+        os.environ,
+        SKYFORM_HOME=str(skyform_home),
+        PATH=_path_without_pulumi(),
+        HF_TOKEN="hf_docs_example",
+        COLUMNS="200",
+        NO_COLOR="1",
+    )
+    try:
+        for step in SCENARIOS[scenario]:
+            for line in step.lines:
+                _run(step, line, work, env)
+    finally:
+        _managed_jobs_settle(env, work)
