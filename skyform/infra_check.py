@@ -1,8 +1,9 @@
 """What `skyform check` looks at: which infra this machine can use right now.
 
-Mostly local facts (environment, credential files, kubeconfig, PATH, a TCP banner from ssh
-hosts); the one API call is Kubernetes' node list for the contexts skyform plans on, which is
-what `plan` needs from a cluster (and refreshes its capacity cache).
+Local facts are read (environment, credential files, kubeconfig, PATH); ssh pool hosts are
+logged in to, as apply will, and the ones whose size config.yaml leaves out are probed
+(ssh_login.py); the one API call is Kubernetes' node list for the contexts skyform plans on,
+which is what `plan` needs from a cluster (and refreshes its capacity cache).
 """
 
 from __future__ import annotations
@@ -65,17 +66,25 @@ def probe_ssh(host: str, port: int, timeout: float = SSH_PROBE_TIMEOUT) -> str |
 
 
 def check_ssh_pool(name: str, pool: SSHPool) -> InfraStatus:
-    targets = [(h.host, h.port or pool.port) for h in pool.hosts]
-    with ThreadPoolExecutor(max_workers=min(16, len(targets))) as ex:
-        reasons = list(ex.map(lambda t: probe_ssh(*t), targets))
-    items = [
-        f"{host}:{port} " + ("ok" if reason is None else f"unreachable ({reason})")
-        for (host, port), reason in zip(targets, reasons, strict=True)
-    ]
-    healthy = sum(r is None for r in reasons)
-    usable = healthy > 0
-    hint = None if healthy == len(targets) else "check the host is up and sshd listens on that port"
-    return InfraStatus(f"ssh/{name}", usable, f"{healthy}/{len(targets)} hosts answer", hint, items)
+    """Log in to every host (user, key, host key, key exchange: what `apply` will need) and
+    probe the ones whose size config.yaml leaves out; cache what was measured."""
+    from skyform.plan.catalog.hostfacts import write_facts
+    from skyform.ssh_login import login_host, recording_kex
+
+    with recording_kex(), ThreadPoolExecutor(max_workers=min(16, len(pool.hosts))) as ex:
+        results = list(ex.map(lambda host: login_host(name, pool, host), pool.hosts))
+    probed = {r.host_id: r.facts for r in results if r.facts is not None}
+    if probed:
+        write_facts(probed)
+    ok = sum(r.ok for r in results)
+    hints = [r.hint for r in results if r.hint]
+    return InfraStatus(
+        f"ssh/{name}",
+        ok > 0,
+        f"{ok}/{len(results)} hosts log in",
+        hints[0] if hints else None,
+        [r.line for r in results],
+    )
 
 
 def check_aws(env: dict[str, str], user_home: Path) -> InfraStatus:

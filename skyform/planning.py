@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skyform.errors import SpecError
-from skyform.plan.model import BlockedPlacement, Objective, Plan
+from skyform.plan.model import BlockedPlacement, Objective, Plan, WorkdirFiles
+from skyform.spec import Dag
 
 
 @dataclass(frozen=True)
@@ -75,11 +76,29 @@ def plan_task(
         cluster=cluster,
         blocked=tuple(blocked),
         destroy=destroy,
+        owner=str(Path(task_file).resolve()),
+        workdirs={} if destroy or not snapshot.clusters else current_workdirs(dag, task_file),
+        reserved=snapshot.reserved,
     )
     plan = make_plan(
         inputs, catalog=catalog, config=config, current=snapshot.clusters, prior=snapshot.prior
     )
     return PlanResult(plan=plan, warnings=_unique(warnings))
+
+
+def current_workdirs(dag: Dag, task_file: Path) -> dict[int, WorkdirFiles]:
+    """Per task with a local workdir: the files a sync would send now. Only compared with what
+    an existing cluster last ran, so they never reach a plan for a cluster being created."""
+    from skyform.exec.manifest import workdir_files
+
+    found = {}
+    for i, task in enumerate(dag.tasks):
+        if isinstance(task.workdir, str):
+            path = Path(task.workdir).expanduser()
+            files = workdir_files(path if path.is_absolute() else Path(task_file).parent / path)
+            if files is not None:
+                found[i] = files
+    return found
 
 
 def _unique(items: list[str]) -> list[str]:

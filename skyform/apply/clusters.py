@@ -115,10 +115,19 @@ def mark_up(db: StateDB, record: ClusterRecord, *, setup_done: str | None) -> Cl
 
 
 def update_spec(
-    db: StateDB, record: ClusterRecord, spec: ClusterSpec, plan_digest: str | None
+    db: StateDB,
+    record: ClusterRecord,
+    spec: ClusterSpec,
+    plan_digest: str | None,
+    *,
+    source: str | None = None,
 ) -> ClusterRecord:
-    """An in-place update: the cluster keeps its nodes, the record takes the new spec."""
-    record = record.model_copy(update={"spec": spec, "plan_digest": plan_digest})
+    """An in-place update: the cluster keeps its nodes, the record takes the new spec (and
+    `source`, the task file it now belongs to)."""
+    update: dict = {"spec": spec, "plan_digest": plan_digest}
+    if source is not None:
+        update["source"] = source
+    record = record.model_copy(update=update)
     db.put_cluster(record)
     _event(db, "cluster.updated", record.name, "cluster updated in place")
     return record

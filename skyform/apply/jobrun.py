@@ -52,14 +52,26 @@ def _workdir_path(job: JobSpec, task_dir: Path, secrets: Mapping[str, str]) -> P
             f"task {job.name!r}: a git workdir ({job.workdir}) cannot be synced to these nodes",
             "Clone the repository in `setup`, or use a local directory as workdir.",
         )
-    path = Path(_resubstitute(job.workdir, secrets)).expanduser()
-    path = path if path.is_absolute() else task_dir / path
+    path = _local_path(job.workdir, task_dir, secrets)
     if not path.is_dir():
         raise ExecError(
             f"task {job.name!r}: workdir {path} is not a directory",
             "Fix `workdir:` in the task file (relative paths start at its folder).",
         )
     return path
+
+
+def _local_path(workdir: str, task_dir: Path, secrets: Mapping[str, str]) -> Path:
+    path = Path(_resubstitute(workdir, secrets)).expanduser()
+    return path if path.is_absolute() else task_dir / path
+
+
+def synced_workdir(job: JobSpec, task_dir: Path, secrets: Mapping[str, str]) -> Path | None:
+    """The local directory the job's workdir sync reads, when there is one to read."""
+    if not job.workdir or job.workdir.startswith("{"):
+        return None
+    path = _local_path(job.workdir, task_dir, secrets)
+    return path if path.is_dir() else None
 
 
 def sync_inputs(

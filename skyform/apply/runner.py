@@ -17,13 +17,15 @@ from typing import Protocol
 
 from skyform.apply import clusters
 from skyform.apply.freshness import check_fresh, task_must_exist
-from skyform.apply.jobrun import JobRun, follow_job, mark_ready, start_job
+from skyform.apply.jobrun import JobRun, follow_job, mark_ready, start_job, synced_workdir
 from skyform.apply.secrets import resolve_secrets
 from skyform.config import Config
 from skyform.errors import PlanError
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession
+from skyform.plan.jobdiff import JOB_PATHS
 from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
+from skyform.plan.ownership import Owner, Relation, describe_owner, relation
 from skyform.state.db import StateDB
 from skyform.state.lock import cluster_lock
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus
@@ -59,6 +61,7 @@ class ApplyOptions:
     secret_overrides: list[str] = field(default_factory=list)
     environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     lock_wait: float | None = None
+    take_over: bool = False  # act on clusters that belong to another task file or job
 
 
 def _task_order(plan: Plan) -> list[TaskPlacement]:
@@ -95,6 +98,7 @@ class Applier:
         self.db, self.config, self.catalog = db, config, catalog
         self.progress, self.options = progress, options
         self.outcomes: list[ClusterOutcome] = []
+        self.owner: str | None = None  # the task file, resolved: what state records as owner
         self._sessions: list[tuple[ClusterSession, JobRecord]] = []
 
     # -- entry --------------------------------------------------------------------------------
@@ -118,6 +122,8 @@ class Applier:
                     )
                 )
             check_fresh(plan, self.plan_path, db=self.db, catalog=self.catalog)
+            self.owner = str(task_file.resolve())
+            self._check_ownership(Owner(self.owner, plan.task.path))
             secrets = (
                 {}
                 if plan.destroy
@@ -154,6 +160,30 @@ class Applier:
         else:
             self._close_sessions()
         return self.outcomes
+
+    def _check_ownership(self, owner: Owner) -> None:
+        """Refuse, before anything changes, to act on a cluster that is not this task file's
+        unless told to (`--take-over`). Checked against state here, not only trusted from
+        the plan, so a plan made elsewhere cannot slip a takeover through."""
+        from skyform.state.managed import ManagedJobs
+
+        jobs = ManagedJobs(self.db)
+        foreign = []
+        for change in self.plan.changes:
+            record = self.db.get_cluster(change.cluster)
+            if record is None or change.action is Action.NOOP:
+                continue
+            managed = jobs.owner_of(change.cluster)
+            managed_id = managed.id if managed is not None else None
+            if relation(record.source, managed_id, owner) is Relation.OTHER:
+                foreign.append(f"{change.cluster} ({describe_owner(record.source, managed_id)})")
+        if foreign and not self.options.take_over:
+            raise PlanError(
+                "this plan takes over cluster(s) that another task file or a managed job made: "
+                + ", ".join(foreign),
+                "Pick another name (-c NAME) if they are not the same thing; to take them over "
+                "on purpose, run apply again with --take-over.",
+            )
 
     # -- one cluster --------------------------------------------------------------------------
 
@@ -200,7 +230,7 @@ class Applier:
                 self.db,
                 self.config,
                 change.after,
-                source=self.plan.task.path,
+                source=self.owner,
                 plan_digest=self.plan_digest,
                 emit=self._emit(name, "provision"),
             )
@@ -211,11 +241,11 @@ class Applier:
         return self._run_job(record, task, task_dir, secrets, follow_now=follow_now)
 
     def _job_changed(self, change: ClusterChange) -> bool:
-        return any(a.path in ("job", "setup") for a in change.attributes)
+        return any(a.path in JOB_PATHS for a in change.attributes)
 
     def _update_in_place(self, change: ClusterChange, record: ClusterRecord) -> ClusterRecord:
         assert change.after is not None
-        infra_paths = {a.path for a in change.attributes} - {"job", "setup"}
+        infra_paths = {a.path for a in change.attributes} - JOB_PATHS
         if infra_paths and change.after.offer.cloud not in ("local", "ssh"):
             from skyform.stacks.engine import engine_for
 
@@ -228,7 +258,9 @@ class Applier:
             )
             handle = engine.up(change.after, self._emit(change.cluster, "update"))
             record = record.model_copy(update={"handle": handle})
-        return clusters.update_spec(self.db, record, change.after, self.plan_digest)
+        return clusters.update_spec(
+            self.db, record, change.after, self.plan_digest, source=self.owner
+        )
 
     def _run_job(
         self,
@@ -239,8 +271,18 @@ class Applier:
         *,
         follow_now: bool,
     ) -> ClusterOutcome:
+        from skyform.exec.manifest import workdir_files
+
         name = record.name
         self.progress.stage(name, "run", f"sync, setup and run `{task.task}`")
+        # what the next plan compares against: the job's text and the workdir as synced now
+        workdir = synced_workdir(task.job, task_dir, secrets)
+        record = record.model_copy(
+            update={
+                "job": task.job,
+                "workdir_files": workdir_files(workdir) if workdir is not None else None,
+            }
+        )
         session, run = start_job(
             self.db,
             record,

@@ -7,7 +7,7 @@ import sys
 import typer
 
 
-def confirm(question: str, yes: bool) -> None:
+def confirm(question: str, yes: bool, *, hint: str = "Pass -y to go ahead without asking.") -> None:
     """Terraform's rule: only the word `yes` approves; without a terminal, -y is required."""
     from skyform.errors import SkyformError
 
@@ -16,7 +16,7 @@ def confirm(question: str, yes: bool) -> None:
     if not sys.stdin.isatty():
         raise SkyformError(
             f"{question.rstrip('?')}: needs confirmation, but stdin is not a terminal",
-            "Pass -y to go ahead without asking.",
+            hint,
         )
     answer = typer.prompt(
         f"\n{question} Only 'yes' will be accepted", default="", show_default=False

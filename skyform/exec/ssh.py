@@ -72,7 +72,7 @@ class SSHRunner(NodeRunner):
             config=Config(lazy=True, ssh_config=paramiko.SSHConfig()),  # no ~/.ssh/config
             connect_kwargs={
                 "sock": sock,
-                "key_filename": key_file,
+                "key_filename": [key_file] if key_file else [],  # fabric wants a list
                 "look_for_keys": False,
                 "allow_agent": False,
                 "banner_timeout": self.timeouts.banner,

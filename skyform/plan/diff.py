@@ -5,10 +5,13 @@ Rules, in order:
 - in state but its last apply never finished (INIT)      → replace ("tainted", as Terraform)
 - an attribute that the infra cannot change in place     → replace, naming the attribute
 - only ports/labels (in place) or the job (setup, run,
-  envs, workdir, file mounts) changed                    → update
+  envs, workdir and its files, file mounts) changed      → update (jobdiff.py says what)
 - nothing changed                                        → noop
-- in state, owned by this task file, no longer desired   → delete (and every owned cluster
-                                                           with `destroy=True`)
+
+A plan touches only the clusters it names. A cluster made from this task file that the plan
+does not name (another `-c`, a task since removed from a pipeline) is listed as untouched,
+never destroyed: destroying is `skyform down` or `plan --destroy`. A named cluster that
+belongs to another task file or a managed job is marked `takes_over` (ownership.py).
 """
 
 from __future__ import annotations
@@ -17,7 +20,17 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-from skyform.plan.model import Action, AttributeChange, ClusterChange, ClusterSpec
+from skyform.plan.jobdiff import job_changes
+from skyform.plan.model import (
+    Action,
+    AttributeChange,
+    ClusterChange,
+    ClusterSpec,
+    JobSpec,
+    UntouchedCluster,
+    WorkdirFiles,
+)
+from skyform.plan.ownership import Owner, Relation, describe_owner, relation
 
 # Attributes whose change means a new cluster: (path, getter).
 REPLACE_ATTRS: tuple[tuple[str, object], ...] = (
@@ -35,10 +48,6 @@ IN_PLACE_ATTRS: tuple[tuple[str, object], ...] = (
     ("ports", lambda s: ", ".join(s.ports) or None),
     ("labels", lambda s: ", ".join(f"{k}={v}" for k, v in sorted(s.labels.items())) or None),
 )
-JOB_ATTRS: tuple[tuple[str, object], ...] = (
-    ("setup", lambda s: s.setup_digest),
-    ("job", lambda s: s.job_digest),
-)
 # Clusters in these states are rebuilt whatever the spec says (Terraform's "tainted").
 REBUILD_REASONS = {
     "INIT": "the last apply did not finish (status INIT): the cluster is rebuilt",
@@ -55,7 +64,17 @@ class CurrentCluster(BaseModel):
 
     spec: ClusterSpec
     status: str = "UP"
-    source: str | None = None  # the task file (as planned) that owns it
+    source: str | None = None  # the task file that owns it (ownership.py)
+    managed_job: int | None = None  # an unfinished managed job runs on it
+    job: JobSpec | None = None  # the job last started on it by apply
+    workdir_files: WorkdirFiles | None = None  # what that job's workdir sync sent
+
+    def relation(self, owner: Owner | None) -> Relation:
+        return relation(self.source, self.managed_job, owner)
+
+    @property
+    def owner_text(self) -> str:
+        return describe_owner(self.source, self.managed_job)
 
 
 def _fmt(value: object) -> str | None:
@@ -83,102 +102,126 @@ def _changes(
     return found
 
 
-def _job_reason(job_changes: list[AttributeChange]) -> str:
-    names = {c.path for c in job_changes}
-    if "setup" in names:
-        return "setup changed: setup and the job will run again"
-    return "the job changed (run, envs, workdir or file mounts): it will run again"
-
-
-def diff_cluster(desired: ClusterSpec, current: CurrentCluster | None) -> ClusterChange:
+def diff_cluster(
+    desired: ClusterSpec,
+    current: CurrentCluster | None,
+    *,
+    job: JobSpec | None = None,
+    workdir_files: WorkdirFiles | None = None,
+    owner: Owner | None = None,
+) -> ClusterChange:
     name = desired.name
     if current is None:
         return ClusterChange(
             cluster=name, action=Action.CREATE, reason="new cluster", after=desired
         )
     before = current.spec
+    takes_over = current.owner_text if current.relation(owner) is Relation.OTHER else None
     replace = _changes(before, desired, REPLACE_ATTRS, forces=True)
     in_place = _changes(before, desired, IN_PLACE_ATTRS, forces=False)
-    job = _changes(before, desired, JOB_ATTRS, forces=False)
-    attributes = replace + in_place + job
-    if current.status in REBUILD_REASONS:
+    job_attrs, job_reason = job_changes(
+        before,
+        desired,
+        before_job=current.job,
+        after_job=job,
+        before_files=current.workdir_files,
+        after_files=workdir_files,
+    )
+    attributes = replace + in_place + job_attrs
+
+    def change(action: Action, reason: str) -> ClusterChange:
         return ClusterChange(
             cluster=name,
-            action=Action.REPLACE,
-            before=before,
-            after=desired,
-            reason=REBUILD_REASONS[current.status],
-            attributes=attributes,
-        )
-    if replace:
-        first = replace[0]
-        reason = (
-            f"{first.path} {first.before or 'none'} → {first.after or 'none'} forces replacement"
-        )
-        return ClusterChange(
-            cluster=name,
-            action=Action.REPLACE,
+            action=action,
             reason=reason,
             before=before,
             after=desired,
-            attributes=attributes,
+            attributes=attributes if action is not Action.NOOP else [],
+            takes_over=takes_over if action is not Action.NOOP else None,
         )
-    if in_place or job:
-        parts = [f"{c.path} changed" for c in in_place] + ([_job_reason(job)] if job else [])
-        return ClusterChange(
-            cluster=name,
-            action=Action.UPDATE,
-            reason="; ".join(parts),
-            before=before,
-            after=desired,
-            attributes=attributes,
+
+    if current.status in REBUILD_REASONS:
+        return change(Action.REPLACE, REBUILD_REASONS[current.status])
+    if replace:
+        first = replace[0]
+        return change(
+            Action.REPLACE,
+            f"{first.path} {first.before or 'none'} → {first.after or 'none'} forces replacement",
         )
-    return ClusterChange(
-        cluster=name, action=Action.NOOP, reason="up to date", before=before, after=desired
-    )
+    if in_place or job_attrs:
+        parts = [f"{c.path} changed" for c in in_place] + ([job_reason] if job_reason else [])
+        return change(Action.UPDATE, "; ".join(parts))
+    return change(Action.NOOP, "up to date")
 
 
 def diff_clusters(
     desired: Iterable[ClusterSpec],
     current: Mapping[str, CurrentCluster],
     *,
-    source: str | None = None,
-    destroy: bool = False,
+    owner: Owner | None = None,
+    jobs: Mapping[str, JobSpec] | None = None,
+    workdirs: Mapping[str, WorkdirFiles] | None = None,
 ) -> list[ClusterChange]:
-    """Changes for every desired cluster (in the given order), then deletions by name.
-
-    Deletions: with `destroy`, every desired cluster that exists; otherwise clusters in state
-    owned by `source` that are no longer desired (a task removed from a pipeline).
-    """
-    desired = list(desired)
-    wanted = {spec.name for spec in desired}
-    if destroy:
-        return [
-            ClusterChange(
-                cluster=spec.name,
-                action=Action.DELETE,
-                reason="destroy requested",
-                before=current[spec.name].spec,
-            )
-            for spec in desired
-            if spec.name in current
-        ]
-    changes = [diff_cluster(spec, current.get(spec.name)) for spec in desired]
-    orphans = sorted(
-        name
-        for name, cur in current.items()
-        if name not in wanted and source is not None and cur.source == source
-    )
-    changes += [
-        ClusterChange(
-            cluster=name,
-            action=Action.DELETE,
-            before=current[name].spec,
-            reason=f"no longer in {source}",
+    """Changes for every desired cluster, in the given order; never a deletion."""
+    jobs, workdirs = jobs or {}, workdirs or {}
+    return [
+        diff_cluster(
+            spec,
+            current.get(spec.name),
+            job=jobs.get(spec.name),
+            workdir_files=workdirs.get(spec.name),
+            owner=owner,
         )
-        for name in orphans
+        for spec in desired
     ]
-    return changes
+
+
+def destroy_changes(
+    names: Iterable[str],
+    current: Mapping[str, CurrentCluster],
+    *,
+    owner: Owner | None,
+    everything_owned: bool,
+) -> tuple[list[ClusterChange], list[UntouchedCluster]]:
+    """`plan --destroy`: the named clusters that exist, and (`everything_owned`, i.e. no `-c`)
+    every other cluster made from this task file. A cluster that belongs to another task file
+    or to a managed job is never destroyed from here: it is listed as untouched."""
+    named = [n for n in dict.fromkeys(names) if n in current]
+    owned = [n for n, c in sorted(current.items()) if c.relation(owner) is Relation.MINE]
+    targets = named + [n for n in owned if everything_owned and n not in named]
+    changes, untouched = [], []
+    for name in targets:
+        cur = current[name]
+        if cur.relation(owner) is Relation.OTHER:
+            untouched.append(
+                UntouchedCluster(
+                    cluster=name,
+                    reason=f"belongs to {cur.owner_text}, not to this task file: not destroyed "
+                    f"(`skyform down {name}` removes it)",
+                )
+            )
+            continue
+        reason = "destroy requested" if name in named else "made from this task file"
+        changes.append(
+            ClusterChange(cluster=name, action=Action.DELETE, reason=reason, before=cur.spec)
+        )
+    return changes, untouched
+
+
+def untouched_clusters(
+    wanted: Iterable[str], current: Mapping[str, CurrentCluster], owner: Owner | None
+) -> list[UntouchedCluster]:
+    """Clusters made from this task file that this plan does not name: left as they are."""
+    names = set(wanted)
+    return [
+        UntouchedCluster(
+            cluster=name,
+            reason="made from this task file but not named by this plan: left as it is "
+            f"(`skyform down {name}` removes it)",
+        )
+        for name, cur in sorted(current.items())
+        if name not in names and cur.relation(owner) is Relation.MINE
+    ]
 
 
 def count_actions(changes: Iterable[ClusterChange]) -> tuple[int, int, int]:

@@ -173,6 +173,21 @@ class ClusterSpec(_Model):
         return money(self.offer.hourly_price * self.num_nodes)
 
 
+class WorkdirFiles(_Model):
+    """What a workdir sync sends (the files `.skyignore`/`.gitignore` leave in), by content:
+    relative path -> the first 16 hex digits of its sha256 (a symlink: of its target).
+    Recorded in state when a job is started, compared at plan time; never in a plan file."""
+
+    files: dict[str, str] = {}
+
+    def compare(self, now: WorkdirFiles) -> tuple[list[str], list[str], list[str]]:
+        """(changed, added, removed) paths from self to `now`, sorted."""
+        changed = sorted(p for p, d in now.files.items() if p in self.files and self.files[p] != d)
+        added = sorted(p for p in now.files if p not in self.files)
+        removed = sorted(p for p in self.files if p not in now.files)
+        return changed, added, removed
+
+
 class AttributeChange(_Model):
     path: str
     before: str | None
@@ -189,6 +204,17 @@ class ClusterChange(_Model):
     before: ClusterSpec | None = None
     after: ClusterSpec | None = None
     attributes: list[AttributeChange] = []
+    # Whose cluster this plan acts on when it is not this task file's: "the task file
+    # /abs/other.yaml", "managed job 3". `apply` needs --take-over (or an interactive yes).
+    takes_over: str | None = None
+
+
+class UntouchedCluster(_Model):
+    """A cluster this plan leaves alone although it is related: made from the same task file
+    (under another name, or a task since removed), or named by the task but someone else's."""
+
+    cluster: str
+    reason: str
 
 
 class Alternative(_Model):
@@ -199,6 +225,7 @@ class Alternative(_Model):
     estimated_cost: Money
     estimated_hours: Money
     chosen: bool = False
+    egress_cost: Money = 0.0  # moving the task's anchored inputs (`inputs`) to this offer
 
 
 class TaskPlacement(_Model):
@@ -207,6 +234,7 @@ class TaskPlacement(_Model):
     task: str
     index: int
     cluster: str
+    cluster_name_from: str | None = None  # 'the task name "train_v2"' when it was changed
     num_nodes: int
     depends_on: list[str] = []
     request: str  # what the user asked, in task-YAML words, e.g. "A100:8, spot"
@@ -228,6 +256,21 @@ class EgressFlow(_Model):
     dst_infra: str
     cost: Money
     seconds: Money
+    # The source's region is unknown (a bucket without `skyform.inputs_location`): priced
+    # at the dearest rate the source cloud lists, so the cost is at most this.
+    upper_bound: bool = False
+
+
+class HostProbe(_Model):
+    """What `skyform check` measured on an ssh host whose declared config left a gap, as this
+    plan used it (a new probe with other values makes the plan stale)."""
+
+    host: str  # ssh/<pool>/<host>:<port>
+    cpus: float | None = None
+    memory_gib: float | None = None
+    accelerators: str | None = None  # e.g. "A100:2"
+    arch: str | None = None
+    probed_at: str = ""
 
 
 class TaskSource(_Model):
@@ -297,6 +340,8 @@ class Plan(_Model):
     tasks: list[TaskPlacement] = []
     egress: list[EgressFlow] = []
     changes: list[ClusterChange] = []
+    untouched: list[UntouchedCluster] = []
+    host_probes: list[HostProbe] = []
     summary: Summary
 
     def change_for(self, cluster: str) -> ClusterChange | None:
@@ -304,3 +349,7 @@ class Plan(_Model):
 
     def placement_for(self, cluster: str) -> TaskPlacement | None:
         return next((t for t in self.tasks if t.cluster == cluster), None)
+
+    @property
+    def takeovers(self) -> list[ClusterChange]:
+        return [c for c in self.changes if c.takes_over is not None]

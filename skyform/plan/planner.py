@@ -8,16 +8,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from skyform import __version__
 from skyform.config import Config
+from skyform.errors import NoOffersError
+from skyform.plan.capacity import busy_hosts, check_joint_capacity, probes_used
 from skyform.plan.catalog import Catalog
 from skyform.plan.catalog.k8s_offers import kubernetes_scope
-from skyform.plan.diff import CurrentCluster, count_actions, diff_clusters
+from skyform.plan.diff import (
+    CurrentCluster,
+    count_actions,
+    destroy_changes,
+    diff_clusters,
+    untouched_clusters,
+)
 from skyform.plan.model import (
     Alternative,
     BlockedPlacement,
@@ -34,10 +41,11 @@ from skyform.plan.model import (
     Summary,
     TaskPlacement,
     TaskSource,
+    WorkdirFiles,
 )
+from skyform.plan.naming import ClusterName, cluster_names
+from skyform.plan.ownership import Owner
 from skyform.spec import Dag, ResourceRequest, TaskSpec, task_digest
-
-MAX_CLUSTER_NAME = 40
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,10 @@ class PlanInputs:
     allowed: Sequence[BlockedPlacement] = ()  # when given: only offers matching one of these
     cluster_names: Sequence[str] | None = None  # explicit names, one per task (managed jobs)
     destroy: bool = False
+    owner: str | None = None  # the task file, absolute and resolved (ownership.py)
+    # task index -> the files its workdir sync would send now (only tasks with a local workdir)
+    workdirs: Mapping[int, WorkdirFiles] = field(default_factory=dict)
+    reserved: Mapping[str, str] = field(default_factory=dict)  # ssh host id -> cluster (state)
 
 
 def sha256(data: bytes | str) -> str:
@@ -62,34 +74,6 @@ def sha256(data: bytes | str) -> str:
 
 def canonical(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def sanitize_name(text: str) -> str:
-    """Cluster names that every engine accepts: lower-case letters, digits and dashes."""
-    name = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
-    name = re.sub(r"-{2,}", "-", name)
-    if not name or not name[0].isalpha():
-        name = f"sky-{name}".rstrip("-")
-    return name[:MAX_CLUSTER_NAME].rstrip("-")
-
-
-def cluster_names(dag: Dag, task_path: str, override: str | None) -> list[str]:
-    stem = re.sub(r"\.ya?ml$", "", task_path.rsplit("/", 1)[-1])
-    if len(dag.tasks) == 1:
-        task = dag.tasks[0]
-        return [sanitize_name(override or task.name or dag.name or stem)]
-    prefix = override or dag.name or stem
-    names = [sanitize_name(f"{prefix}-{t.name or i + 1}") for i, t in enumerate(dag.tasks)]
-    return _dedupe(names)
-
-
-def _dedupe(names: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        out.append(name if seen[name] == 1 else f"{name}-{seen[name]}")
-    return out
 
 
 def _scrub(text: str, secrets: Mapping[str, str]) -> str:
@@ -230,11 +214,13 @@ def make_plan(
     prior: Prior,
 ) -> Plan:
     dag = inputs.dag
-    names = (
-        list(inputs.cluster_names)
+    named = (
+        [ClusterName(n) for n in inputs.cluster_names]
         if inputs.cluster_names is not None
-        else cluster_names(dag, inputs.task_path, inputs.cluster)
+        else cluster_names([t.name for t in dag.tasks], dag.name, inputs.task_path, inputs.cluster)
     )
+    names = [n.name for n in named]
+    owner = Owner(inputs.owner, inputs.task_path) if inputs.owner else None
     source = TaskSource(
         path=inputs.task_path,
         name=dag.name or dag.tasks[0].name,
@@ -255,27 +241,49 @@ def make_plan(
         allowed=list(inputs.allowed),
     )
     if inputs.destroy:
-        owned = [
-            c.spec for n, c in sorted(current.items()) if n in names or c.source == inputs.task_path
-        ]
-        changes = diff_clusters(owned, current, destroy=True)
+        changes, untouched = destroy_changes(
+            names, current, owner=owner, everything_owned=inputs.cluster is None
+        )
         return Plan(
             destroy=True,
             changes=changes,
+            untouched=untouched,
             summary=_summary(changes, [], None, destroy=True),
             **common,
         )
 
     from skyform.plan.optimizer import describe_request, optimize
+    from skyform.plan.optimizer.candidates import data_flows
 
-    solution = optimize(
-        dag,
-        catalog,
-        objective=inputs.objective,
-        blocked=inputs.blocked,
-        allowed=inputs.allowed,
-        clouds=config.plan.clouds,
-    )
+    busy = busy_hosts(inputs.reserved, names)
+    try:
+        solution = optimize(
+            dag,
+            catalog,
+            objective=inputs.objective,
+            blocked=inputs.blocked,
+            allowed=inputs.allowed,
+            clouds=config.plan.clouds,
+            busy=busy,
+        )
+    except NoOffersError as err:
+        pools = {p.removeprefix("ssh/") for p in scope if p.startswith("ssh")}
+        mine = {h for h in busy if "ssh" in scope or h.split("/")[1] in pools}
+        if mine:
+            held = ", ".join(sorted({inputs.reserved[h] for h in mine}))
+            err.hint = f"{err.hint or ''} ssh hosts held by other clusters ({held}) are not "
+            err.hint += "offered: `skyform down NAME` frees them."
+        raise
+    _, anchors = data_flows(dag)
+
+    def inputs_egress(task: int, offer) -> float:
+        """What pulling the task's anchored inputs to `offer` costs (the table's EGRESS)."""
+        return sum(
+            catalog.egress.cost(a.location, offer.location, a.gigabytes)
+            for a in anchors
+            if a.task == task
+        )
+
     requests = [r for task in dag.tasks for r in task.resources.alternatives()]
     k8s_scope = kubernetes_scope(requests, config.plan.clouds)
     if k8s_scope:
@@ -297,6 +305,7 @@ def make_plan(
                 estimated_cost=c.cost,
                 estimated_hours=c.hours,
                 chosen=c == cand,
+                egress_cost=inputs_egress(result.index, c.offer),
             )
             for c in result.considered
         ]
@@ -305,6 +314,7 @@ def make_plan(
                 task=labels[result.index],
                 index=result.index,
                 cluster=names[result.index],
+                cluster_name_from=named[result.index].made_from,
                 num_nodes=cand.num_nodes,
                 depends_on=[labels[p] for p in dag.parents(result.index)],
                 request=describe_request(request),
@@ -319,6 +329,7 @@ def make_plan(
             )
         )
     placements.sort(key=lambda p: p.index)
+    check_joint_capacity(placements, catalog, inputs.reserved, busy)
     egress = [
         EgressFlow(
             src_task=labels[f.src_task] if f.src_task is not None else (f.label or "inputs"),
@@ -328,17 +339,26 @@ def make_plan(
             dst_infra=_infra(f.destination),
             cost=f.cost,
             seconds=f.seconds,
+            upper_bound=f.src_task is None and f.source.region is None and f.cost > 0,
         )
         for f in solution.flows
         if f.gigabytes > 0 and (f.cost > 0 or f.seconds > 0)
     ]
     order = {p.cluster: p.index for p in placements}
     desired.sort(key=lambda s: order[s.name])
-    changes = diff_clusters(desired, current, source=inputs.task_path)
+    changes = diff_clusters(
+        desired,
+        current,
+        owner=owner,
+        jobs={p.cluster: p.job for p in placements},
+        workdirs={names[i]: files for i, files in inputs.workdirs.items()},
+    )
     return Plan(
         tasks=placements,
         egress=egress,
         changes=changes,
+        untouched=untouched_clusters(names, current, owner),
+        host_probes=probes_used(catalog, scope),
         summary=_summary(changes, desired, solution, destroy=False),
         **common,
     )

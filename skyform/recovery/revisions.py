@@ -23,7 +23,7 @@ from skyform.state.snapshot import snapshot_of
 
 
 def cluster_name(job_id: int, task_name: str) -> str:
-    from skyform.plan.planner import sanitize_name
+    from skyform.plan.naming import sanitize_name
 
     return sanitize_name(f"j{job_id}-{task_name}")
 
@@ -89,6 +89,7 @@ def make_revision(
         cluster_names=[record.task(i).cluster for i in tasks],
         blocked=tuple(blocked),
         allowed=tuple(allowed),
+        reserved=snapshot.reserved,
     )
     plan = make_plan(
         inputs,

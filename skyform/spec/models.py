@@ -138,6 +138,9 @@ class SkyformExt(_Frozen):
     depends_on: tuple[str, ...] = ()
     inputs_location: str | None = None
     checkpoint_dir: str | None = None  # exported as SKYFORM_CHECKPOINT_DIR; survives recoveries
+    # CPU architecture on aws/gcp: None = x86_64 unless the instance type or image says arm64;
+    # "arm64", "x86_64", or "any" (the cheapest of both)
+    arch: str | None = None
 
 
 class SourceRef(_Frozen):

@@ -100,6 +100,7 @@ class RawSkyform(_Raw):
     depends_on: list[str] | None = None
     inputs_location: str | None = None
     checkpoint_dir: str | None = None
+    arch: str | None = None
 
 
 class RawTask(_Raw):

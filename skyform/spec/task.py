@@ -215,6 +215,10 @@ def _data(value: dict[str, float] | None, key: str, where: Where) -> dict[str, f
     return {name: float(size) for name, size in value.items()}
 
 
+ARCHES = ("x86_64", "arm64", "any")
+ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "aarch64": "arm64"}
+
+
 def _skyform(raw: Any, inputs: dict[str, float] | None, where: Where) -> SkyformExt:
     path = ("skyform",)
     if isinstance(raw, dict) and isinstance(raw.get("depends_on"), str):
@@ -242,11 +246,21 @@ def _skyform(raw: Any, inputs: dict[str, float] | None, where: Where) -> Skyform
             "Point it at storage that outlives a node: a file_mounts destination backed by a "
             "bucket, or a shared filesystem such as NFS.",
         )
+    arch = spec.arch
+    if arch is not None:
+        arch = ARCH_ALIASES.get(arch.lower(), arch.lower())
+        if arch not in ARCHES:
+            where.fail(
+                (*path, "arch"),
+                f"arch must be one of {', '.join(ARCHES)}, got {spec.arch!r}",
+                "Write e.g. 'arch: arm64' to run on Graviton/Axion machines.",
+            )
     return SkyformExt(
         estimated_hours=_hours(spec.estimated_hours, (*path, "estimated_hours"), where),
         depends_on=tuple(spec.depends_on or ()),
         inputs_location=location,
         checkpoint_dir=checkpoint,
+        arch=arch,
     )
 
 

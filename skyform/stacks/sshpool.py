@@ -14,40 +14,42 @@ from __future__ import annotations
 import getpass
 import os
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 
 from skyform.config import Config, SSHHost, SSHPool
 from skyform.errors import CapacityError, NodeUnreachable, StackError
 from skyform.infra_check import probe_ssh
+from skyform.plan.catalog.hostfacts import HostFacts, read_facts
+from skyform.plan.catalog.onprem import host_id, host_values
 from skyform.plan.model import ClusterSpec, PlacedOffer
 from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterHandle, NodeHandle, NodeKind
 
 
-def host_id(pool_name: str, pool: SSHPool, host: SSHHost) -> str:
-    return f"ssh/{pool_name}/{host.host}:{host.port or pool.port}"
-
-
-def host_matches(pool_name: str, pool: SSHPool, host: SSHHost, offer: PlacedOffer) -> bool:
-    """Does this host belong to the offer's group (the catalog groups hosts the same way)?"""
-    labels = host.labels
-    region = labels.region or pool_name
-    zone = labels.zone or region
-    price = host.hourly_price if host.hourly_price is not None else pool.hourly_price
-    ((acc, count),) = host.accelerators.items() if host.accelerators else ((None, 0.0),)
-    if labels.instance_type and labels.instance_type != offer.instance_type.split("#")[0]:
+def host_matches(
+    pool_name: str,
+    pool: SSHPool,
+    host: SSHHost,
+    offer: PlacedOffer,
+    facts: Mapping[str, HostFacts] | None = None,
+) -> bool:
+    """Does this host belong to the offer's group? The catalog groups hosts by the same
+    values (declared, else probed by `skyform check`), so plan and apply agree."""
+    v = host_values(pool_name, pool, host, facts or {})
+    if v.instance_type and v.instance_type != offer.instance_type.split("#")[0]:
         return False
     return (
-        region == offer.region
-        and zone == offer.zone
-        and bool(labels.spot) == offer.spot
-        and host.cpus == offer.vcpus
-        and host.memory == offer.memory_gib
-        and (acc or "").lower() == (offer.accelerator or "").lower()
-        and float(count) == float(offer.accelerator_count)
-        and abs(float(price) - offer.hourly_price) < 1e-9
+        v.region == offer.region
+        and v.zone == offer.zone
+        and v.spot == offer.spot
+        and v.cpus == offer.vcpus
+        and v.memory == offer.memory_gib
+        and (v.accelerator or "").lower() == (offer.accelerator or "").lower()
+        and float(v.accelerator_count) == float(offer.accelerator_count)
+        and abs(v.price - offer.hourly_price) < 1e-9
     )
 
 
@@ -71,10 +73,11 @@ class SSHPoolEngine:
 
     def _candidates(self, desired: ClusterSpec) -> list[tuple[str, SSHHost]]:
         pool_name, pool = self._pool(desired.offer)
+        facts = read_facts()
         return [
             (host_id(pool_name, pool, h), h)
             for h in pool.hosts
-            if host_matches(pool_name, pool, h, desired.offer)
+            if host_matches(pool_name, pool, h, desired.offer, facts)
         ]
 
     def preview(self, desired: ClusterSpec) -> StackPreview:
@@ -135,7 +138,7 @@ class SSHPoolEngine:
             )
         nodes = []
         for rank, (node_id, host) in enumerate(chosen):
-            nodes.append(_node(rank, node_id, host, pool))
+            nodes.append(pool_node(rank, node_id, host, pool))
             on_event(f"node {rank}: reserved {node_id}")
         return ClusterHandle(
             name=desired.name,
@@ -178,7 +181,7 @@ class SSHPoolEngine:
 
         def one(item: tuple[str, SSHHost]) -> str | None:
             try:
-                on_event(f"{item[0]}: {teardown_node(_node(0, *item, pool))}")
+                on_event(f"{item[0]}: {teardown_node(pool_node(0, *item, pool))}")
                 return None
             except NodeUnreachable as err:
                 if not err.node_is_gone:
@@ -213,7 +216,8 @@ class SSHPoolEngine:
         on_event(f"released {len(handle.nodes)} host(s)")
 
 
-def _node(rank: int, node_id: str, host: SSHHost, pool: SSHPool) -> NodeHandle:
+def pool_node(rank: int, node_id: str, host: SSHHost, pool: SSHPool) -> NodeHandle:
+    """How to reach a pool host (its user and key, else the pool's)."""
     identity = host.identity_file or pool.identity_file
     return NodeHandle(
         rank=rank,

@@ -9,7 +9,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from skyform.plan.model import ClusterSpec, PlacedOffer
+from skyform.plan.model import ClusterSpec, JobSpec, PlacedOffer, WorkdirFiles
 
 
 class _Model(BaseModel):
@@ -62,11 +62,15 @@ class ClusterRecord(_Model):
     status: ClusterStatus
     spec: ClusterSpec
     handle: ClusterHandle | None = None
-    source: str | None = None  # the task file that owns the cluster (as the plan names it)
+    # The task file that owns the cluster: its absolute, resolved path (older records: the
+    # path as the plan recorded it). See skyform/plan/ownership.py.
+    source: str | None = None
     launched_at: float | None = None
     hourly_price: float  # per node, as recorded when the cluster was applied
     setup_done: str | None = None  # setup digest that has completed on every node
     plan_digest: str | None = None
+    job: JobSpec | None = None  # the job apply last started (the plan diff shows its text)
+    workdir_files: WorkdirFiles | None = None  # what that job's workdir sync sent
 
 
 class JobStatus(str, Enum):

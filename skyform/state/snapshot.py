@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from skyform.plan.diff import CurrentCluster
 from skyform.plan.model import Prior
 from skyform.state.db import StateDB, state_path
+from skyform.state.managed import ManagedJobs
 from skyform.state.models import ClusterRecord
 
 
@@ -19,6 +20,7 @@ class StateSnapshot:
     lineage: str | None = None
     serial: int = 0
     clusters: dict[str, CurrentCluster] = field(default_factory=dict)
+    reserved: dict[str, str] = field(default_factory=dict)  # ssh host id -> cluster holding it
 
     @property
     def prior(self) -> Prior:
@@ -36,11 +38,26 @@ def _status(record: ClusterRecord) -> str:
 
 
 def snapshot_of(db: StateDB) -> StateSnapshot:
+    jobs = ManagedJobs(db)
+
+    def managed_job(name: str) -> int | None:
+        owner = jobs.owner_of(name)
+        return owner.id if owner is not None else None
+
     clusters = {
-        r.name: CurrentCluster(spec=r.spec, status=_status(r), source=r.source)
+        r.name: CurrentCluster(
+            spec=r.spec,
+            status=_status(r),
+            source=r.source,
+            managed_job=managed_job(r.name),
+            job=r.job,
+            workdir_files=r.workdir_files,
+        )
         for r in db.list_clusters()
     }
-    return StateSnapshot(lineage=db.lineage, serial=db.serial, clusters=clusters)
+    return StateSnapshot(
+        lineage=db.lineage, serial=db.serial, clusters=clusters, reserved=db.taken_nodes()
+    )
 
 
 def read_snapshot() -> StateSnapshot:

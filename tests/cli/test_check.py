@@ -46,9 +46,12 @@ def test_check_reports_pool_health_and_missing_credentials(
     assert result.exit_code == 0
     by_name = {r["name"]: r for r in json.loads(result.stdout)}
     assert by_name["local"]["usable"] is True
-    assert by_name["ssh/lab"]["usable"] is True
-    assert by_name["ssh/lab"]["detail"] == "1/2 hosts answer"
-    assert any("unreachable" in item for item in by_name["ssh/lab"]["items"])
+    # a banner is not a login: the pool is not usable (tests/e2e logs in to real sshd nodes)
+    assert by_name["ssh/lab"]["usable"] is False
+    assert by_name["ssh/lab"]["detail"] == "0/2 hosts log in"
+    banner_only, closed = by_name["ssh/lab"]["items"]
+    assert banner_only.startswith("✘") and "SSH handshake" in banner_only
+    assert closed.startswith("✘") and "connection refused" in closed
     assert by_name["aws"]["usable"] is False and "aws configure" in by_name["aws"]["hint"]
     assert by_name["gcp"]["usable"] is False
     assert by_name["kubernetes"]["usable"] is False

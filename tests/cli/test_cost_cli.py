@@ -12,7 +12,7 @@ from helpers import heavy_modules, modules_loaded_by
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 sys.path.insert(0, str(REPO / "tests" / "cost"))
-from costkit import dearer_g6_without_m7g, v8_catalog  # noqa: E402
+from costkit import dearer_g6_without_m7a, v8_catalog  # noqa: E402
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def test_diff_of_two_plans(cli, plan_file, tmp_path):
 
 
 def test_reprice_against_a_catalog_directory(cli, plan_file, tmp_path):
-    catalog = v8_catalog(tmp_path / "v8", dearer_g6_without_m7g)
+    catalog = v8_catalog(tmp_path / "v8", dearer_g6_without_m7a)
     result = cli("cost", "reprice", plan_file, "--catalog", catalog)
     assert result.exit_code == 0, result.output
     assert "gone" in result.stdout

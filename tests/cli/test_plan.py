@@ -105,21 +105,12 @@ def test_markdown_output(cli):
 
 def test_cluster_name_option_and_minimize_time(cli, tmp_path):
     out = tmp_path / "p.json"
-    assert (
-        cli(
-            "plan",
-            EXAMPLES / "gpu.yaml",
-            "--secret",
-            "HF_TOKEN=x",
-            "-c",
-            "My Run!",
-            "--minimize",
-            "time",
-            "-o",
-            out,
-        ).exit_code
-        == 0
-    )
+    args = ("plan", EXAMPLES / "gpu.yaml", "--secret", "HF_TOKEN=x", "--minimize", "time")
+    refused = cli(*args, "-c", "My Run!", "-o", out)
+    assert refused.exit_code == 1
+    assert "'My Run!' is not a valid cluster name" in refused.stderr
+    assert "Pass --cluster/-c my-run" in refused.stderr and not out.exists()
+    assert cli(*args, "-c", "my-run", "-o", out).exit_code == 0
     plan = json.loads(out.read_text())
     assert plan["objective"] == "time"
     assert plan["tasks"][0]["cluster"] == "my-run"

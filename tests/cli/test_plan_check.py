@@ -20,7 +20,7 @@ from helpers import heavy_modules, modules_loaded_by
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 sys.path.insert(0, str(REPO / "tests" / "cost"))
-from costkit import dearer_g6_without_m7g, v8_catalog  # noqa: E402
+from costkit import dearer_g6_without_m7a, v8_catalog  # noqa: E402
 
 
 @pytest.fixture
@@ -32,8 +32,8 @@ def pipeline(tmp_path) -> Path:
 @pytest.fixture
 def catalog_server(tmp_path):
     """A local HTTP server with a SkyPilot v8 catalog: the bundled tables, except that the
-    g6.xlarge the pipeline trains on is dearer and the m7g.xlarge it evaluates on is gone."""
-    root = v8_catalog(tmp_path / "served" / "v8", dearer_g6_without_m7g)
+    g6.xlarge the pipeline trains on is dearer and the m7a.xlarge it evaluates on is gone."""
+    root = v8_catalog(tmp_path / "served" / "v8", dearer_g6_without_m7a)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root.parent))
     handler.log_message = lambda *a: None  # type: ignore[attr-defined]
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -84,9 +84,9 @@ def test_catalog_refresh_is_exit_2_and_says_the_catalog_changed(cli, pipeline, c
     out = result.stdout
     assert "the price catalog changed" in out
     assert "task file" not in out and "state moved" not in out
-    # the eval cluster's m7g.xlarge is gone, so it moves; its old offer is named
+    # the eval cluster's m7a.xlarge is gone, so it moves; its old offer is named
     assert "~ train-pipeline-eval (changed)" in out
-    assert "from aws/us-east-2/use2-az2 m7g.xlarge (create)" in out
+    assert "from aws/us-east-2/use2-az2 m7a.xlarge (create)" in out
 
 
 def test_state_change_is_exit_2_and_says_state_moved(cli, tmp_path):
@@ -139,13 +139,13 @@ def test_hourly_limit_fails_plan_and_writes_nothing(cli, pipeline):
     result = cli("plan", pipeline, "-o", out, "--max-hourly-cost", "0.5")
     assert result.exit_code == 1
     assert (
-        "hourly cost $0.6912/h exceeds --max-hourly-cost $0.50/h "
+        "hourly cost $0.7598/h exceeds --max-hourly-cost $0.50/h "
         "(train-pipeline-preprocess $0.2681/h, train-pipeline-train $0.2599/h, "
-        "train-pipeline-eval $0.1632/h)" in result.stderr
+        "train-pipeline-eval $0.2318/h)" in result.stderr
     )
     assert not out.exists()
     assert "Plan: 3 to add" in result.stdout  # the plan is still shown
-    assert cli("plan", pipeline, "-o", out, "--max-hourly-cost", "0.7").exit_code == 0
+    assert cli("plan", pipeline, "-o", out, "--max-hourly-cost", "0.8").exit_code == 0
     assert out.exists()
 
 
@@ -154,7 +154,7 @@ def test_total_limit_fails_the_check_even_when_up_to_date(cli, pipeline):
     result = cli("plan", pipeline, "--check", plan, "--max-total-cost", "9")
     assert result.exit_code == 1
     assert "plan.json is up to date" in result.stdout
-    assert "estimated total $9.84 exceeds --max-total-cost $9.00" in result.stderr
+    assert "estimated total $9.91 exceeds --max-total-cost $9.00" in result.stderr
     assert "egress $7.98" in result.stderr
     ok = cli("plan", pipeline, "--check", plan, "--max-total-cost", "10", "--max-hourly-cost", "1")
     assert ok.exit_code == 0

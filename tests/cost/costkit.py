@@ -112,10 +112,10 @@ def v8_catalog(directory: Path, edit_aws=lambda text: text) -> Path:
 
 # Rows of the bundled AWS table that examples/pipeline.yaml is placed on (us-east-2, use2-az2).
 G6_SPOT = ",0.8048,0.259900,us-east-2,use2-az2,"
-M7G_ROW = "m7g.xlarge,,,4.0,16.0,,0.1632,0.056100,us-east-2,use2-az2,arm64\n"
+M7A_ROW = "m7a.xlarge,,,4.0,16.0,,0.23184,0.099000,us-east-2,use2-az2,x86_64\n"
 
 
-def dearer_g6_without_m7g(text: str) -> str:
-    """g6.xlarge spot in use2-az2 0.2599 → 0.3100, and m7g.xlarge in use2-az2 gone."""
-    assert G6_SPOT in text and M7G_ROW in text
-    return text.replace(G6_SPOT, ",0.8048,0.310000,us-east-2,use2-az2,").replace(M7G_ROW, "")
+def dearer_g6_without_m7a(text: str) -> str:
+    """g6.xlarge spot in use2-az2 0.2599 → 0.3100, and m7a.xlarge in use2-az2 gone."""
+    assert G6_SPOT in text and M7A_ROW in text
+    return text.replace(G6_SPOT, ",0.8048,0.310000,us-east-2,use2-az2,").replace(M7A_ROW, "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from costkit import dearer_g6_without_m7g, edited_fixture, three_task_plan, tiny_catalog, v8_catalog
+from costkit import dearer_g6_without_m7a, edited_fixture, three_task_plan, tiny_catalog, v8_catalog
 
 from skyform.config import Config
 from skyform.cost.reprice import location_of, reprice
@@ -60,9 +60,9 @@ def test_egress_is_priced_again(tiny):
 
 def test_v8_directory_with_a_dearer_offer_and_a_missing_one(tmp_path):
     """A modified catalog directory in SkyPilot's v8 layout, as `load_catalog(source=DIR)`
-    reads it: the spot price of the chosen g6.xlarge rose, the chosen m7g.xlarge is gone."""
+    reads it: the spot price of the chosen g6.xlarge rose, the chosen m7a.xlarge is gone."""
     plan = plan_task(REPO / "examples" / "pipeline.yaml").plan
-    catalog = load_catalog(Config(), source=v8_catalog(tmp_path / "v8", dearer_g6_without_m7g))
+    catalog = load_catalog(Config(), source=v8_catalog(tmp_path / "v8", dearer_g6_without_m7a))
     result = reprice(plan, catalog)
     rows = by_cluster(result)
     train, evaluate = rows["train-pipeline-train"], rows["train-pipeline-eval"]

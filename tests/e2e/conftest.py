@@ -30,15 +30,16 @@ class Run:
 
 @pytest.fixture
 def sky(skyform_home, tmp_path):
-    """Run `skyform ...` in a subprocess with this test's SKYFORM_HOME; cwd = tmp_path."""
+    """Run `skyform ...` in a subprocess with this test's SKYFORM_HOME; cwd = tmp_path unless
+    given."""
 
-    def run(*args, timeout: float = 120, check: int | None = None) -> Run:
+    def run(*args, timeout: float = 120, check: int | None = None, cwd=None) -> Run:
         env = dict(os.environ, SKYFORM_HOME=str(skyform_home), COLUMNS="200", NO_COLOR="1")
         proc = subprocess.run(
             [sys.executable, "-m", "skyform.cli.main", *map(str, args)],
             capture_output=True,
             text=True,
-            cwd=tmp_path,
+            cwd=cwd or tmp_path,
             env=env,
             timeout=timeout,
         )

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-from factory import A2_SPOT, G5, spec
+from factory import A2_SPOT, G5, job, spec
 
-from skyform.plan.diff import CurrentCluster, count_actions, diff_cluster, diff_clusters
-from skyform.plan.model import Action
+from skyform.plan.diff import (
+    CurrentCluster,
+    count_actions,
+    destroy_changes,
+    diff_cluster,
+    diff_clusters,
+    untouched_clusters,
+)
+from skyform.plan.model import Action, WorkdirFiles
+from skyform.plan.ownership import Owner, Relation, relation
+
+OWNER = Owner("/work/train.yaml", "train.yaml")
 
 
 def current(s, status="UP", source="train.yaml"):
@@ -40,7 +50,7 @@ def test_node_count_change_forces_replacement():
     assert change.reason == "num_nodes 2 → 4 forces replacement"
 
 
-def test_run_change_is_update_in_place():
+def test_run_change_without_a_recorded_job_falls_back_to_the_digest():
     change = diff_cluster(spec(job_digest="sha256:new"), current(spec()))
     assert change.action is Action.UPDATE
     assert "the job changed" in change.reason
@@ -51,6 +61,31 @@ def test_setup_change_is_update_that_reruns_setup():
     change = diff_cluster(spec(setup_digest="sha256:new"), current(spec()))
     assert change.action is Action.UPDATE
     assert change.reason == "setup changed: setup and the job will run again"
+
+
+def test_run_change_shows_the_old_and_new_text_when_the_job_is_recorded():
+    old, new = job(run="python train.py --lr 0.1"), job(run="python train.py --lr 0.01")
+    new = new.model_copy(update={"job_digest": "sha256:" + "d" * 64})
+    before = CurrentCluster(spec=spec(), source=OWNER.path, job=old)
+    change = diff_cluster(spec(job_digest=new.job_digest), before, job=new, owner=OWNER)
+    assert change.action is Action.UPDATE
+    assert change.reason == "run changed: the job will run again"
+    [attr] = change.attributes
+    assert (attr.path, attr.before, attr.after) == ("run", old.run, new.run)
+
+
+def test_edited_workdir_files_make_the_job_run_again_and_say_how_many():
+    recorded = WorkdirFiles(files={"train.py": "1" * 16, "util.py": "2" * 16})
+    now = WorkdirFiles(files={"train.py": "3" * 16, "util.py": "2" * 16, "new.py": "4" * 16})
+    before = CurrentCluster(spec=spec(), source=OWNER.path, job=job(), workdir_files=recorded)
+    change = diff_cluster(spec(), before, job=job(), workdir_files=now, owner=OWNER)
+    assert change.action is Action.UPDATE
+    assert change.reason == "workdir changed (2 files): the job will run again"
+    [attr] = change.attributes
+    assert attr.path == "workdir_files"
+    assert attr.after == "3 files (1 changed, 1 added: train.py, new.py)"
+    same = diff_cluster(spec(), before, job=job(), workdir_files=recorded, owner=OWNER)
+    assert same.action is Action.NOOP
 
 
 def test_ports_change_is_update_not_replace():
@@ -72,34 +107,66 @@ def test_lost_cluster_is_rebuilt():
     assert "nodes were lost" in change.reason
 
 
-def test_removed_task_of_same_source_is_deleted_but_others_are_left_alone():
+def test_a_cluster_of_this_file_that_the_plan_does_not_name_is_left_alone_and_listed():
     state = {
         "train": current(spec()),
         "eval": current(spec("eval", offer=G5)),
-        "other": current(spec("other"), source="other.yaml"),
+        "other": current(spec("other"), source="/work/other.yaml"),
     }
-    changes = diff_clusters([spec()], state, source="train.yaml")
+    changes = diff_clusters([spec()], state, owner=OWNER)
+    assert [(c.cluster, c.action) for c in changes] == [("train", Action.NOOP)]
+    untouched = untouched_clusters(["train"], state, OWNER)
+    assert [u.cluster for u in untouched] == ["eval"]
+    assert "skyform down eval" in untouched[0].reason
+
+
+def test_another_files_cluster_of_the_same_name_is_a_takeover():
+    state = {"train": current(spec(), source="/work/other.yaml")}
+    [change] = diff_clusters([spec(job_digest="sha256:new")], state, owner=OWNER)
+    assert change.action is Action.UPDATE
+    assert change.takes_over == "the task file /work/other.yaml"
+
+
+def test_a_managed_jobs_cluster_is_a_takeover():
+    state = {"train": CurrentCluster(spec=spec(), source=OWNER.path, managed_job=3)}
+    [change] = diff_clusters([spec(offer=G5)], state, owner=OWNER)
+    assert change.takes_over == "managed job 3"
+
+
+def test_ownership_does_not_depend_on_how_the_path_was_spelled():
+    legacy = {"train": current(spec(), source="train.yaml")}  # recorded by older versions
+    [change] = diff_clusters([spec(job_digest="sha256:new")], legacy, owner=OWNER)
+    assert change.takes_over is None
+    assert untouched_clusters([], legacy, OWNER)[0].cluster == "train"
+    elsewhere = Owner("/work/a/train.yaml", "a/train.yaml")
+    assert relation("/work/a/train.yaml", None, elsewhere) is Relation.MINE
+    assert relation("/work/b/train.yaml", None, elsewhere) is Relation.OTHER
+    assert relation("b/train.yaml", None, elsewhere) is Relation.UNKNOWN
+
+
+def test_destroy_deletes_this_files_clusters_never_another_files():
+    state = {
+        "train": current(spec()),
+        "eval": current(spec("eval"), source=OWNER.path),
+        "mine-too": current(spec("mine-too")),
+        "theirs": current(spec("theirs"), source="/work/other.yaml"),
+    }
+    changes, untouched = destroy_changes(
+        ["train", "theirs", "absent"], state, owner=OWNER, everything_owned=True
+    )
     assert [(c.cluster, c.action) for c in changes] == [
-        ("train", Action.NOOP),
+        ("train", Action.DELETE),
         ("eval", Action.DELETE),
+        ("mine-too", Action.DELETE),
     ]
-    assert changes[1].reason == "no longer in train.yaml"
-
-
-def test_destroy_deletes_only_existing_clusters():
-    state = {"train": current(spec())}
-    changes = diff_clusters([spec(), spec("eval")], state, source="train.yaml", destroy=True)
-    assert [(c.cluster, c.action) for c in changes] == [("train", Action.DELETE)]
+    assert [u.cluster for u in untouched] == ["theirs"]
+    only_named, _ = destroy_changes(["train"], state, owner=OWNER, everything_owned=False)
+    assert [c.cluster for c in only_named] == ["train"]
 
 
 def test_counts_replace_as_add_and_destroy():
     state = {"a": current(spec("a")), "b": current(spec("b")), "d": current(spec("d"))}
     desired = [spec("a", offer=G5), spec("b", job_digest="x"), spec("c")]
-    changes = diff_clusters(desired, state, source="train.yaml")
-    assert [c.action for c in changes] == [
-        Action.REPLACE,
-        Action.UPDATE,
-        Action.CREATE,
-        Action.DELETE,
-    ]
-    assert count_actions(changes) == (2, 1, 2)
+    changes = diff_clusters(desired, state, owner=OWNER)
+    assert [c.action for c in changes] == [Action.REPLACE, Action.UPDATE, Action.CREATE]
+    assert count_actions(changes) == (2, 1, 1)

@@ -16,10 +16,12 @@ from skyform.cli.render.plan import render_plan
 from skyform.cli.render.plan_markdown import render_plan_markdown
 from skyform.plan.model import (
     Action,
+    Alternative,
     AttributeChange,
     BlockedPlacement,
     ClusterChange,
     EgressFlow,
+    UntouchedCluster,
 )
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -60,16 +62,17 @@ def mixed_plan():
                 AttributeChange(path="job", before="sha256:" + "b" * 64, after="sha256:new")
             ],
         ),
-        ClusterChange(
-            cluster="old",
-            action=Action.DELETE,
-            before=spec("old", offer=G5),
-            reason="no longer in train.yaml",
-        ),
     ]
-    p = plan(changes, tasks, add=1, change=1, destroy=2, before=3.4775)
+    p = plan(changes, tasks, add=1, change=1, destroy=1, before=3.4775)
     return p.model_copy(
         update={
+            "untouched": [
+                UntouchedCluster(
+                    cluster="old",
+                    reason="made from this task file but not named by this plan: left as it "
+                    "is (`skyform down old` removes it)",
+                )
+            ],
             "blocked": [BlockedPlacement(cloud="aws", region="us-east-1", reason="preempted")],
             "egress": [
                 EgressFlow(
@@ -114,7 +117,48 @@ def destroy_plan():
     )
 
 
+def review_plan():
+    """What a reviewer must see: run text changed, a takeover, a name that was changed, an
+    egress upper bound, and a dearer row chosen because of its inputs' egress."""
+    old_run = "pip list\npython train.py \\\n  --lr 0.1 \\\n  --epochs 3\necho done"
+    new_run = "pip list\npython train.py \\\n  --lr 0.01 \\\n  --epochs 3\necho done"
+    near = Alternative(
+        offer=G5, hourly_cost=1.006, estimated_cost=1.006, estimated_hours=1, chosen=True
+    )
+    far = Alternative(
+        offer=A2_SPOT.model_copy(update={"hourly_price": 0.5}),
+        hourly_cost=0.5,
+        estimated_cost=0.5,
+        estimated_hours=1,
+        egress_cost=45.0,
+    )
+    task = placement("train-v2", offer=G5, alternatives=[near, far])
+    task = task.model_copy(update={"cluster_name_from": 'the task name "train_v2"'})
+    change = ClusterChange(
+        cluster="train-v2",
+        action=Action.UPDATE,
+        before=spec("train-v2", offer=G5),
+        after=spec("train-v2", offer=G5, job_digest="sha256:new"),
+        reason="run changed: the job will run again",
+        attributes=[AttributeChange(path="run", before=old_run, after=new_run)],
+        takes_over="the task file /home/ann/other/train.yaml",
+    )
+    p = plan([change], [task], change=1, before=1.006)
+    flow = EgressFlow(
+        src_task="s3://corpus",
+        dst_task="train-v2",
+        gigabytes=500,
+        src_infra="aws",
+        dst_infra=G5.infra,
+        cost=45.0,
+        seconds=400,
+        upper_bound=True,
+    )
+    return p.model_copy(update={"egress": [flow]})
+
+
 CASES = {
+    "review": review_plan,
     "create": create_plan,
     "mixed": mixed_plan,
     "noop": noop_plan,

@@ -26,6 +26,11 @@ def apply(
     env: list[str] = options.ENV,
     env_file: list[Path] = options.ENV_FILE,
     secret: list[str] = options.SECRET,
+    take_over: bool = typer.Option(
+        False,
+        "--take-over",
+        help="Go ahead when the plan acts on a cluster another task file or a managed job made.",
+    ),
 ) -> int:
     """Apply a saved plan exactly; or plan a task file, show it, confirm, and apply."""
     from skyform.apply.runner import Applier, ApplyOptions
@@ -62,6 +67,15 @@ def apply(
         emit_plan(plan)
         if not plan.summary.has_changes:
             return 0
+        if plan.takeovers and not take_over:
+            # -y approves the plan, not taking someone else's cluster: that needs its own yes
+            taken = ", ".join(f"{c.cluster} ({c.takes_over})" for c in plan.takeovers)
+            confirm(
+                f"This plan takes over {taken}. Do you want to take it over?",
+                False,
+                hint="Pass --take-over to go ahead (-y alone does not take a cluster over).",
+            )
+            take_over = True
         confirm("Do you want to perform these actions?", yes)
     if not plan.summary.has_changes:
         emit_plan(plan)
@@ -77,7 +91,7 @@ def apply(
             config=config,
             catalog=load_catalog(config),
             progress=ConsoleProgress(),
-            options=ApplyOptions(detach=detach, secret_overrides=secret),
+            options=ApplyOptions(detach=detach, secret_overrides=secret, take_over=take_over),
         )
         outcomes = applier.run()
     finally:

@@ -14,6 +14,8 @@ from rich.table import Table
 
 from skyform.cli.render import fmt
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
+from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
+from skyform.cli.render.textdiff import TEXT_ATTRS, heredoc
 from skyform.plan.model import Action, ClusterChange, ClusterSpec, Plan, TaskPlacement
 
 LEGEND = {
@@ -37,7 +39,7 @@ STYLE = {
 
 
 Value = str | int | float | bool | None
-DIGEST_ATTRS = frozenset({"setup", "job"})
+DIGEST_ATTRS = frozenset({"setup_digest", "job"})
 
 
 def spec_attributes(spec: ClusterSpec, placement: TaskPlacement | None) -> list[tuple[str, Value]]:
@@ -45,6 +47,7 @@ def spec_attributes(spec: ClusterSpec, placement: TaskPlacement | None) -> list[
     attrs: list[tuple[str, Value]] = [
         ("infra", offer.infra),
         ("instance_type", offer.instance_type),
+        ("arch", offer.arch),
         ("spot", offer.spot),
         ("nodes", spec.num_nodes),
         ("accelerators", fmt.gpus(offer) if offer.accelerator else None),
@@ -73,16 +76,19 @@ def _attr_lines(change: ClusterChange, placement: TaskPlacement | None) -> list[
     if symbol and spec is not None:
         pairs = spec_attributes(spec, placement if change.action is Action.CREATE else None)
         width = max(len(k) for k, _ in pairs)
-        return [f"{symbol} {k.ljust(width)} = {escape(repr_value(v))}" for k, v in pairs]
+        return [f"{symbol} {k.ljust(width)} = {repr_value(v)}" for k, v in pairs]
     width = max((len(a.path) for a in change.attributes), default=0)
     lines = []
     for attr in change.attributes:
+        if attr.path in TEXT_ATTRS:
+            lines += heredoc(attr.path, attr.before, attr.after)
+            continue
         note = "  # forces replacement" if attr.forces_replacement else ""
         before, after = (
             repr_value(fmt.short_digest(v) if v and attr.path in DIGEST_ATTRS else v)
             for v in (attr.before, attr.after)
         )
-        lines.append(f"~ {attr.path.ljust(width)} = {escape(before)} -> {escape(after)}{note}")
+        lines.append(f"~ {attr.path.ljust(width)} = {before} -> {after}{note}")
     return lines
 
 
@@ -98,30 +104,38 @@ def repr_value(value: Value) -> str:
 
 
 def considered_table(placement: TaskPlacement) -> Table:
+    with_egress = any(alt.egress_cost for alt in placement.alternatives)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)
-    for col, justify in (
+    columns: list[tuple[str, JustifyMethod]] = [
         ("INFRA", "left"),
         ("INSTANCE", "left"),
+        ("ARCH", "left"),
         ("vCPUs", "right"),
-        ("Mem(GB)", "right"),
+        ("MEM(GB)", "right"),
         ("GPUS", "left"),
-        ("COST ($/h)", "right"),
-        ("EST. ($)", "right"),
-        ("CHOSEN", "center"),
-    ):
-        table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        ("$/h", "right"),
+        ("EST. $", "right"),
+    ]
+    if with_egress:
+        columns += [("EGRESS $", "right"), ("TOTAL $", "right")]
+    for col, justify in [*columns, ("CHOSEN", "center")]:
+        # INFRA folds onto a second line rather than any figure being cut short
+        table.add_column(col, justify=justify, no_wrap=col != "INFRA", overflow="fold")
     for alt in placement.alternatives:
         o = alt.offer
-        table.add_row(
+        cells = [
             escape(o.infra),
             escape(fmt.instance(o)),
+            escape(o.arch),
             fmt.number(o.vcpus),
             fmt.number(o.memory_gib),
             escape(fmt.gpus(o)),
             f"{alt.hourly_cost:.4f}",
             f"{alt.estimated_cost:.2f}",
-            "✔" if alt.chosen else "",
-        )
+        ]
+        if with_egress:
+            cells += [f"{alt.egress_cost:.2f}", f"{alt.estimated_cost + alt.egress_cost:.2f}"]
+        table.add_row(*cells, "✔" if alt.chosen else "")
     return table
 
 
@@ -205,10 +219,21 @@ def render_plan(plan: Plan, console: Console, *, saved_to: str | None = None) ->
     for flow in plan.egress:
         console.print(
             f"Egress: {escape(flow.src_task)} → {escape(flow.dst_task)}: {flow.gigabytes:g} GB "
-            f"{escape(flow.src_infra)} → {escape(flow.dst_infra)}, {fmt.usd(flow.cost)}, "
-            f"~{flow.seconds:g} s"
+            f"{escape(flow.src_infra)} → {escape(flow.dst_infra)}, {escape(egress_cost(flow))}, "
+            f"~{flow.seconds:g} s",
+            soft_wrap=True,
         )
     if plan.egress:
+        console.print()
+    if plan.host_probes:
+        console.print("ssh hosts sized by `skyform check` (config.yaml does not say):")
+        for probe in plan.host_probes:
+            console.print(f"  - {escape(probe_line(probe))}", soft_wrap=True)
+        console.print()
+    if plan.untouched:
+        console.print("Clusters this plan leaves as they are:")
+        for u in plan.untouched:
+            console.print(f"  - {escape(u.cluster)}: {escape(u.reason)}", soft_wrap=True)
         console.print()
     if not visible:
         console.print("[green]No changes.[/] The clusters match the task file.")
@@ -228,9 +253,11 @@ def _render_change(change: ClusterChange, plan: Plan, console: Console) -> None:
     name = escape(change.cluster)
     console.print(f'  [bold]# cluster "{name}" {VERB[change.action]}[/]')
     console.print(f"  # ({escape(change.reason)})", soft_wrap=True)
+    for note in change_notes(change, placement):
+        console.print(f"  # {escape(note)}", soft_wrap=True)
     console.print(f'[{style}]{change.action.symbol:>3}[/] cluster "{name}" {{')
-    for line in _attr_lines(change, placement):
-        console.print(f"      {line}", soft_wrap=True)
+    for line in _attr_lines(change, placement):  # user text: printed as is, never as markup
+        console.print(f"      {line}", soft_wrap=True, markup=False)
     console.print("    }")
     if placement is not None and placement.alternatives and change.action is not Action.DELETE:
         console.print()
@@ -240,4 +267,7 @@ def _render_change(change: ClusterChange, plan: Plan, console: Console) -> None:
         )
         table = considered_table(placement)
         console.print(table)
+        why = why_chosen(placement, plan.objective)
+        if why:
+            console.print(f"    {escape(why)}", soft_wrap=True)
     console.print()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from skyform.cli.render import fmt
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
-from skyform.plan.model import Action, Plan, TaskPlacement
+from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
+from skyform.cli.render.textdiff import TEXT_ATTRS, fenced_diff
+from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
 
 ICON = {
     Action.CREATE: "➕",
@@ -20,23 +22,55 @@ def cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _considered(t: TaskPlacement) -> list[str]:
+def _considered(t: TaskPlacement, objective: str) -> list[str]:
+    with_egress = any(alt.egress_cost for alt in t.alternatives)
+    extra = " Egress $ | Total $ |" if with_egress else ""
     lines = [
         "<details><summary>Considered resources for <code>"
         f"{cell(t.cluster)}</code> ({fmt.nodes(t.num_nodes)}, asked: {cell(t.request)})</summary>",
         "",
-        "| Infra | Instance | vCPUs | Mem (GB) | GPUs | $/h | Est. $ | Chosen |",
-        "|---|---|--:|--:|---|--:|--:|:-:|",
+        f"| Infra | Instance | Arch | vCPUs | Mem (GB) | GPUs | $/h | Est. $ |{extra} Chosen |",
+        "|---|---|---|--:|--:|---|--:|--:|" + ("--:|--:|" if with_egress else "") + ":-:|",
     ]
     for alt in t.alternatives:
         o = alt.offer
-        lines.append(
-            f"| {cell(o.infra)} | {cell(fmt.instance(o))} | {fmt.number(o.vcpus)} | "
-            f"{fmt.number(o.memory_gib)} | {cell(fmt.gpus(o))} | {alt.hourly_cost:.4f} | "
-            f"{alt.estimated_cost:.2f} | {'✔' if alt.chosen else ''} |"
+        egress = (
+            f" {alt.egress_cost:.2f} | {alt.estimated_cost + alt.egress_cost:.2f} |"
+            if with_egress
+            else ""
         )
-    lines += ["", "</details>", ""]
+        lines.append(
+            f"| {cell(o.infra)} | {cell(fmt.instance(o))} | {cell(o.arch)} | "
+            f"{fmt.number(o.vcpus)} | {fmt.number(o.memory_gib)} | {cell(fmt.gpus(o))} | "
+            f"{alt.hourly_cost:.4f} | {alt.estimated_cost:.2f} |{egress} "
+            f"{'✔' if alt.chosen else ''} |"
+        )
+    why = why_chosen(t, objective)
+    lines += ["", *([cell(why), ""] if why else []), "</details>", ""]
     return lines
+
+
+def _attribute_details(change: ClusterChange) -> list[str]:
+    lines = [
+        f"<details><summary>Changes to <code>{cell(change.cluster)}</code></summary>",
+        "",
+        "| Attribute | Before | After | |",
+        "|---|---|---|---|",
+    ]
+    texts = []
+    for a in change.attributes:
+        note = "forces replacement" if a.forces_replacement else ""
+        if a.path in TEXT_ATTRS:
+            texts.append(a)
+            lines.append(f"| {cell(a.path)} | (below) | (below) | {note} |")
+            continue
+        lines.append(
+            f"| {cell(a.path)} | {cell(a.before or '-')} | {cell(a.after or '-')} | {note} |"
+        )
+    lines.append("")
+    for a in texts:
+        lines += [f"`{a.path}`:", "", *fenced_diff(a.before, a.after), ""]
+    return [*lines, "</details>", ""]
 
 
 def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
@@ -57,8 +91,8 @@ def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
         )
     lines += [
         "",
-        "| | Cluster | Action | Infra | Instance | Nodes | GPUs | $/h | Est. cost | Why |",
-        "|---|---|---|---|---|--:|---|--:|--:|---|",
+        "| | Cluster | Action | Infra | Instance | Arch | Nodes | GPUs | $/h | Est. cost | Why |",
+        "|---|---|---|---|---|---|--:|---|--:|--:|---|",
     ]
     for change in plan.changes:
         spec = change.after or change.before
@@ -69,36 +103,41 @@ def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
         est = fmt.usd(placement.estimated_cost) if placement and not plan.destroy else "-"
         lines.append(
             f"| {ICON[change.action]} | `{cell(change.cluster)}` | {change.action.value} | "
-            f"{cell(o.infra)} | {cell(fmt.instance(o))} | {spec.num_nodes} | "
+            f"{cell(o.infra)} | {cell(fmt.instance(o))} | {cell(o.arch)} | {spec.num_nodes} | "
             f"{cell(fmt.gpus(o))} | {spec.hourly_cost:.4f} | {est} | {cell(change.reason)} |"
         )
     lines.append("")
-    changed = [c for c in plan.changes if c.attributes and c.action is not Action.NOOP]
-    for change in changed:
-        lines += [
-            f"<details><summary>Changes to <code>{cell(change.cluster)}</code></summary>",
-            "",
-            "| Attribute | Before | After | |",
-            "|---|---|---|---|",
-        ]
-        for a in change.attributes:
-            note = "forces replacement" if a.forces_replacement else ""
-            lines.append(
-                f"| {cell(a.path)} | {cell(a.before or '-')} | {cell(a.after or '-')} | {note} |"
-            )
-        lines += ["", "</details>", ""]
+    notes = [
+        f"- ⚠️ `{cell(c.cluster)}`: {cell(note)}"
+        for c in plan.changes
+        if c.action is not Action.NOOP
+        for note in change_notes(c, plan.placement_for(c.cluster))
+    ]
+    if notes:
+        lines += [*notes, ""]
+    for change in plan.changes:
+        if change.attributes and change.action is not Action.NOOP:
+            lines += _attribute_details(change)
     if not plan.destroy:
         for t in plan.tasks:
             if t.alternatives:
-                lines += _considered(t)
+                lines += _considered(t, plan.objective)
     if plan.egress:
         lines += ["| Egress | Data | Route | Cost | Time |", "|---|--:|---|--:|--:|"]
         for f in plan.egress:
             lines.append(
                 f"| {cell(f.src_task)} → {cell(f.dst_task)} | {f.gigabytes:g} GB | "
-                f"{cell(f.src_infra)} → {cell(f.dst_infra)} | {fmt.usd(f.cost)} | "
+                f"{cell(f.src_infra)} → {cell(f.dst_infra)} | {cell(egress_cost(f))} | "
                 f"{f.seconds:g} s |"
             )
+        lines.append("")
+    if plan.host_probes:
+        lines.append("ssh hosts sized by `skyform check` (config.yaml does not say):")
+        lines += [f"- {cell(probe_line(p))}" for p in plan.host_probes]
+        lines.append("")
+    if plan.untouched:
+        lines.append("Clusters this plan leaves as they are:")
+        lines += [f"- `{cell(u.cluster)}`: {cell(u.reason)}" for u in plan.untouched]
         lines.append("")
     if plan.blocked:
         lines.append(

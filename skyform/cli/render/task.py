@@ -88,6 +88,8 @@ def task_lines(task: TaskSpec, index: int) -> list[str]:
         lines.append(f"  inputs_location: {ext.inputs_location}")
     if ext.checkpoint_dir:
         lines.append(f"  checkpoint_dir: {ext.checkpoint_dir}  (SKYFORM_CHECKPOINT_DIR)")
+    if ext.arch:
+        lines.append(f"  arch: {ext.arch}")
     return lines
 
 

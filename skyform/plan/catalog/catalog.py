@@ -20,6 +20,7 @@ Query conventions (all filters optional, combined with AND):
 - `spot`: None = both, True/False = only spot / only on-demand.
 - `max_price`: hourly price per node, inclusive.
 - `min_memory_per_vcpu`: memory >= this × vCPUs (SkyPilot's default 4 GiB per vCPU).
+- `arch`: only offers of this architecture (`x86_64`, `arm64`).
 - `cheapest_per_place`: of the index's offers (priced clouds), only the cheapest per (cloud,
   region, zone, accelerator, count, spot) — the only one the optimizer can choose there. Exact
   only if every filter the caller applies that can tell two offers of one place apart is given
@@ -36,6 +37,7 @@ from typing import Any, NamedTuple
 
 from skyform.plan.catalog.accelerators import AcceleratorNames
 from skyform.plan.catalog.egress import EgressTable
+from skyform.plan.catalog.hostfacts import HostFacts
 from skyform.plan.catalog.index import OfferFilter, OfferIndex
 from skyform.plan.catalog.k8s_capacity import KubernetesCapacity
 from skyform.plan.catalog.k8s_offers import KubernetesOffers
@@ -43,6 +45,7 @@ from skyform.plan.catalog.kubernetes import GpuInfo, KubernetesPricing
 from skyform.plan.catalog.offer import (
     ACCEL,
     ACCEL_COUNT,
+    ARCH,
     CONTEXT,
     INSTANCE_TYPE,
     MEMORY,
@@ -54,8 +57,10 @@ from skyform.plan.catalog.offer import (
     ZONE,
     Location,
     Offer,
+    offer_id,
     row_sort_key,
 )
+from skyform.plan.catalog.onprem import SSHRows
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,7 @@ class Catalog:
         images: list[Image] | None = None,
         default_clouds: tuple[str, ...] = PRICED_CLOUDS,
         onprem_parts: dict[str, str] | None = None,
+        ssh_hosts: SSHRows | None = None,
         k8s_capacity: KubernetesCapacity | None = None,
     ) -> None:
         self._index = index
@@ -115,6 +121,11 @@ class Catalog:
         self.digest = index.digest
         self.onprem_digest = onprem_digest
         self._onprem_parts = dict(onprem_parts or {})
+        self._ssh = ssh_hosts or SSHRows([], [], [], [], {})
+        self._ssh_members = {
+            offer_id(Offer(*row)): tuple(hosts)
+            for row, hosts in zip(self._ssh.rows, self._ssh.members, strict=True)
+        }
         self.source = source
         self.k8s_pricing = k8s_pricing or KubernetesPricing([])
         self.k8s_gpus = k8s_gpus or {}
@@ -153,6 +164,7 @@ class Catalog:
         spot: bool | None = None,
         max_price: float | None = None,
         min_memory_per_vcpu: float | None = None,
+        arch: str | None = None,
         cheapest_per_place: bool = False,
         limit: int | None = None,
     ) -> list[Offer]:
@@ -176,6 +188,7 @@ class Catalog:
             cpus=_bound(cpus),
             memory=_bound(memory),
             memory_per_vcpu=min_memory_per_vcpu,
+            arch=arch,
         )
         parts: list[list[tuple]] = []
         for name in self._clouds(cloud, clouds):
@@ -319,23 +332,36 @@ class Catalog:
     def egress_cost(self, source: Location, destination: Location, gb: float) -> float:
         return self.egress.cost(source, destination, gb)
 
+    def ssh_members(self, offer_id: str) -> tuple[str, ...]:
+        """The host ids (`ssh/<pool>/<host>:<port>`) an ssh offer stands for."""
+        return self._ssh_members.get(offer_id, ())
+
+    def host_probes(self, scope: Iterable[str]) -> dict[str, HostFacts]:
+        """Probed facts the offers of the ssh pools in `scope` were made from."""
+        pools = set(scope)
+        return {
+            host: facts
+            for host, facts in sorted(self._ssh.probes.items())
+            if "ssh" in pools or f"ssh/{host.split('/')[1]}" in pools
+        }
+
     def no_offers_hint(
         self, *, clouds: Iterable[str] | None = None, cpus: Any = None, memory: Any = None
     ) -> str | None:
-        """Why ssh pools cannot match a cpus/memory-constrained request, if that is why."""
+        """Why ssh pools cannot match a cpus/memory-constrained request, if that is why:
+        which hosts declare no cpus/memory and were not probed, and what to do."""
         if cpus is None and memory is None:
             return None
-        selected = self._clouds(None, clouds)
-        if "ssh" not in selected:
+        if "ssh" not in self._clouds(None, clouds) or not self._ssh.vague:
             return None
-        rows = self._rows.get("ssh", ())
-        vague = sorted({r[CONTEXT] for r in rows if r[VCPUS] is None or r[MEMORY] is None})
-        if not vague:
-            return None
+        hosts = self._ssh.vague
+        shown = ", ".join(h.removeprefix("ssh/") for h in hosts[:6])
+        more = f" and {len(hosts) - 6} more" if len(hosts) > 6 else ""
         return (
-            f"ssh pool(s) {', '.join(vague)} have hosts without declared cpus/memory, which only "
-            "match tasks that do not ask for cpus or memory; declare `cpus:` and `memory:` "
-            "(GiB) for those hosts in SKYFORM_HOME/config.yaml."
+            f"ssh host(s) {shown}{more} declare no cpus/memory and have not been probed, so "
+            "they only match tasks that ask for neither: run `skyform check` (it logs in and "
+            "measures them), or declare them in SKYFORM_HOME/config.yaml, e.g. "
+            "`- {host: 10.0.0.5, cpus: 16, memory: 64}` (memory in GiB)."
         )
 
     # --- internals ------------------------------------------------------------------------
@@ -397,6 +423,8 @@ def _filter(rows: Iterable[tuple], where: OfferFilter, *, ignore_place: bool = F
             continue
         ratio = where.memory_per_vcpu
         if ratio is not None and (row[MEMORY] or 0.0) < ratio * (row[VCPUS] or 0):
+            continue
+        if where.arch is not None and row[ARCH] != where.arch:
             continue
         out.append(row)
     return out

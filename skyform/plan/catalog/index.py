@@ -248,6 +248,7 @@ class OfferFilter:
     cpus: tuple[float, bool] | None = None
     memory: tuple[float, bool] | None = None
     memory_per_vcpu: float | None = None
+    arch: str | None = None
 
     def sql(self, cloud: str) -> tuple[list[str] | None, list[Any]]:
         """(WHERE clauses, parameters); clauses None when no row can match."""
@@ -270,6 +271,7 @@ class OfferFilter:
             ("instance_type", self.instance_type, "="),
             ("spot", None if self.spot is None else int(self.spot), "="),
             ("price", self.max_price, "<="),
+            ("arch", self.arch, "="),
         ):
             if value is not None:
                 clauses.append(f"{column} {op} ?")

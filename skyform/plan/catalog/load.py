@@ -35,6 +35,7 @@ from skyform.plan.catalog import tables
 from skyform.plan.catalog.accelerators import AcceleratorNames
 from skyform.plan.catalog.catalog import Catalog, CatalogSource, Image
 from skyform.plan.catalog.egress import EgressRow, EgressTable
+from skyform.plan.catalog.hostfacts import read_facts
 from skyform.plan.catalog.index import INDEX_FILE, OfferIndex
 from skyform.plan.catalog.k8s_capacity import CACHE_FILE, KubernetesCapacity
 from skyform.plan.catalog.kubernetes import GpuInfo, KubernetesPricing, PricingRow
@@ -218,7 +219,7 @@ def catalog_from_index(
     for cloud in index.clouds:
         names.extend(index.vm_accelerators(cloud))
     local_row, local_src = local_offer_row(config, names.canonical)
-    ssh_rows, ssh_src = ssh_offer_rows(config, names.canonical)
+    ssh = ssh_offer_rows(config, names.canonical, read_facts())
     source = CatalogSource(
         kind=kind,
         path=str(primary),
@@ -229,11 +230,12 @@ def catalog_from_index(
     )
     return Catalog(
         index,
-        [local_row, *ssh_rows],
+        [local_row, *ssh.rows],
         names=names,
         egress=EgressTable([EgressRow(*row) for row in index.small_table("egress")]),
-        onprem_digest=onprem_digest(local_src, ssh_src),
-        onprem_parts=onprem_parts(local_src, ssh_src),
+        onprem_digest=onprem_digest(local_src, ssh.source),
+        onprem_parts=onprem_parts(local_src, ssh.source),
+        ssh_hosts=ssh,
         source=source,
         k8s_pricing=KubernetesPricing([PricingRow(*r) for r in index.small_table("k8s_pricing")]),
         k8s_gpus=gpus,

@@ -8,23 +8,25 @@ Both come from config.yaml, not from the price catalog, so they get their own di
   default); capacity unbounded (N nodes are N directories on this machine).
 - `ssh`: hosts of a pool with identical (region, zone, spot, instance_type labels, cpus, memory,
   accelerators, price) form one offer whose `capacity` is the number of such hosts. Region
-  defaults to the pool name, zone to the region. A host that does not declare `cpus`/`memory`
-  gives an offer with unknown vCPUs/memory, which only matches requests that do not constrain
-  them (declare them in config.yaml to use the pool for such requests).
+  defaults to the pool name, zone to the region. What a host does not declare (`cpus`,
+  `memory`, `accelerators`; its architecture) comes from `skyform check`'s probe of it
+  (hostfacts.py); a host neither declared nor probed gives an offer with unknown vCPUs/memory,
+  which only matches requests that do not constrain them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from skyform.errors import ConfigError
+from skyform.plan.catalog.hostfacts import HostFacts
 from skyform.plan.catalog.offer import format_count
 
 if TYPE_CHECKING:  # importing skyform.config pulls in pydantic, which the catalog avoids
-    from skyform.config import Config
+    from skyform.config import Config, SSHHost, SSHPool
 
 LOCAL = "local"
 
@@ -91,38 +93,107 @@ def _canonical_name(canonical, name: str | None) -> str | None:
     return found or name
 
 
-def ssh_offer_rows(config: Config | None, canonical) -> tuple[list[tuple], list[Any]]:
-    """(offer rows, the values they were made from) for every ssh pool in config.yaml."""
+def host_id(pool_name: str, pool: SSHPool, host: SSHHost) -> str:
+    """How state names a pool host: `ssh/<pool>/<host>:<port>`."""
+    return f"ssh/{pool_name}/{host.host}:{host.port or pool.port}"
+
+
+class HostValues(NamedTuple):
+    """A pool host as the catalog groups it: declared values first, then probed ones."""
+
+    region: str
+    zone: str
+    spot: bool
+    instance_type: str | None
+    cpus: float | None
+    memory: float | None
+    accelerator: str | None
+    accelerator_count: float
+    price: float
+    arch: str
+    probed: HostFacts | None  # the probe whose values filled a gap, if one did
+
+
+def host_values(
+    pool_name: str,
+    pool: SSHPool,
+    host: SSHHost,
+    facts: Mapping[str, HostFacts],
+    canonical=None,
+) -> HostValues:
+    labels = host.labels
+    region = labels.region or pool_name
+    probe = facts.get(host_id(pool_name, pool, host))
+    index = next((i for i, h in enumerate(pool.hosts) if h is host), 0)
+    where = f"ssh_pools.{pool_name}.hosts[{index}].accelerators"
+    acc, count = _one_accelerator(dict(host.accelerators), where)
+    cpus, memory = host.cpus, host.memory
+    used = None
+    if probe is not None:
+        if cpus is None and probe.cpus is not None:
+            cpus, used = probe.cpus, probe
+        if memory is None and probe.memory is not None:
+            memory, used = probe.memory, probe
+        if not host.accelerators and probe.accelerator:
+            acc, count, used = probe.accelerator, probe.accelerator_count, probe
+    price = host.hourly_price if host.hourly_price is not None else pool.hourly_price
+    return HostValues(
+        region=region,
+        zone=labels.zone or region,
+        spot=bool(labels.spot),
+        instance_type=labels.instance_type,
+        cpus=cpus,
+        memory=memory,
+        accelerator=_canonical_name(canonical, acc) if canonical is not None else acc,
+        accelerator_count=count,
+        price=float(price),
+        arch=(probe.arch if probe is not None and probe.arch else "x86_64"),
+        probed=used,
+    )
+
+
+class SSHRows(NamedTuple):
+    rows: list[tuple]  # offer rows
+    source: list[Any]  # the values they were made from (the on-prem digest)
+    members: list[list[str]]  # per row: the host ids of its group, in config order
+    vague: list[str]  # hosts whose cpus or memory nobody declared or probed
+    probes: dict[str, HostFacts]  # host id -> the probe whose values a row uses
+
+
+def ssh_offer_rows(
+    config: Config | None, canonical, facts: Mapping[str, HostFacts] | None = None
+) -> SSHRows:
+    """Offer rows for every ssh pool in config.yaml (hosts with equal values form one offer
+    whose capacity is their number), filling undeclared values from `skyform check` probes."""
+    found = SSHRows([], [], [], [], {})
     if config is None:
-        return [], []
-    rows: list[tuple] = []
-    source: list[Any] = []
+        return found
+    facts = facts or {}
     for pool_name in sorted(config.ssh_pools):
         pool = config.ssh_pools[pool_name]
-        groups: dict[tuple, int] = {}
-        for i, host in enumerate(pool.hosts):
-            labels = host.labels
-            region = labels.region or pool_name
-            zone = labels.zone or region
-            price = host.hourly_price if host.hourly_price is not None else pool.hourly_price
-            where = f"ssh_pools.{pool_name}.hosts[{i}].accelerators"
-            acc, count = _one_accelerator(dict(host.accelerators), where)
-            acc = _canonical_name(canonical, acc)
-            spot, itype = bool(labels.spot), labels.instance_type
-            key = (region, zone, spot, itype, host.cpus, host.memory, acc, count, float(price))
-            groups[key] = groups.get(key, 0) + 1
+        groups: dict[tuple, list[str]] = {}
+        for host in pool.hosts:
+            v = host_values(pool_name, pool, host, facts, canonical)
+            ident = host_id(pool_name, pool, host)
+            key = (*v[:10],)
+            groups.setdefault(key, []).append(ident)
+            if v.cpus is None or v.memory is None:
+                found.vague.append(ident)
+            if v.probed is not None:
+                found.probes[ident] = v.probed
         names_used: dict[tuple, int] = {}
-        for key, capacity in groups.items():  # config order: dicts keep insertion order
-            region, zone, spot, itype, cpus, memory, acc, count, price = key
+        for key, hosts in groups.items():  # config order: dicts keep insertion order
+            region, zone, spot, itype, cpus, memory, acc, count, price, arch = key
             name = itype or instance_name(cpus, memory, acc, count)
             seen = names_used.get((region, zone, spot, name), 0)
             names_used[(region, zone, spot, name)] = seen + 1
             if seen:  # same labels, different specs or price: keep ids unique
                 name = f"{name}#{seen + 1}"
-            specs = (acc, count, cpus, memory, "x86_64", None, pool_name, capacity)
-            rows.append(("ssh", region, zone, name, spot, price, *specs))
-            source.append([pool_name, *key, capacity])
-    return rows, source
+            specs = (acc, count, cpus, memory, arch, None, pool_name, len(hosts))
+            found.rows.append(("ssh", region, zone, name, spot, price, *specs))
+            found.source.append([pool_name, *key, len(hosts)])
+            found.members.append(hosts)
+    return found
 
 
 def onprem_parts(local_source: dict[str, Any] | None, ssh_source: list[Any]) -> dict[str, str]:

@@ -41,7 +41,7 @@ Public API: `optimize`, `problem_for`, `solve`, `brute_force` (tests), `Problem`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from skyform.plan.optimizer.brute import brute_force
@@ -97,13 +97,14 @@ def problem_for(
     objective: Objective = "cost",
     blocked: Sequence[BlockedPlacement] = (),
     clouds: Iterable[str] | None = None,
+    busy: Collection[str] = (),
 ) -> Problem:
     """The optimizer's Problem for a DAG; raises NoOffersError for a task nothing fits."""
     chosen = default_clouds(catalog, clouds)
     candidates = []
     memo: dict = {}
     for v, task in enumerate(dag.tasks):
-        found = task_candidates(task, catalog, chosen, blocked, memo)
+        found = task_candidates(task, catalog, chosen, blocked, memo, busy)
         if not found:
             raise no_offers_error(task, v, catalog, chosen, blocked)
         candidates.append(found)
@@ -118,15 +119,18 @@ def optimize(
     blocked: Sequence[BlockedPlacement] = (),
     clouds: Iterable[str] | None = None,
     allowed: Sequence[BlockedPlacement] = (),
+    busy: Collection[str] = (),
 ) -> Solution:
     """Place every task of `dag`. `clouds`: clouds for requests that name none (default: the
     catalog's priced clouds). `blocked`: placements never chosen; `allowed` (when given): only
-    offers matching one of these. Raises NoOffersError (exit 4) when a task has no feasible
-    offer."""
+    offers matching one of these; `busy`: ssh hosts other clusters hold. Raises NoOffersError
+    (exit 4) when a task has no feasible offer."""
     rules: list = list(blocked)
     if allowed:
         from skyform.plan.model import OutsideOf
 
         rules.append(OutsideOf(allowed=list(allowed)))
-    problem = problem_for(dag, catalog, objective=objective, blocked=rules, clouds=clouds)
+    problem = problem_for(
+        dag, catalog, objective=objective, blocked=rules, clouds=clouds, busy=busy
+    )
     return solve(problem)

@@ -10,8 +10,11 @@ candidate is the task's group, and the optimizer picks the best candidate within
   SkyPilot); a request without accelerators or instance type gets CPU-only offers;
 - cpus / memory ranges; with none of cpus, memory, accelerators, instance_type, SkyPilot's
   default applies on priced clouds: at least 8 vCPUs and memory >= 4 GiB per vCPU;
+- architecture: `skyform.arch` (x86_64, arm64, any); without it x86_64 on aws/gcp (SkyPilot's
+  default instance families are x86), unless the request names an instance type (it is what
+  it is) or an arm64 image (`...-arm64` tags, images whose id says arm64/aarch64);
 - use_spot; max_hourly_cost against price × num_nodes; ssh pools with fewer hosts than
-  num_nodes are out; blocked placements are removed.
+  num_nodes (or than are free: `held`) are out; blocked placements are removed.
 Hours come from `skyform.estimated_hours` (a number, or accelerator -> hours with `default`;
 1 h when absent). Data: an edge u -> v carries u's `outputs`; v's `inputs` with a known place
 (`skyform.inputs_location`, or the bucket scheme) are an `Anchor`, unless they are a parent's
@@ -20,7 +23,7 @@ outputs (same URI), which already travel over that edge.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -61,9 +64,31 @@ class Query:
     regions: tuple[str, ...] | None = None  # from image_id {region: image}
     num_nodes: int = 1
     honour_blocked: bool = True
+    arch: str | None = None  # None = any
+    arch_everywhere: bool = False  # asked for explicitly: also on local/ssh/kubernetes
 
 
-def query_for(request: ResourceRequest, num_nodes: int, clouds: Sequence[str]) -> Query:
+ARM_WORDS = ("arm64", "aarch64")
+
+
+def arch_for(request: ResourceRequest, declared: str | None) -> tuple[str | None, bool]:
+    """(architecture to keep, whether it was asked for explicitly)."""
+    if declared == "any":
+        return None, False
+    if declared is not None:
+        return declared, True
+    if request.instance_type is not None:
+        return None, False
+    image = request.image_id
+    images = list(image.values()) if isinstance(image, dict) else [image] if image else []
+    if any(word in i.lower() for i in images for word in ARM_WORDS):
+        return "arm64", True
+    return "x86_64", False
+
+
+def query_for(
+    request: ResourceRequest, num_nodes: int, clouds: Sequence[str], arch: str | None = None
+) -> Query:
     wanted = (request.cloud,) if request.cloud else tuple(clouds)
     accelerator = request.accelerator
     count = None
@@ -71,6 +96,7 @@ def query_for(request: ResourceRequest, num_nodes: int, clouds: Sequence[str]) -
         count = float(request.accelerator_count if request.accelerator_count is not None else 1)
     sized = any(x is not None for x in (request.cpus, request.memory, accelerator))
     image = request.image_id
+    wanted_arch, explicit = arch_for(request, arch)
     return Query(
         clouds=wanted,
         region=request.region,
@@ -90,28 +116,43 @@ def query_for(request: ResourceRequest, num_nodes: int, clouds: Sequence[str]) -
         max_hourly_cost=request.max_hourly_cost,
         regions=tuple(image) if isinstance(image, dict) else None,
         num_nodes=num_nodes,
+        arch=wanted_arch,
+        arch_everywhere=explicit,
     )
+
+
+def free_hosts(catalog: Catalog, offer: Offer, busy: Collection[str]) -> int | None:
+    """How many of an ssh offer's hosts are not reserved by `busy` (None: unbounded)."""
+    if offer.capacity is None:
+        return None
+    if not busy:
+        return offer.capacity
+    return offer.capacity - sum(h in busy for h in catalog.ssh_members(offer.id))
 
 
 def run_query(
     catalog: Catalog,
     query: Query,
     blocked: Sequence[BlockedPlacement] = (),
+    busy: Collection[str] = (),
     *,
     cheapest_per_place: bool = False,
 ) -> list[Offer]:
-    """Offers satisfying `query`, cheapest first (the catalog's total order).
+    """Offers satisfying `query`, cheapest first (the catalog's total order). `busy`: ssh
+    hosts other clusters hold, which this plan cannot have.
 
     `cheapest_per_place`: the catalog may return only the cheapest offer per (cloud, region,
-    zone, accelerator, count, spot) — exact because every filter below is either the same for
-    all offers of a place or monotone in price, once the memory ratio is given to the catalog;
-    blocked placements (which can name an instance type) are not, so they turn it off. A new
-    filter that can tell two offers of one place apart must be given to catalog.query too.
+    zone, accelerator, count, spot) of its priced clouds — exact because every filter below is
+    either the same for all offers of a place or monotone in price, once the memory ratio and
+    the architecture are given to the catalog; blocked placements (which can name an instance
+    type) are not, so they turn it off. A new filter that can tell two offers of one place
+    apart must be given to catalog.query too.
     """
     found: list[Offer] = []
     for cloud in query.clouds:
         default = query.default_size and cloud not in UNPRICED_CLOUDS
         ratio = (default or query.default_memory) and cloud not in UNPRICED_CLOUDS
+        arch = query.arch is not None and (query.arch_everywhere or cloud not in UNPRICED_CLOUDS)
         offers = catalog.query(
             cloud=cloud,
             region=query.region if cloud != "kubernetes" else None,
@@ -124,6 +165,7 @@ def run_query(
             instance_type=query.instance_type,
             spot=query.spot,
             min_memory_per_vcpu=DEFAULT_MEMORY_PER_VCPU if ratio else None,
+            arch=query.arch if arch else None,
             cheapest_per_place=cheapest_per_place and not blocked,
         )
         for offer in offers:
@@ -133,7 +175,10 @@ def run_query(
                 continue
             if query.regions is not None and offer.region not in query.regions:
                 continue
-            if offer.capacity is not None and offer.capacity < query.num_nodes:
+            if arch and offer.arch != query.arch:
+                continue
+            free = free_hosts(catalog, offer, busy)
+            if free is not None and free < query.num_nodes:
                 continue
             if query.max_hourly_cost is not None and (
                 offer.hourly_price * query.num_nodes > query.max_hourly_cost + PRICE_SLACK
@@ -167,6 +212,7 @@ def task_candidates(
     clouds: Sequence[str],
     blocked: Sequence[BlockedPlacement] = (),
     memo: dict[tuple[Query, ...], list[tuple[Offer, int]]] | None = None,
+    busy: Collection[str] = (),
 ) -> tuple[Candidate, ...]:
     """Candidates of the first resource group that has any; () when none has.
 
@@ -178,10 +224,12 @@ def task_candidates(
     memo = {} if memo is None else memo
     default_hours, by_accelerator = hours_table(task, catalog)
     for g, group in enumerate(task.resources.groups):
-        queries = tuple(query_for(request, task.num_nodes, clouds) for request in group)
+        queries = tuple(
+            query_for(request, task.num_nodes, clouds, task.skyform.arch) for request in group
+        )
         chosen = memo.get(queries)
         if chosen is None:
-            chosen = memo[queries] = _cheapest_per_place(catalog, queries, blocked)
+            chosen = memo[queries] = _cheapest_per_place(catalog, queries, blocked, busy)
         if chosen:
             return tuple(
                 Candidate(offer, task.num_nodes, _hours(offer, default_hours, by_accelerator), g, r)
@@ -191,12 +239,15 @@ def task_candidates(
 
 
 def _cheapest_per_place(
-    catalog: Catalog, queries: tuple[Query, ...], blocked: Sequence[BlockedPlacement]
+    catalog: Catalog,
+    queries: tuple[Query, ...],
+    blocked: Sequence[BlockedPlacement],
+    busy: Collection[str] = (),
 ) -> list[tuple[Offer, int]]:
     """(offer, request index), cheapest per (place, accelerator, count, spot), in catalog order."""
     best: dict[tuple, tuple[Offer, int]] = {}
     for r, query in enumerate(queries):
-        for offer in run_query(catalog, query, blocked, cheapest_per_place=True):  # cheapest 1st
+        for offer in run_query(catalog, query, blocked, busy, cheapest_per_place=True):
             place = (offer.cloud, offer.region, offer.zone)
             key = (*place, offer.accelerator, offer.accelerator_count, offer.spot)
             seen = best.get(key)

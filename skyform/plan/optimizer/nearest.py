@@ -103,7 +103,7 @@ def no_offers_error(
         message += f" (clouds: {', '.join(clouds)})"
     found: list[Nearest] = []
     for request in requests:
-        query = query_for(request, task.num_nodes, clouds)
+        query = query_for(request, task.num_nodes, clouds, task.skyform.arch)
         for change, other in _relaxations(request, query, catalog, clouds):
             wanted = query.accelerator_count or 1.0
             for offer, change_text in _cheapest(catalog, other, change, blocked, wanted):
@@ -111,6 +111,11 @@ def no_offers_error(
                 if all(item.offer != seen.offer for seen in found):
                     found.append(item)
     hints = list(unknown) + _kubernetes_notes(requests, catalog, clouds)
+    for request in requests:
+        where_ = (request.cloud,) if request.cloud else tuple(clouds)
+        vague = catalog.no_offers_hint(clouds=where_, cpus=request.cpus, memory=request.memory)
+        if vague and vague not in hints:
+            hints.append(vague)
     if found:
         shown = "; ".join(n.describe() for n in found[:MAX_SHOWN])
         hints.append(f"Nearest feasible: {shown}.")
@@ -202,6 +207,9 @@ def _relaxations(request: ResourceRequest, query: Query, catalog: Catalog, cloud
             yield "another instance type", same
     if query.num_nodes > 1:
         yield "fewer nodes", relaxed(query, num_nodes=1)
+    if query.arch is not None:
+        other = "x86_64" if query.arch == "arm64" else "arm64"
+        yield f"{other} (skyform: {{arch: {other}}})", relaxed(query, arch=other)
     yield "if unblocked", relaxed(query, honour_blocked=False)
 
 

@@ -1,0 +1,156 @@
+"""What changed in the job a cluster runs, in words a reviewer reads (pure).
+
+With the job last applied (recorded in state) the diff names each field that changed and
+carries its old and new text — `run` and `setup` in full, so the plan shows the lines that
+changed rather than two digests. The workdir's contents are compared file by file against
+what the last job synced. A cluster recorded without its job (applied by an older skyform)
+falls back to the digests.
+"""
+
+from __future__ import annotations
+
+from skyform.plan.model import AttributeChange, ClusterSpec, JobSpec, WorkdirFiles
+
+# Attribute paths that mean "the job runs again"; anything else in a change is infrastructure.
+JOB_PATHS = frozenset(
+    {
+        "setup",
+        "run",
+        "envs",
+        "secrets",
+        "workdir",
+        "file_mounts",
+        "checkpoint_dir",
+        "workdir_files",
+        "setup_digest",
+        "job",
+    }
+)
+LISTED_FILES = 5  # changed files named in the diff; the rest are counted
+
+
+def _pairs(items: dict[str, str]) -> str | None:
+    return ", ".join(f"{k}={v}" for k, v in sorted(items.items())) or None
+
+
+def _mounts(job: JobSpec) -> str | None:
+    return (
+        ", ".join(
+            f"{dst}: {m.source}" + (f" ({m.mode})" if m.mode else "")
+            for dst, m in sorted(job.file_mounts.items())
+        )
+        or None
+    )
+
+
+def _secrets(before: JobSpec, after: JobSpec) -> tuple[str | None, str | None]:
+    """Names only; a secret whose value changed is marked, its value never shown."""
+    old = ", ".join(sorted(before.secret_digests)) or None
+    names = []
+    for name in sorted(after.secret_digests):
+        changed = name in before.secret_digests and (
+            before.secret_digests[name] != after.secret_digests[name]
+        )
+        names.append(f"{name} (value changed)" if changed else name)
+    return old, ", ".join(names) or None
+
+
+FIELDS = (
+    ("setup", lambda j: j.setup),
+    ("run", lambda j: j.run),
+    ("envs", lambda j: _pairs(j.envs)),
+    ("workdir", lambda j: j.workdir),
+    ("file_mounts", _mounts),
+    ("checkpoint_dir", lambda j: j.checkpoint_dir),
+)
+
+
+def _field_changes(before: JobSpec, after: JobSpec) -> list[AttributeChange]:
+    found = []
+    for path, get in FIELDS:
+        old, new = get(before), get(after)
+        if old != new:
+            found.append(AttributeChange(path=path, before=old, after=new))
+    if before.secret_digests != after.secret_digests:
+        old, new = _secrets(before, after)
+        found.append(AttributeChange(path="secrets", before=old, after=new))
+    return found
+
+
+def _digest_changes(before: ClusterSpec, after: ClusterSpec) -> list[AttributeChange]:
+    found = []
+    if before.setup_digest != after.setup_digest:
+        found.append(
+            AttributeChange(
+                path="setup_digest", before=before.setup_digest, after=after.setup_digest
+            )
+        )
+    if before.job_digest != after.job_digest:
+        found.append(AttributeChange(path="job", before=before.job_digest, after=after.job_digest))
+    return found
+
+
+def files_summary(changed: list[str], added: list[str], removed: list[str]) -> str:
+    parts = []
+    for word, paths in (("changed", changed), ("added", added), ("removed", removed)):
+        if paths:
+            parts.append(f"{len(paths)} {word}")
+    names = (changed + added + removed)[:LISTED_FILES]
+    more = len(changed) + len(added) + len(removed) - len(names)
+    return ", ".join(parts) + ": " + ", ".join(names) + (f" and {more} more" if more else "")
+
+
+def _files_change(before: WorkdirFiles | None, after: WorkdirFiles | None):
+    if before is None or after is None:
+        return None, 0
+    changed, added, removed = before.compare(after)
+    count = len(changed) + len(added) + len(removed)
+    if not count:
+        return None, 0
+    change = AttributeChange(
+        path="workdir_files",
+        before=f"{len(before.files)} files",
+        after=f"{len(after.files)} files ({files_summary(changed, added, removed)})",
+    )
+    return change, count
+
+
+def job_changes(
+    before: ClusterSpec,
+    after: ClusterSpec,
+    *,
+    before_job: JobSpec | None,
+    after_job: JobSpec | None,
+    before_files: WorkdirFiles | None,
+    after_files: WorkdirFiles | None,
+) -> tuple[list[AttributeChange], str | None]:
+    """(attribute changes, reason) for the job on a cluster that stays; reason None: none."""
+    digests_differ = (before.setup_digest, before.job_digest) != (
+        after.setup_digest,
+        after.job_digest,
+    )
+    attrs: list[AttributeChange] = []
+    if digests_differ:
+        # the recorded job is only trusted when it is the one the recorded digests describe
+        if (
+            before_job is not None
+            and after_job is not None
+            and before_job.job_digest == before.job_digest
+        ):
+            attrs = _field_changes(before_job, after_job)
+        attrs = attrs or _digest_changes(before, after)
+    files, count = _files_change(before_files, after_files)
+    if files is not None:
+        attrs.append(files)
+    if not attrs:
+        return [], None
+    if before.setup_digest != after.setup_digest:
+        return attrs, "setup changed: setup and the job will run again"
+    words = [
+        f"{a.path} changed" for a in attrs if a.path not in ("workdir_files", "job", "setup_digest")
+    ]
+    if any(a.path == "job" for a in attrs):
+        words.append("the job changed (run, envs, workdir or file mounts)")
+    if files is not None:
+        words.append(f"workdir changed ({count} file{'s' if count != 1 else ''})")
+    return attrs, "; ".join(words) + ": the job will run again"
