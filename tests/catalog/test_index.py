@@ -102,26 +102,38 @@ def test_limit_and_lookups_by_id(bundled, from_csv):
     assert bundled.offer_count() == len(from_csv) + 1  # and this machine's `local` offer
 
 
-def test_queries_read_one_range_of_the_index_not_every_row(bundled):
-    """The index answers a query from the (cloud, accelerator, count) range or the
-    instance-type index: its cost follows the rows asked for, not the catalog's size."""
+def _query_plan(bundled, monkeypatch, **query) -> str:
+    """SQLite's plan for the statement `bundled.query(**query)` runs."""
     index = bundled._index
-    from skyform.plan.catalog.index import OfferFilter
+    issued: list[tuple] = []
+    fetch = index.fetch
+    monkeypatch.setattr(index, "fetch", lambda sql, params=(): issued.append((sql, params)) or [])
+    bundled.query(**query)
+    monkeypatch.setattr(index, "fetch", fetch)
+    (sql, params), *_ = issued
+    return " | ".join(str(row[-1]) for row in index.fetch(f"EXPLAIN QUERY PLAN {sql}", params))
 
-    filters = {
-        "A100:8": OfferFilter(accelerator="A100", count=8.0, spot=False),
-        "cpu only": OfferFilter(count=0.0, cpus=(4.0, True), memory_per_vcpu=4.0),
-    }
-    for label, where in filters.items():
-        clauses, params = where.sql("gcp")
-        sql = f"EXPLAIN QUERY PLAN SELECT * FROM offers WHERE {' AND '.join(clauses)}"
-        plan = " ".join(str(row[-1]) for row in index.fetch(sql, params))
-        assert "SEARCH offers USING PRIMARY KEY (cloud=? AND accelerator=?" in plan, label
-    plan = index.fetch(
-        "EXPLAIN QUERY PLAN SELECT * FROM offers WHERE instance_type = ? AND cloud = ?",
-        ["p4d.24xlarge", "aws"],
-    )
-    assert "USING INDEX offers_by_type" in str(plan)
+
+def test_the_optimizers_queries_cost_one_seek_per_place_not_a_scan(bundled, monkeypatch):
+    """What the optimizer asks — the cheapest offer per place passing its filters — reads each
+    place's offers cheapest first only until one passes: its cost follows the number of places,
+    not the catalog's size."""
+    for query in (
+        {"cloud": "gcp", "accelerator": "A100", "accelerator_count": 8.0, "spot": False},
+        {"cloud": "aws", "accelerator_count": 0.0, "cpus": 4.0, "min_memory_per_vcpu": 4.0},
+    ):
+        plan = _query_plan(bundled, monkeypatch, **query, arch="x86_64", cheapest_per_place=True)
+        assert "SEARCH places USING PRIMARY KEY (cloud=? AND accelerator=?" in plan, query
+        per_place = "accelerator_count=? AND spot=? AND region=? AND zone=?)"
+        assert f"SEARCH o USING PRIMARY KEY (cloud=? AND accelerator=? AND {per_place}" in plan
+        assert "SCAN" not in plan
+
+
+def test_other_queries_read_one_range_or_the_instance_type_index(bundled, monkeypatch):
+    plan = _query_plan(bundled, monkeypatch, cloud="gcp", accelerator="T4")
+    assert "SEARCH offers USING PRIMARY KEY (cloud=? AND accelerator=?)" in plan
+    plan = _query_plan(bundled, monkeypatch, cloud="aws", instance_type="p4d.24xlarge")
+    assert "USING INDEX offers_by_type" in plan and "SCAN" not in plan
 
 
 def _copy_with_index(tmp_path: Path) -> Path:

@@ -7,9 +7,12 @@ query reads only the B-tree pages of the (cloud, accelerator, count) range it as
 its filters (and, for the optimizer, "cheapest per place") evaluated inside SQLite.
 
 Schema (`INDEX_FORMAT`; a file of another format is rebuilt or refused, never guessed at):
-- `offers`, one row per offer, clustered by (cloud, accelerator, accelerator_count, price,
-  region, zone, instance_type, spot) — the catalog's total order within one accelerator bucket,
-  so most queries need no sort. `accelerator` is '' for none; `opt_in` marks AWS Local Zones.
+- `offers`, one row per offer, clustered by place — (cloud, accelerator, accelerator_count,
+  spot, region, zone) — then price and instance type: the offers of one place in the
+  catalog's order. `accelerator` is '' for none; `opt_in` marks AWS Local Zones.
+- `places`: every place that has an offer. "The cheapest offer per place that passes these
+  filters" (what the optimizer asks) is one index seek per place, reading that place's offers
+  cheapest first only until one passes: it costs the number of places, not of offers.
 - `vm_accelerators (cloud, name)`: every accelerator name the cloud tables mention (TPU slice
   sizes included), so names resolve without touching offers.
 - `egress`, `images`, `k8s_pricing`, `k8s_gpus`, `accelerator_clouds`: the small tables, read
@@ -36,7 +39,8 @@ from typing import Any
 from skyform.errors import CatalogError
 
 INDEX_FILE = "index.sqlite"
-INDEX_FORMAT = "skyform-catalog-index/1"
+MMAP_BYTES = 1 << 30
+INDEX_FORMAT = "skyform-catalog-index/2"
 HINT_REBUILD = (
     "Run `skyform catalog refresh` again, or delete SKYFORM_HOME/catalog to fall back to the "
     "bundled catalog; a damaged bundled index means a damaged install (reinstall skyform)."
@@ -44,11 +48,15 @@ HINT_REBUILD = (
 
 # Columns selected for an offer, in `offer.FIELDS` order up to gpu_memory_gib.
 SELECT = (
-    "cloud, region, zone, instance_type, spot, price, accelerator, accelerator_count, vcpus, "
-    "memory_gib, arch, gpu_memory_gib"
+    "offers.cloud, offers.region, offers.zone, instance_type, offers.spot, price, "
+    "offers.accelerator, offers.accelerator_count, vcpus, memory_gib, arch, gpu_memory_gib"
 )
-ORDER = "price, region, zone, instance_type, spot, accelerator, accelerator_count"
-PLACE = "region, zone, accelerator, accelerator_count, spot"  # what "one place" means
+ORDER = (
+    "price, offers.region, offers.zone, instance_type, offers.spot, offers.accelerator, "
+    "offers.accelerator_count"
+)
+# The primary key: a place (the first six columns), then the order within it.
+KEY = "cloud, accelerator, accelerator_count, spot, region, zone, price, instance_type"
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -57,8 +65,12 @@ CREATE TABLE offers (
     price REAL NOT NULL, region TEXT NOT NULL, zone TEXT NOT NULL, instance_type TEXT NOT NULL,
     spot INTEGER NOT NULL, vcpus REAL, memory_gib REAL, arch TEXT NOT NULL,
     gpu_memory_gib REAL, opt_in INTEGER NOT NULL,
-    PRIMARY KEY (cloud, accelerator, accelerator_count, price, region, zone, instance_type, spot)
+    PRIMARY KEY (cloud, accelerator, accelerator_count, spot, region, zone, price, instance_type)
 ) WITHOUT ROWID;
+CREATE TABLE places (cloud TEXT NOT NULL, accelerator TEXT NOT NULL,
+    accelerator_count REAL NOT NULL, spot INTEGER NOT NULL, region TEXT NOT NULL,
+    zone TEXT NOT NULL,
+    PRIMARY KEY (cloud, accelerator, accelerator_count, spot, region, zone)) WITHOUT ROWID;
 CREATE TABLE vm_accelerators (cloud TEXT NOT NULL, name TEXT NOT NULL,
     PRIMARY KEY (cloud, name)) WITHOUT ROWID;
 CREATE TABLE egress (cloud TEXT NOT NULL, source_region TEXT NOT NULL,
@@ -74,6 +86,7 @@ CREATE TABLE k8s_gpus (name TEXT NOT NULL, memory_gib REAL, gke_label TEXT NOT N
 CREATE TABLE accelerator_clouds (name TEXT PRIMARY KEY, clouds TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX offers_by_type ON offers (instance_type, cloud, region, zone);
 """
+Clauses = tuple[list[str], list[Any]]  # SQL conditions and their parameters
 SMALL_TABLES = ("egress", "images", "k8s_pricing", "k8s_gpus")
 
 
@@ -81,7 +94,11 @@ def connect_file(path: Path) -> sqlite3.Connection:
     """A read-only, lock-free connection to an index file (CatalogError if it is unusable)."""
     uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
     try:
-        return sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        # Map the file instead of copying pages into SQLite's own cache: the OS page cache is
+        # then all the cache there is, shared by every skyform process.
+        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        return conn
     except sqlite3.Error as exc:
         raise CatalogError(f"{path}: cannot open the catalog index: {exc}", HINT_REBUILD) from None
 
@@ -179,18 +196,26 @@ class OfferIndex:
         `cheapest_per_place`: only the first row of each place (PLACE) in that order — the one
         the optimizer would keep; every filter must be in `where` for that to be exact.
         """
-        clauses, params = where.sql(cloud)
-        if clauses is None:
+        place, row = where.sql(cloud)
+        if place is None:
             return []
-        condition = " AND ".join(clauses)
+        clauses, params = place[0] + row[0], place[1] + row[1]
         if cheapest_per_place:
-            sql = (
-                f"SELECT {SELECT} FROM (SELECT {SELECT}, ROW_NUMBER() OVER (PARTITION BY {PLACE} "
-                f"ORDER BY price, instance_type) AS nth FROM offers WHERE {condition}) "
-                f"WHERE nth = 1 ORDER BY {ORDER}"
+            # For each place, its first offer (cheapest, then by instance type) that passes.
+            columns = KEY.split(", ")
+            first = (
+                f"SELECT {KEY} FROM offers AS o WHERE "
+                + " AND ".join([*(f"o.{c} = places.{c}" for c in columns[:6]), *row[0]])
+                + " ORDER BY price, instance_type LIMIT 1"
             )
+            key = ", ".join(f"offers.{c}" for c in columns)
+            sql = (
+                f"SELECT {SELECT} FROM places JOIN offers ON ({key}) = ({first}) "
+                f"WHERE {' AND '.join(f'places.{c}' for c in place[0])} ORDER BY {ORDER}"
+            )
+            params = row[1] + place[1]
         else:
-            sql = f"SELECT {SELECT} FROM offers WHERE {condition} ORDER BY {ORDER}"
+            sql = f"SELECT {SELECT} FROM offers WHERE {' AND '.join(clauses)} ORDER BY {ORDER}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return self.fetch(sql, params)
@@ -201,7 +226,7 @@ class OfferIndex:
         if cloud is not None:
             sql += " AND cloud = ?"
             params.append(cloud)
-        return self.fetch(sql + f" ORDER BY {ORDER}, cloud", params)
+        return self.fetch(sql + f" ORDER BY price, cloud, {ORDER.removeprefix('price, ')}", params)
 
     def at(self, cloud: str, region: str, zone: str, instance_type: str) -> list[tuple]:
         """Offers of one instance type in one zone (both kinds, every attached GPU)."""
@@ -250,38 +275,41 @@ class OfferFilter:
     memory_per_vcpu: float | None = None
     arch: str | None = None
 
-    def sql(self, cloud: str) -> tuple[list[str] | None, list[Any]]:
-        """(WHERE clauses, parameters); clauses None when no row can match."""
+    def sql(self, cloud: str) -> tuple[Clauses | None, Clauses]:
+        """(place clauses, row clauses) as (SQL conditions, parameters); the place ones
+        (columns of `places`) are None when no row can match."""
         if self.context is not None:
-            return None, []  # priced offers have no context
-        clauses: list[str] = ["cloud = ?"]
-        params: list[Any] = [cloud]
+            return None, ([], [])  # priced offers have no context
+        place: list[str] = ["cloud = ?"]
+        place_params: list[Any] = [cloud]
         if self.accelerator is not None:
-            clauses.append("accelerator = ?")
-            params.append(self.accelerator)
+            place.append("accelerator = ?")
+            place_params.append(self.accelerator)
         elif self.count == 0:
-            clauses.append("accelerator = ''")
+            place.append("accelerator = ''")
         elif (self.count or 0) > 0 or (self.min_count or 0) > 0:
-            clauses.append("accelerator != ''")
-        for column, value, op in (
-            ("accelerator_count", self.count, "="),
-            ("accelerator_count", self.min_count, ">="),
-            ("region", self.region, "="),
-            ("zone", self.zone, "="),
-            ("instance_type", self.instance_type, "="),
-            ("spot", None if self.spot is None else int(self.spot), "="),
-            ("price", self.max_price, "<="),
-            ("arch", self.arch, "="),
+            place.append("accelerator != ''")
+        row: list[str] = []
+        row_params: list[Any] = []
+        for column, value, op, at_place in (
+            ("accelerator_count", self.count, "=", True),
+            ("accelerator_count", self.min_count, ">=", True),
+            ("spot", None if self.spot is None else int(self.spot), "=", True),
+            ("region", self.region, "=", True),
+            ("zone", self.zone, "=", True),
+            ("instance_type", self.instance_type, "=", False),
+            ("price", self.max_price, "<=", False),
+            ("arch", self.arch, "=", False),
         ):
             if value is not None:
-                clauses.append(f"{column} {op} ?")
-                params.append(value)
+                (place if at_place else row).append(f"{column} {op} ?")
+                (place_params if at_place else row_params).append(value)
         for column, bound in (("vcpus", self.cpus), ("memory_gib", self.memory)):
             if bound is not None:
-                clauses.append(f"{column} {'>=' if bound[1] else '='} ?")
-                params.append(bound[0])
+                row.append(f"{column} {'>=' if bound[1] else '='} ?")
+                row_params.append(bound[0])
         if self.memory_per_vcpu is not None:
             # the same float arithmetic as `(memory or 0.0) >= ratio * (vcpus or 0)` in Python
-            clauses.append("COALESCE(memory_gib, 0.0) >= ? * COALESCE(vcpus, 0.0)")
-            params.append(float(self.memory_per_vcpu))
-        return clauses, params
+            row.append("COALESCE(memory_gib, 0.0) >= ? * COALESCE(vcpus, 0.0)")
+            row_params.append(float(self.memory_per_vcpu))
+        return (place, place_params), (row, row_params)

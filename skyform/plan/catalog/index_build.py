@@ -113,6 +113,8 @@ def _write(conn: sqlite3.Connection, content: IndexContent) -> None:
             "accelerator, spot)",
             tables.HINT_REFRESHED,
         ) from None
+    places = sorted({(r[0], r[1], r[2], r[7], r[4], r[5]) for r in rows})  # index.KEY[:6]
+    conn.executemany("INSERT INTO places VALUES (?, ?, ?, ?, ?, ?)", places)
     names = sorted((c, n) for c, ns in content.names.items() for n in set(ns))
     conn.executemany("INSERT INTO vm_accelerators VALUES (?, ?)", names)
     _insert(conn, "egress", content.egress)
@@ -154,7 +156,8 @@ def _index_row(offer: Offer) -> tuple:
 
 
 def _insert_order(row: tuple) -> tuple:
-    return (row[0], row[6] or "", row[7], row[5], row[1], row[2] or "", row[3], row[4])
+    """The primary key's order (index.KEY), from an offer row."""
+    return (row[0], row[6] or "", row[7], row[4], row[1], row[2] or "", row[5], row[3])
 
 
 def _insert(conn: sqlite3.Connection, table: str, rows: Iterable[tuple]) -> None:

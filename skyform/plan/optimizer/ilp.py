@@ -20,6 +20,7 @@ names are derived from indices, so the same input writes the same model file.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from skyform.errors import PlanError
@@ -28,6 +29,8 @@ from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.problem import tol
 
 Terms = list[tuple[Any, float]]  # (variable, coefficient)
+ROUNDING_TOL = 1e-4  # LP one-hot values this close to 0 or 1 are rounded (then checked)
+PRINTED_TOL = 1e-7  # relative: how far CBC's printed LP optimum can be from the true one
 
 
 class PlacementIlp:
@@ -232,14 +235,40 @@ class PlacementIlp:
             if x is not None:
                 x.lowBound = x.upBound = 1 if j == i else 0
 
-    def minimize(self, objective: Any, base: list[int]) -> list[int]:
-        """Solve with `objective`; return `base` with this component's tasks filled in."""
-        pulp = self.pulp
+    def minimize(
+        self,
+        objective: Any,
+        base: list[int],
+        *,
+        value: Callable[[list[int]], float] | None = None,
+        accept: Callable[[list[int]], bool] | None = None,
+        integer: bool = False,
+    ) -> list[int]:
+        """Solve with `objective`; return `base` with this component's tasks filled in.
+
+        With `accept` (does an assignment keep the caller's bounds?) and `value` (the
+        objective of an assignment, computed in Python), the LP relaxation is solved first. Its
+        optimum is a lower bound; rounding its one-hot values (off by solver noise at most
+        ROUNDING_TOL: the flow rows make the relaxation integral on most placement problems)
+        gives an assignment, which is an optimum of the ILP when `accept`ed and its value
+        reaches the bound: below bound + 1 for an `integer` objective (rank positions: no
+        integer point lies in between), within PRINTED_TOL of it otherwise (CBC prints values
+        to 8 digits). CBC's branch-and-cut set-up, most of a solve's time on these models, is
+        then skipped. Otherwise the ILP is solved.
+        """
         self.prob.setObjective(objective)
-        status = self.prob.solve(_solver(pulp))
-        self.solves += 1
-        if pulp.LpStatus[status] != "Optimal":
-            raise RuntimeError(f"CBC returned {pulp.LpStatus[status]} for the placement ILP")
+        if accept is not None and value is not None:
+            self._solve(mip=False)
+            choice = self._choice(base)
+            if self._near_integral() and accept(choice):
+                bound = float(self.pulp.value(self.prob.objective) or 0.0)
+                slack = 1.0 - 1e-6 if integer else PRINTED_TOL * max(1.0, abs(bound))
+                if value(choice) < bound + slack:
+                    return choice
+        self._solve(mip=True)
+        return self._choice(base)
+
+    def _choice(self, base: list[int]) -> list[int]:
         choice = list(base)
         for v in self.tasks:
             alive = self.prep.alive[v]
@@ -249,6 +278,19 @@ class PlacementIlp:
                 values = [(self.var[(v, i)].varValue or 0.0, -n) for n, i in enumerate(alive)]
                 choice[v] = alive[-max(values)[1]]
         return choice
+
+    def _solve(self, *, mip: bool) -> None:
+        pulp = self.pulp
+        status = self.prob.solve(_solver(pulp, mip=mip))
+        self.solves += 1
+        if pulp.LpStatus[status] != "Optimal":
+            raise RuntimeError(f"CBC returned {pulp.LpStatus[status]} for the placement ILP")
+
+    def _near_integral(self) -> bool:
+        return all(
+            min(value, 1.0 - value) <= ROUNDING_TOL
+            for value in (x.varValue or 0.0 for x in self.var.values())
+        )
 
     def rank_objective(self, tasks: list[int]) -> Any:
         """Rank positions of `tasks` weighted lexicographically (earlier tasks dominate)."""
@@ -260,8 +302,17 @@ class PlacementIlp:
             weight *= len(alive)
         return self._expr(terms)
 
+    def rank_value(self, tasks: list[int], choice: list[int]) -> float:
+        """`rank_objective(tasks)` at an assignment."""
+        total, weight = 0, 1
+        for v in reversed(tasks):
+            alive = self.prep.alive[v]
+            total += weight * alive.index(choice[v])
+            weight *= len(alive)
+        return float(total)
 
-def _solver(pulp: Any) -> Any:
+
+def _solver(pulp: Any, *, mip: bool = True) -> Any:
     """CBC, quiet, exact gaps: the binary bundled with PuLP when there is one (PuLP deprecates
     the PULP_CBC_CMD wrapper, not the binary), else `cbc` on PATH. No `-threads` option: CBC's
     default is single-threaded, while `-threads 1` starts a worker thread that was seen to stall
@@ -271,7 +322,7 @@ def _solver(pulp: Any) -> Any:
     except ImportError:  # a PuLP without a bundled binary
         pulp_cbc_path = None
     path = pulp_cbc_path if pulp_cbc_path and os.access(pulp_cbc_path, os.X_OK) else None
-    solver = pulp.COIN_CMD(path=path, msg=False, gapRel=0.0, gapAbs=1e-9)
+    solver = pulp.COIN_CMD(path=path, msg=False, mip=mip, gapRel=0.0, gapAbs=1e-9)
     if not solver.available():
         raise PlanError(
             "the CBC solver is not available, so this task graph cannot be optimized",
