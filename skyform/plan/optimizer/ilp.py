@@ -151,23 +151,36 @@ class PlacementIlp:
         # Transfer time is usually the same between any two different places: then it is that
         # constant minus a same-place discount, and needs no flow terms at all.
         flat = {h for _, h in blocks.values()}
+        apart = _apart_hours(src_regions, dst_regions, blocks)
+        if len(flat) > 1 and apart is not None:
+            # Regions where the two tasks can only meet at one place: their block holds that
+            # place's own price; price it like the others plus a same-place correction (the w
+            # term below), so the hours stay one constant.
+            blocks = dict(blocks)
+            for a in src_regions:
+                if (a, a) in blocks and not _two_places(src_regions[a], dst_regions.get(a, ())):
+                    blocks[(a, a)] = (blocks[(a, a)][0], apart)
+            flat = {h for _, h in blocks.values()}
         hours_const = flat.pop() if len(flat) == 1 else 0.0
-        for a_i, a in enumerate(src_regions):
-            for b_i, b in enumerate(dst_regions):
-                x = flow[(a, b)] = self._var(f"f_{k}_{a_i}_{b_i}", 0)
-                c, h = blocks[(a, b)]
-                if c:
-                    usd.append((x, c))
-                if h != hours_const:
-                    hours.append((x, h))
-        for a_i, (a, places) in enumerate(src_regions.items()):
-            terms = [t for place in places for t in src[place]]
-            out = pulp.lpSum(flow[(a, b)] for b in dst_regions)
-            self.prob += (out - self._expr(terms) == 0, f"fs_{k}_{a_i}")
-        for b_i, (b, places) in enumerate(dst_regions.items()):
-            terms = [t for place in places for t in dst[place]]
-            into = pulp.lpSum(flow[(a, b)] for a in src_regions)
-            self.prob += (into - self._expr(terms) == 0, f"fd_{k}_{b_i}")
+        if not flat:  # only prices differ between region pairs
+            usd += self._discounts(k, src, dst, blocks, src_regions, dst_regions)
+        else:
+            for a_i, a in enumerate(src_regions):
+                for b_i, b in enumerate(dst_regions):
+                    x = flow[(a, b)] = self._var(f"f_{k}_{a_i}_{b_i}", 0)
+                    c, h = blocks[(a, b)]
+                    if c:
+                        usd.append((x, c))
+                    if h != hours_const:
+                        hours.append((x, h))
+            for a_i, (a, places) in enumerate(src_regions.items()):
+                terms = [t for place in places for t in src[place]]
+                out = pulp.lpSum(flow[(a, b)] for b in dst_regions)
+                self.prob += (out - self._expr(terms) == 0, f"fs_{k}_{a_i}")
+            for b_i, (b, places) in enumerate(dst_regions.items()):
+                terms = [t for place in places for t in dst[place]]
+                into = pulp.lpSum(flow[(a, b)] for a in src_regions)
+                self.prob += (into - self._expr(terms) == 0, f"fd_{k}_{b_i}")
         for l_i, place in enumerate(src):
             if place not in dst:
                 continue
@@ -187,6 +200,41 @@ class PlacementIlp:
             if h != off_h:
                 hours.append((both, h - off_h))
         return usd, 0.0, hours, hours_const
+
+    def _discounts(self, k, src, dst, blocks, src_regions, dst_regions) -> Terms:
+        """The region-pair price of edge k, as "the source region's dearest price, minus a
+        discount for the pair used" — with a variable only for pairs priced below that.
+
+        y[A,B] in [0, 1] with sum over B of y[A,B] <= "u in A" and sum over A <= "v in B":
+        at an integer point only the pair in use can be 1, and minimising sets it (exact); the
+        LP relaxation is the full transportation problem's (a partial matching of discounts can
+        always be completed with pairs of discount >= 0), but without a variable for every
+        pair of regions — a catalog with many regions and few distinct prices (unlisted pairs
+        are all priced alike) needs a few hundred per edge instead of regions squared.
+        """
+        pulp = self.pulp
+        usd: Terms = []
+        into: dict[int, list[Any]] = {}
+        for a_i, (a, places) in enumerate(src_regions.items()):
+            dearest = max(blocks[(a, b)][0] for b in dst_regions)
+            mine = [t for place in places for t in src[place]]
+            if dearest:
+                usd += [(x, dearest * w) for x, w in mine]
+            pairs = []
+            for b_i, b in enumerate(dst_regions):
+                discount = dearest - blocks[(a, b)][0]
+                if discount > 0:
+                    y = self._var(f"y_{k}_{a_i}_{b_i}", 0)
+                    usd.append((y, -discount))
+                    pairs.append(y)
+                    into.setdefault(b_i, []).append(y)
+            if pairs:
+                self.prob += (pulp.lpSum(pairs) - self._expr(mine) <= 0, f"ys_{k}_{a_i}")
+        for b_i, places in enumerate(dst_regions.values()):
+            if b_i in into:
+                theirs = [t for place in places for t in dst[place]]
+                self.prob += (pulp.lpSum(into[b_i]) - self._expr(theirs) <= 0, f"yd_{k}_{b_i}")
+        return usd
 
     def _var(self, name: str, low: float | None = None, up: float | None = None, cat=None) -> Any:
         """A variable of this model (PuLP 3.3+ `add_variable`; plain LpVariable before it)."""
@@ -329,6 +377,21 @@ def _solver(pulp: Any, *, mip: bool = True) -> Any:
             hint="Install it with `pip install 'pulp[cbc]'` (or put `cbc` on PATH).",
         )
     return solver
+
+
+def _two_places(src: list[int], dst: list[int] | tuple) -> bool:
+    """Can the two tasks be at two different places of this region?"""
+    return any(a != b for a in src for b in dst)
+
+
+def _apart_hours(src_regions: dict, dst_regions: dict, blocks: dict) -> float | None:
+    """The one transfer time between different places, if there is one."""
+    hours = {
+        h
+        for (a, b), (_, h) in blocks.items()
+        if a != b or _two_places(src_regions.get(a, []), dst_regions.get(b, []))
+    }
+    return hours.pop() if len(hours) == 1 else None
 
 
 def _region(place: Location) -> tuple[str, str | None]:
