@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from skyform.apply.interrupts import cancel_unstarted, detaching
 from skyform.apply.jobrun import follow_job, job_key, refresh_job
-from skyform.errors import NodeUnreachable, StateError
+from skyform.errors import LockedError, NodeUnreachable, StateError
+from skyform.exec.jobs import NodeState, setup_log_key
 from skyform.exec.results import LogLine
-from skyform.exec.run import open_cluster
+from skyform.exec.run import ClusterSession, open_cluster
 from skyform.state.db import StateDB
 from skyform.state.lock import cluster_lock
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus
@@ -56,8 +58,19 @@ def _unreachable_warnings(session) -> list[str]:
     ]
 
 
+def settle_unstarted(db: StateDB, record: ClusterRecord) -> None:
+    """Cluster jobs a killed command left INIT or SETTING_UP are CANCELLED — when no skyform
+    command holds the cluster (one that does may still be starting them)."""
+    try:
+        with cluster_lock(record.name, wait=0, purpose=f"skyform queue {record.name}"):
+            cancel_unstarted(db, record.name, managed_job_id=None)
+    except LockedError:
+        pass
+
+
 def refresh_jobs(db: StateDB, record: ClusterRecord) -> tuple[list[JobRecord], list[str]]:
     """Every job of the cluster, unfinished ones refreshed from the nodes that answer."""
+    settle_unstarted(db, record)
     jobs = db.list_jobs(record.name)
     if not any(j.status in LIVE for j in jobs) or record.handle is None:
         return jobs, []
@@ -70,6 +83,18 @@ def refresh_jobs(db: StateDB, record: ClusterRecord) -> tuple[list[JobRecord], l
 class LogsResult:
     job: JobRecord
     warnings: list[str]
+    notes: list[str] = field(default_factory=list)  # about which job and what it has
+
+
+def never_ran_note(job: JobRecord, *, latest_that_ran: JobRecord | None = None) -> str:
+    why = f"{job.status.value}" + (f": {job.reason}" if job.reason else "")
+    note = f"job {job.job_id} on {job.cluster} never ran ({why})"
+    if latest_that_ran is not None:
+        note += (
+            f"; the latest job that ran is {latest_that_ran.job_id}: "
+            f"skyform logs {job.cluster} {latest_that_ran.job_id}"
+        )
+    return note
 
 
 def stream_logs(
@@ -81,13 +106,26 @@ def stream_logs(
     node: int | None,
     on_log: Callable[[LogLine], None],
 ) -> LogsResult:
+    """The job's setup output (when it ran one), then its run output; with `follow`, until
+    it ends. A job that never ran says so in a note instead of printing nothing."""
+    settle_unstarted(db, record)
     job = _pick(db, record, job_id)
     handle = _handle(record)
     if node is not None and not 0 <= node < len(handle.nodes):
         raise StateError(
             f"cluster {record.name!r} has nodes 0..{len(handle.nodes) - 1}, not {node}"
         )
-    with open_cluster(handle, require_all=False) as session:
+    with open_cluster(handle, require_all=False) as session, detaching(job):
+        if job.setup_key is not None:
+            live = follow and job.status is JobStatus.SETTING_UP
+            _print_setup(session, job, node=node, follow=live, on_log=on_log)
+            if live:
+                job = _past_setup(db, record, job)
+        if job.never_ran:
+            ran = [j for j in db.list_jobs(record.name) if not j.never_ran]
+            latest = ran[-1] if job_id is None and ran else None
+            note = never_ran_note(job, latest_that_ran=latest)
+            return LogsResult(job, _unreachable_warnings(session), [note])
         if follow and job.status in LIVE:  # follow to the end, as apply does
             final = follow_job(db, session, job, on_log=on_log, node=node)
             return LogsResult(final, _unreachable_warnings(session))
@@ -97,6 +135,41 @@ def stream_logs(
         except NodeUnreachable:
             pass  # reported below with every node that did not answer
         return LogsResult(refresh_job(db, session, job), _unreachable_warnings(session))
+
+
+def _print_setup(
+    session: ClusterSession,
+    job: JobRecord,
+    *,
+    node: int | None,
+    follow: bool,
+    on_log: Callable[[LogLine], None],
+) -> None:
+    """The setup output this job saw: its own copy once setup ended (the setup's own log
+    may belong to a later run of it by then), else the setup's log."""
+    assert job.setup_key is not None
+    key = job.setup_key
+    if not follow:
+        copy = setup_log_key(job_key(job))
+        kept = session.status(copy).nodes.values()
+        if any(n.state is not NodeState.MISSING for n in kept):
+            key = copy
+    try:
+        for line in session.logs(key, rank=node, follow=follow, setup=True):
+            on_log(line)
+    except NodeUnreachable:
+        pass  # reported with every node that did not answer
+
+
+def _past_setup(db: StateDB, record: ClusterRecord, job: JobRecord) -> JobRecord:
+    """After following a setup: the job as its apply records it next (submitted, or ended);
+    an apply that died meanwhile leaves it to settle_unstarted."""
+    deadline = time.monotonic() + 30
+    while job.status is JobStatus.SETTING_UP and time.monotonic() < deadline:
+        time.sleep(0.2)
+        settle_unstarted(db, record)
+        job = db.get_job(job.cluster, job.job_id) or job
+    return job
 
 
 def cancel_jobs(db: StateDB, record: ClusterRecord, job_ids: list[int] | None) -> list[JobRecord]:
@@ -113,7 +186,8 @@ def cancel_jobs(db: StateDB, record: ClusterRecord, job_ids: list[int] | None) -
         cluster_lock(record.name, purpose=f"skyform cancel {record.name}"),
         open_cluster(_handle(record)) as session,
     ):
-        for job in targets:
+        settled = {j.job_id: j for j in cancel_unstarted(db, record.name, managed_job_id=None)}
+        for job in (settled.get(t.job_id, t) for t in targets):
             if job.status.is_terminal:
                 done.append(job)
                 continue

@@ -98,7 +98,16 @@ class LockedError(StateError):
 
 
 class StackError(SkyformError):
-    """An engine could not bring a cluster up, refresh it or tear it down."""
+    """An engine could not bring a cluster up, refresh it or tear it down.
+
+    `nothing_made`: the engine failed before it created anything (its SDK, CLI or
+    credentials are missing, there is no capacity at all), so no trace of the cluster is
+    kept. Raisers set it only when they know; an unknown outcome keeps the record.
+    """
+
+    def __init__(self, message: str, hint: str | None = None, *, nothing_made: bool = False):
+        super().__init__(message, hint)
+        self.nothing_made = nothing_made
 
 
 class CapacityError(StackError):

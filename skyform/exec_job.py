@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from skyform.apply.interrupts import detaching
 from skyform.apply.jobrun import follow_job, start_job
 from skyform.errors import SkyformError
 from skyform.plan.model import JobSpec
@@ -83,7 +84,8 @@ def exec_on_cluster(
         try:
             if detach or run.job.status.is_terminal:
                 return run.job
-            return follow_job(db, session, run.job, on_log=on_log)
+            with detaching(run.job):
+                return follow_job(db, session, run.job, on_log=on_log)
         finally:
             session.close()
     finally:

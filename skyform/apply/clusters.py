@@ -1,8 +1,10 @@
 """Cluster lifecycle with state bookkeeping: provision, mark up, destroy.
 
 Each step writes state before and after the engine acts, so a process killed at any point
-leaves a record a second apply can converge from: INIT clusters are replaced, reserved hosts
-are reused or released, usage intervals are closed when the cluster goes away.
+leaves a record a second apply can converge from: an INIT cluster is resumed (its engine
+brings it up again keeping what exists), reserved hosts are reused or released, usage
+intervals are closed when the cluster goes away. A provisioning that made nothing leaves no
+record.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from skyform.config import Config
-from skyform.errors import CapacityError, NodeUnreachable
+from skyform.errors import NodeUnreachable, StackError
 from skyform.plan.model import ClusterSpec
 from skyform.stacks.engine import engine_for
 from skyform.state.db import StateDB
@@ -38,9 +40,14 @@ def provision(
 ) -> ClusterRecord:
     """Record the cluster as INIT, bring it up through its engine, record the handle.
 
-    `keep`: the nodes of a salvaged cluster (see `salvage`), recorded as the cluster's while
-    the engine runs, so an ssh pool reuses the ones that still answer before reserving more.
+    `keep`: the nodes of a salvaged or resumed cluster (see `salvage`, `resume`), recorded
+    as the cluster's while the engine runs, so an ssh pool reuses the ones that still answer
+    before reserving more. An engine that fails before making anything (it cannot load, no
+    capacity, credentials missing) leaves the state as it was: no record of a cluster that
+    never existed, and a cluster that was there before is recorded as it was.
     """
+    engine = engine_for(spec.offer.cloud, config=config, state=db, plan_digest=plan_digest)
+    before = db.get_cluster(spec.name)
     record = ClusterRecord(
         name=spec.name,
         status=ClusterStatus.INIT,
@@ -52,14 +59,11 @@ def provision(
     )
     db.put_cluster(record)
     _event(db, "cluster.provisioning", spec.name, f"provisioning on {spec.offer.infra}")
-    engine = engine_for(spec.offer.cloud, config=config, state=db, plan_digest=plan_digest)
     try:
         handle = engine.up(spec, emit)
-    except CapacityError:
-        # refused before anything was made (no free host, no capacity): leave no trace
-        db.release_nodes(spec.name)
-        db.delete_cluster(spec.name)
-        _event(db, "cluster.refused", spec.name, f"no capacity on {spec.offer.infra}")
+    except StackError as err:
+        if err.nothing_made:
+            _as_before(db, spec.name, before, err.message)
         raise
     record = record.model_copy(update={"handle": handle, "launched_at": time.time()})
     db.put_cluster(record)
@@ -68,6 +72,47 @@ def provision(
         db, "cluster.provisioned", spec.name, f"{len(handle.nodes)} node(s) up on {handle.infra}"
     )
     return record
+
+
+def _as_before(db: StateDB, name: str, before: ClusterRecord | None, why: str) -> None:
+    """Undo the INIT record of a provisioning that made nothing."""
+    db.release_nodes(name)  # hosts an ssh pool reserved on the way
+    if before is None:
+        db.delete_cluster(name)
+    else:
+        db.put_cluster(before)
+    _event(db, "cluster.refused", name, f"nothing was made: {why}")
+
+
+def resume(
+    db: StateDB,
+    config: Config,
+    record: ClusterRecord,
+    spec: ClusterSpec,
+    *,
+    source: str | None,
+    plan_digest: str | None,
+    emit: Emit,
+) -> ClusterRecord:
+    """Carry on with a cluster whose last apply did not finish (INIT): its engine brings it
+    up again keeping what exists — local node directories stay, an ssh pool keeps the hosts
+    that still answer (replacing the others), a Pulumi stack converges — so setup can run
+    again without provisioning from scratch."""
+    if record.handle is None:
+        db.release_nodes(record.name)  # reserved, never recorded: reserved and cleaned again
+    db.close_usage(record.name)
+    kept = f"keeping its {len(record.handle.nodes)} node(s)" if record.handle else "again"
+    emit(f"the last apply did not finish: provisioning {kept}")
+    return provision(
+        db,
+        config,
+        spec,
+        source=source,
+        plan_digest=plan_digest,
+        emit=emit,
+        reason="resume",
+        keep=record.handle,
+    )
 
 
 SALVAGEABLE_ENGINES = ("local", "ssh")
@@ -134,8 +179,17 @@ def update_spec(
 
 
 def destroy(db: StateDB, config: Config, record: ClusterRecord, *, reason: str, emit: Emit) -> None:
-    """Tear the cluster down through its engine (if it got that far) and forget it."""
-    engine = engine_for(record.spec.offer.cloud, config=config, state=db)
+    """Tear the cluster down through its engine (if it got that far) and forget it. A record
+    of a cluster that has nothing (no nodes recorded, no resources in its stack) is forgotten
+    even where its engine cannot load (e.g. left by an apply that failed on a missing SDK)."""
+    try:
+        engine = engine_for(record.spec.offer.cloud, config=config, state=db)
+    except StackError as err:
+        if record.handle is not None or _may_hold_resources(record, config):
+            raise
+        emit(f"nothing was ever made for it ({err.message}): forgetting the record")
+        _forget(db, record.name, reason)
+        return
     # An apply killed inside `up` left no handle: a node-less one still lets the engine
     # remove what it made (local directories, reserved hosts, a half-made Pulumi stack).
     handle = record.handle or ClusterHandle(
@@ -146,7 +200,19 @@ def destroy(db: StateDB, config: Config, record: ClusterRecord, *, reason: str, 
         nodes=[],
     )
     engine.destroy(handle, emit)
-    db.release_nodes(record.name)
-    db.close_usage(record.name)
-    db.delete_cluster(record.name)
-    _event(db, "cluster.destroyed", record.name, reason)
+    _forget(db, record.name, reason)
+
+
+def _forget(db: StateDB, name: str, reason: str) -> None:
+    db.release_nodes(name)
+    db.close_usage(name)
+    db.delete_cluster(name)
+    _event(db, "cluster.destroyed", name, reason)
+
+
+def _may_hold_resources(record: ClusterRecord, config: Config) -> bool:
+    if record.spec.offer.cloud in ("local", "ssh"):
+        return True  # their engines always load: never here
+    from skyform.stacks.pulumi.backend import stack_holds_resources  # reads files; no SDK
+
+    return stack_holds_resources(record.name, config) is not False

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skyform.apply import clusters
+from skyform.apply.interrupts import Starting, cancel_unstarted, stop_stale_setups
 from skyform.errors import ExecError, NodeUnreachable
-from skyform.exec.jobs import run_key
+from skyform.exec.jobs import run_key, setup_key, setup_log_key
 from skyform.exec.results import JobState, LogLine
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.plan.model import FileMount, JobSpec
@@ -126,57 +127,77 @@ def start_job(
     recovery_count: int = 0,
     managed_job_id: int | None = None,
     on_event: NodeEvent | None = None,
+    on_log: LogSink | None = None,
     session: ClusterSession | None = None,
 ) -> tuple[ClusterSession, JobRun]:
-    """Sync, set up (once per digest) and submit; return the open session and the job.
+    """Sync, set up (once per digest, its output streamed to `on_log`) and submit; return
+    the open session and the job.
 
     The caller follows or closes the session (pass one already open to reuse its
     connections). On a setup failure the job is recorded as FAILED_SETUP and nothing is
-    submitted.
+    submitted. A job that cannot start is recorded as it ended — FAILED with the reason, or
+    CANCELLED on Ctrl-C (then setup is stopped on the nodes and Interrupted raised) — never
+    left INIT or SETTING_UP. Jobs an earlier, killed command left unstarted are CANCELLED.
     """
     assert record.handle is not None
+    cancel_unstarted(db, record.name, managed_job_id=managed_job_id)
     job_id = db.next_job_id(record.name)
     task_id = task_id or task_id_for(record.name, job_id)
-    job = JobRecord(
-        cluster=record.name,
-        job_id=job_id,
-        name=job_spec.name,
-        task_id=task_id,
-        status=JobStatus.INIT,
-        submitted_at=time.time(),
-        managed_job_id=managed_job_id,
-        resources=f"{record.spec.num_nodes}x {record.spec.offer.instance_type}",
-        recovery_count=recovery_count,
+    key = run_key(record.name, job_id, recovery_count)
+    start = Starting(
+        db,
+        JobRecord(
+            cluster=record.name,
+            job_id=job_id,
+            name=job_spec.name,
+            task_id=task_id,
+            status=JobStatus.INIT,
+            submitted_at=time.time(),
+            managed_job_id=managed_job_id,
+            resources=f"{record.spec.num_nodes}x {record.spec.offer.instance_type}",
+            recovery_count=recovery_count,
+        ),
     )
-    db.put_job(job)
     opened = session is None
-    session = session or open_cluster(record.handle, on_event=on_event)
+    try:
+        session = session or open_cluster(record.handle, on_event=on_event)
+    except BaseException as exc:
+        raise start.abandon(None, exc) from None
     try:
         sync_inputs(session, job_spec, task_dir, secrets)
         setup_ran = False
         if run_setup and job_spec.setup and record.setup_done != job_spec.setup_digest:
-            job = job.model_copy(update={"status": JobStatus.SETTING_UP})
-            db.put_job(job)
+            setup = setup_key(record.name, job_spec.setup_digest)
+            stop_stale_setups(db, session, record.name, keep=setup)
+            start.update(status=JobStatus.SETTING_UP, setup_key=setup)
             state = session.setup(
-                job_spec, task_id=task_id, secrets=secrets, recovery_count=recovery_count
+                job_spec,
+                task_id=task_id,
+                secrets=secrets,
+                recovery_count=recovery_count,
+                on_log=on_log,
             )
+            session.keep_log(state.key, setup_log_key(key))
             setup_ran = not state.skipped
             if state.status is not JobStatus.SUCCEEDED or state.unreachable:
-                job = _record_final(db, job, state, f"setup {state.summary()}")
+                why = f"setup {state.summary()}"
+                job = _record_final(db, start.update(reason=why), state, why)
                 return session, JobRun(job=job, setup_ran=setup_ran)
-        key = run_key(record.name, job_id, recovery_count)
+        start.phase = "submit"
         state = session.submit(
             job_spec, job_key=key, task_id=task_id, secrets=secrets, recovery_count=recovery_count
         )
-        job = job.model_copy(update={"status": JobStatus.RUNNING, "started_at": time.time()})
-        db.put_job(job)
+        job = start.update(status=JobStatus.RUNNING, started_at=time.time())
         if state.status.is_terminal:
             job = _record_final(db, job, state)
         return session, JobRun(job=job, setup_ran=setup_ran)
-    except BaseException:
+    except BaseException as exc:
+        error = start.abandon(session, exc)
         if opened:
             session.close()
-        raise
+        if error is exc:
+            raise
+        raise error from None
 
 
 def mark_ready(
@@ -221,6 +242,11 @@ def follow_job(
         except BaseException as exc:  # handed to the caller below
             failed.append(exc)
 
+    # what the waiter reports (a node's part ended) comes after every line of output
+    held: list[tuple[str, int | None, str]] = []
+    emit = session.emit
+    if on_log is not None:
+        session.emit = lambda stage, rank, message: held.append((stage, rank, message))
     thread = threading.Thread(target=waiter, daemon=True, name=f"wait-{key}")
     thread.start()
     reason = ""
@@ -230,7 +256,13 @@ def follow_job(
                 on_log(line)
     except NodeUnreachable as err:
         reason = f"a node stopped answering: {err.message}"
+    except BaseException:  # Ctrl-C: stop following at once, the job goes on
+        session.emit = emit
+        raise
     thread.join()
+    session.emit = emit
+    for event in held:
+        emit(*event)
     if failed:
         error = failed[0]
         if not isinstance(error, NodeUnreachable):

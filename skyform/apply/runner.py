@@ -17,6 +17,8 @@ from typing import Protocol
 
 from skyform.apply import clusters
 from skyform.apply.freshness import check_fresh, task_must_exist
+from skyform.apply.interrupts import detaching
+from skyform.apply.interrupts import provisioning as _provisioning
 from skyform.apply.jobrun import JobRun, follow_job, mark_ready, start_job, synced_workdir
 from skyform.apply.secrets import resolve_secrets
 from skyform.config import Config
@@ -28,7 +30,7 @@ from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
 from skyform.plan.ownership import Owner, Relation, describe_owner, relation
 from skyform.state.db import StateDB
 from skyform.state.lock import cluster_lock
-from skyform.state.models import ClusterRecord, JobRecord, JobStatus
+from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
 
 
 class ApplyProgress(Protocol):
@@ -219,24 +221,37 @@ class Applier:
         if action is Action.REPLACE and record is not None:
             self._destroy(change, f"replaced: {change.reason}")
             record = None
+        where = (
+            f"{change.after.offer.infra} "
+            f"{change.after.num_nodes}x {change.after.offer.instance_type}"
+        )
         if record is None:
-            self.progress.stage(
-                name,
-                "provision",
-                f"{change.after.offer.infra} "
-                f"{change.after.num_nodes}x {change.after.offer.instance_type}",
-            )
-            record = clusters.provision(
-                self.db,
-                self.config,
-                change.after,
-                source=self.owner,
-                plan_digest=self.plan_digest,
-                emit=self._emit(name, "provision"),
-            )
+            self.progress.stage(name, "provision", where)
+            with _provisioning(name):
+                record = clusters.provision(
+                    self.db,
+                    self.config,
+                    change.after,
+                    source=self.owner,
+                    plan_digest=self.plan_digest,
+                    emit=self._emit(name, "provision"),
+                )
+        elif record.status is ClusterStatus.INIT:  # the last apply did not finish
+            self.progress.stage(name, "resume", where)
+            with _provisioning(name):
+                record = clusters.resume(
+                    self.db,
+                    self.config,
+                    record,
+                    change.after,
+                    source=self.owner,
+                    plan_digest=self.plan_digest,
+                    emit=self._emit(name, "provision"),
+                )
         else:
+            setup_done = record.setup_done == change.after.setup_digest
             record = self._update_in_place(change, record)
-            if not self._job_changed(change):
+            if not self._job_changed(change) and setup_done:
                 return ClusterOutcome(name, action, message="updated in place")
         return self._run_job(record, task, task_dir, secrets, follow_now=follow_now)
 
@@ -290,6 +305,7 @@ class Applier:
             task_dir=task_dir,
             secrets=secrets,
             on_event=lambda stage, rank, msg: self.progress.event(name, stage, rank, msg),
+            on_log=functools.partial(self.progress.log, name),
         )
         mark_ready(self.db, record, task.job, run.job)
         return self._after_submit(session, run, follow_now)
@@ -309,9 +325,13 @@ class Applier:
             )
         if follow_now:
             try:
-                job = follow_job(
-                    self.db, session, job, on_log=lambda line: self.progress.log(job.cluster, line)
-                )
+                with detaching(job):
+                    job = follow_job(
+                        self.db,
+                        session,
+                        job,
+                        on_log=functools.partial(self.progress.log, job.cluster),
+                    )
             finally:
                 session.close()
             return ClusterOutcome(job.cluster, action, job, job.status.value)
@@ -322,12 +342,13 @@ class Applier:
         by_cluster = {o.cluster: i for i, o in enumerate(self.outcomes)}
         for session, job in self._sessions:
             try:
-                final = follow_job(
-                    self.db,
-                    session,
-                    job,
-                    on_log=functools.partial(self.progress.log, job.cluster),
-                )
+                with detaching(job, others=[j for _, j in self._sessions if j is not job]):
+                    final = follow_job(
+                        self.db,
+                        session,
+                        job,
+                        on_log=functools.partial(self.progress.log, job.cluster),
+                    )
             finally:
                 session.close()
             i = by_cluster[job.cluster]

@@ -107,6 +107,7 @@ def follow_logs(
     rank: int | None,
     follow: bool,
     poll: float,
+    setup: bool = False,
 ) -> Iterator[LogLine]:
     ranks = [rank] if rank is not None else sorted(n.rank for n in session.cluster.nodes)
     offsets = dict.fromkeys(ranks, 0)
@@ -132,10 +133,10 @@ def follow_logs(
             offsets[r] = end
             *lines, partial[r] = (partial[r] + data).split(b"\n")
             for line in lines:  # whole lines only: a UTF-8 character is never split
-                yield LogLine(r, line.decode(errors="replace"))
+                yield LogLine(r, line.decode(errors="replace"), setup)
             if len(data) < LOG_CHUNK and (_ended(job) or not follow):
                 if partial[r]:
-                    yield LogLine(r, partial[r].decode(errors="replace"))
+                    yield LogLine(r, partial[r].decode(errors="replace"), setup)
                 active.discard(r)
         if active and not progressed:
             time.sleep(poll)

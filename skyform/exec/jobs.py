@@ -216,6 +216,17 @@ def read_log(
     return job, data, int(end)
 
 
+def setup_log_key(job_key: str) -> str:
+    """Where a job keeps the copy of the setup output it ran (or waited for)."""
+    return check_key(f"{job_key}.setup")
+
+
+def keep(runner: NodeRunner, key: str, copy: str) -> None:
+    """Copy job `key`'s log and result under `copy` (replacing an older copy)."""
+    result = runner.run(_runner_cmd("keep", check_key(key), check_key(copy)))
+    _answer(runner, result, "keep a job log")
+
+
 def cancel(runner: NodeRunner, key: str, grace: int = 5) -> NodeJob:
     """TERM the job's process group, KILL after `grace` s; the job ends CANCELLED."""
     result = runner.run(

@@ -136,3 +136,4 @@ class LogLine:
 
     rank: int
     text: str
+    setup: bool = False  # a line of the cluster's setup, not of the job's run

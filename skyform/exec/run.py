@@ -210,8 +210,10 @@ class ClusterSession:
         secrets: Mapping[str, str] | None = None,
         recovery_count: int = 0,
         timeout: float | None = None,
+        on_log: Callable[[LogLine], None] | None = None,
     ) -> JobState:
-        """Run setup on every node once per (cluster, setup digest) and wait for it.
+        """Run setup on every node once per (cluster, setup digest) and wait for it, passing
+        its output to `on_log` as it comes (from its start, also for a setup waited for).
 
         Already done → skipped. Running (a previous apply was killed) → waited for.
         Failed before → run again. Returns SUCCEEDED, FAILED_SETUP or CANCELLED per node.
@@ -230,6 +232,12 @@ class ClusterSession:
             return JobState.of(
                 key, launched.nodes, launched.unreachable, setup=True, skipped=skipped
             )
+        if on_log is not None:
+            try:
+                for line in self.logs(key, follow=True, setup=True):
+                    on_log(line)
+            except NodeUnreachable:
+                pass  # the wait below reports the node
         final = self.wait(key, setup=True, timeout=timeout, cancel_on_failure=False)
         unstarted = {r: launched.nodes[r] for r in launched.failed_ranks}  # keep the reason
         return JobState.of(key, {**final.nodes, **unstarted}, final.unreachable, setup=True)
@@ -309,13 +317,22 @@ class ClusterSession:
         rank: int | None = None,
         follow: bool = False,
         poll: float = 0.5,
+        setup: bool = False,
     ) -> Iterator[LogLine]:
-        """Complete lines of the job's log, node by node in rank order per poll.
+        """Complete lines of the job's log, node by node in rank order per poll (`setup`
+        marks them as a setup's).
 
         With follow, keeps reading until the job ends on every node followed. A node that
         stops answering ends its stream; NodeUnreachable is raised after the other lines.
         """
-        return follow_logs(self, key, rank=rank, follow=follow, poll=poll)
+        return follow_logs(self, key, rank=rank, follow=follow, poll=poll, setup=setup)
+
+    def keep_log(self, key: str, copy: str) -> None:
+        """Copy a finished job's files (log, result) under another key on every node that
+        answers: a job's setup output stays its own when the setup is run again later."""
+        for rank, outcome in self.fan_out(lambda r, runner: jobs.keep(runner, key, copy)).items():
+            if outcome.error is not None:  # the output stays under `key` until run again
+                self.emit("setup", rank, f"could not keep a copy of the log: {outcome.error}")
 
 
 def _launch_message(job: NodeJob) -> str:

@@ -2,8 +2,12 @@
 
 Rules, in order:
 - not in state (or recorded as gone)                     → create
-- in state but its last apply never finished (INIT)      → replace ("tainted", as Terraform)
+- its nodes were lost (LOST) or its stack is gone (GONE) → replace
 - an attribute that the infra cannot change in place     → replace, naming the attribute
+- its last apply never finished (INIT), or its setup
+  failed (SETUP_FAILED), and the job is unchanged        → update: apply carries on where it
+                                                           stopped (keeping the nodes that
+                                                           are there), setup and job run again
 - only ports/labels (in place) or the job (setup, run,
   envs, workdir and its files, file mounts) changed      → update (jobdiff.py says what)
 - nothing changed                                        → noop
@@ -50,10 +54,19 @@ IN_PLACE_ATTRS: tuple[tuple[str, object], ...] = (
 )
 # Clusters in these states are rebuilt whatever the spec says (Terraform's "tainted").
 REBUILD_REASONS = {
-    "INIT": "the last apply did not finish (status INIT): the cluster is rebuilt",
     "LOST": "its nodes were lost (preempted or dead): the cluster is rebuilt",
     "GONE": "its Pulumi stack has no nodes any more (destroyed outside skyform?): "
     "the cluster is rebuilt",
+}
+# Unlike Terraform's tainted resources, a cluster whose apply was interrupted is carried on
+# with, not rebuilt: its nodes are usually fine, and provisioning is the slow, costly part.
+UNFINISHED = "INIT"
+SETUP_FAILED = "SETUP_FAILED"  # up, but its setup never completed (the job FAILED_SETUP)
+CARRY_ON_REASONS = {
+    UNFINISHED: "the last apply did not finish (status INIT): it carries on where it "
+    "stopped, keeping the nodes that are there; setup and the job run again",
+    SETUP_FAILED: "its setup did not complete (the last job ended FAILED_SETUP): setup and "
+    "the job run again",
 }
 
 
@@ -148,6 +161,9 @@ def diff_cluster(
             Action.REPLACE,
             f"{first.path} {first.before or 'none'} → {first.after or 'none'} forces replacement",
         )
+    # (a failed setup edited since is an ordinary update: the edit is the news)
+    if current.status == UNFINISHED or (current.status == SETUP_FAILED and not job_attrs):
+        return change(Action.UPDATE, CARRY_ON_REASONS[current.status])
     if in_place or job_attrs:
         parts = [f"{c.path} changed" for c in in_place] + ([job_reason] if job_reason else [])
         return change(Action.UPDATE, "; ".join(parts))

@@ -87,6 +87,7 @@ def engine_for(
             raise StackError(
                 f"no engine for {cloud} in this build of skyform",
                 f"Install the extra: pip install 'skyform[{cloud}]'",
+                nothing_made=True,
             ) from None
         return PulumiEngine(cloud=cloud, config=config, state=state, plan_digest=plan_digest)
-    raise StackError(f"skyform has no engine for infra {cloud!r}")
+    raise StackError(f"skyform has no engine for infra {cloud!r}", nothing_made=True)

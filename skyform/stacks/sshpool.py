@@ -68,6 +68,7 @@ class SSHPoolEngine:
             raise StackError(
                 f"ssh pool {name!r} is not in config.yaml (pools: {known})",
                 "Add it under ssh_pools: in $SKYFORM_HOME/config.yaml, then plan again.",
+                nothing_made=True,
             )
         return name, pool
 
@@ -135,6 +136,7 @@ class SSHPoolEngine:
                 f"{desired.num_nodes}" + (f"; in use by: {', '.join(busy)}" if busy else ""),
                 "Take a cluster down (skyform down NAME), add hosts to the pool, or plan "
                 "again with fewer nodes.",
+                nothing_made=True,  # what it reserved is released by the caller
             )
         nodes = []
         for rank, (node_id, host) in enumerate(chosen):
@@ -184,8 +186,9 @@ class SSHPoolEngine:
                 on_event(f"{item[0]}: {teardown_node(pool_node(0, *item, pool))}")
                 return None
             except NodeUnreachable as err:
-                if not err.node_is_gone:
-                    raise  # a wrong key or a changed host key is the user's to fix, not skipped
+                if not err.node_is_gone:  # a wrong key or a changed host key: the user's to
+                    # fix, not skipped; nothing was made on any host (reservations are undone)
+                    raise StackError(err.message, err.hint, nothing_made=True) from None
                 on_event(f"skipping {item[0]}: cannot clean it up: {err.message}")
                 return item[0]
 

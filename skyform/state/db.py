@@ -20,8 +20,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from skyform import __version__
 from skyform.config import ensure_dir, home
 from skyform.errors import StateError
+from skyform.plan.model import PlacedOffer
 from skyform.state.models import (
     ClusterRecord,
     ClusterStatus,
@@ -30,6 +32,7 @@ from skyform.state.models import (
     NodeHandle,
     UsageInterval,
 )
+from skyform.state.records import dump_record, load_record, load_value
 from skyform.state.schema import MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_MS = 10_000
@@ -50,6 +53,9 @@ class StateDB:
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA foreign_keys = ON")
             self._migrate()
+        except StateError:
+            self._conn.close()
+            raise
         except sqlite3.DatabaseError as exc:
             raise StateError(
                 f"cannot open the state database {self.path}: {exc}",
@@ -86,20 +92,28 @@ class StateDB:
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             current = int(row["value"]) if row else 0
             if current > SCHEMA_VERSION:
-                raise StateError(
-                    f"{self.path} has state schema version {current}, newer than this "
-                    f"skyform understands ({SCHEMA_VERSION})",
-                    "Upgrade skyform; do not use an older version on this SKYFORM_HOME.",
-                )
+                raise self._too_new(conn, current)
             for version in range(current + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[version]:
                     conn.execute(statement)
-            conn.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [("schema_version", str(SCHEMA_VERSION)), ("skyform_version", __version__)],
             )
             if not conn.execute("SELECT 1 FROM meta WHERE key='lineage'").fetchone():
                 conn.execute("INSERT INTO meta VALUES ('lineage', ?)", (str(uuid.uuid4()),))
                 conn.execute("INSERT INTO meta VALUES ('serial', '0')")
+
+    def _too_new(self, conn: sqlite3.Connection, schema: int) -> StateError:
+        """An older skyform must not touch tables it does not know: refuse, saying both."""
+        row = conn.execute("SELECT value FROM meta WHERE key='skyform_version'").fetchone()
+        writer = f"skyform {row['value']}" if row else "a newer skyform"
+        return StateError(
+            f"the state in {self.path} was written by {writer} (state schema {schema}); "
+            f"this skyform ({__version__}) knows state schema {SCHEMA_VERSION} at most",
+            "Upgrade skyform (pip install -U skyform) to use this state, or point "
+            "SKYFORM_HOME at another directory for this version.",
+        )
 
     def _meta(self, key: str) -> str:
         return self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()["value"]
@@ -123,7 +137,7 @@ class StateDB:
 
     def get_cluster(self, name: str) -> ClusterRecord | None:
         row = self._conn.execute("SELECT record FROM clusters WHERE name=?", (name,)).fetchone()
-        return ClusterRecord.model_validate_json(row["record"]) if row else None
+        return _cluster(row["record"], name) if row else None
 
     def require_cluster(self, name: str) -> ClusterRecord:
         record = self.get_cluster(name)
@@ -135,8 +149,8 @@ class StateDB:
         return record
 
     def list_clusters(self) -> list[ClusterRecord]:
-        rows = self._conn.execute("SELECT record FROM clusters ORDER BY name").fetchall()
-        return [ClusterRecord.model_validate_json(r["record"]) for r in rows]
+        rows = self._conn.execute("SELECT name, record FROM clusters ORDER BY name").fetchall()
+        return [_cluster(r["record"], r["name"]) for r in rows]
 
     def put_cluster(self, record: ClusterRecord) -> None:
         """Insert or replace a cluster and its nodes; bumps the serial."""
@@ -145,7 +159,7 @@ class StateDB:
                 "INSERT INTO clusters (name, status, record, updated_at) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(name) DO UPDATE SET status=excluded.status, "
                 "record=excluded.record, updated_at=excluded.updated_at",
-                (record.name, record.status.value, record.model_dump_json(), time.time()),
+                (record.name, record.status.value, dump_record(record), time.time()),
             )
             conn.execute("DELETE FROM nodes WHERE cluster=?", (record.name,))
             for node in record.handle.nodes if record.handle else []:
@@ -159,9 +173,14 @@ class StateDB:
         self.put_cluster(record.model_copy(update={"status": status}))
 
     def delete_cluster(self, name: str) -> None:
+        """Forget a cluster with its jobs: a new cluster of the same name is a new
+        incarnation whose job ids start at 1 again, as SkyPilot's do (the job table lives
+        with the cluster). Events and usage stay for the record."""
         with self.transaction() as conn:
             conn.execute("DELETE FROM nodes WHERE cluster=?", (name,))
             conn.execute("DELETE FROM clusters WHERE name=?", (name,))
+            conn.execute("DELETE FROM jobs WHERE cluster=?", (name,))
+            conn.execute("DELETE FROM job_ids WHERE cluster=?", (name,))
             self._bump(conn)
 
     # -- nodes and host reservations ---------------------------------------------------------
@@ -235,6 +254,7 @@ class StateDB:
     # -- jobs --------------------------------------------------------------------------------
 
     def next_job_id(self, cluster: str) -> int:
+        """1, 2, 3 ... for each incarnation of the cluster (never reused within one)."""
         with self.transaction() as conn:
             row = conn.execute(
                 "SELECT COALESCE(MAX(job_id), 0) + 1 AS n FROM job_ids WHERE cluster=?", (cluster,)
@@ -248,30 +268,26 @@ class StateDB:
                 "INSERT INTO jobs (cluster, job_id, status, record) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(cluster, job_id) DO UPDATE SET status=excluded.status, "
                 "record=excluded.record",
-                (job.cluster, job.job_id, job.status.value, job.model_dump_json()),
+                (job.cluster, job.job_id, job.status.value, dump_record(job)),
             )
 
     def get_job(self, cluster: str, job_id: int) -> JobRecord | None:
         row = self._conn.execute(
             "SELECT record FROM jobs WHERE cluster=? AND job_id=?", (cluster, job_id)
         ).fetchone()
-        return JobRecord.model_validate_json(row["record"]) if row else None
+        return _job(row["record"], cluster, job_id) if row else None
 
     def list_jobs(self, cluster: str | None = None) -> list[JobRecord]:
-        sql = "SELECT record FROM jobs"
+        sql = "SELECT cluster, job_id, record FROM jobs"
         args: tuple[str, ...] = ()
         if cluster is not None:
             sql, args = sql + " WHERE cluster=?", (cluster,)
         rows = self._conn.execute(sql + " ORDER BY cluster, job_id", args).fetchall()
-        return [JobRecord.model_validate_json(r["record"]) for r in rows]
+        return [_job(r["record"], r["cluster"], r["job_id"]) for r in rows]
 
     def latest_job(self, cluster: str) -> JobRecord | None:
         jobs = self.list_jobs(cluster)
         return jobs[-1] if jobs else None
-
-    def delete_jobs(self, cluster: str) -> None:
-        with self.transaction() as conn:
-            conn.execute("DELETE FROM jobs WHERE cluster=?", (cluster,))
 
     # -- events ------------------------------------------------------------------------------
 
@@ -357,7 +373,9 @@ class StateDB:
             UsageInterval(
                 id=r["id"],
                 cluster=r["cluster"],
-                offer=json.loads(r["offer"]),
+                offer=load_value(
+                    PlacedOffer, json.loads(r["offer"]), what=f"usage interval {r['id']}"
+                ),
                 num_nodes=r["num_nodes"],
                 hourly_price=r["hourly_price"],
                 started_at=r["started_at"],
@@ -367,6 +385,14 @@ class StateDB:
             )
             for r in rows
         ]
+
+
+def _cluster(text: str, name: str) -> ClusterRecord:
+    return load_record(ClusterRecord, text, what=f"cluster {name!r}")
+
+
+def _job(text: str, cluster: str, job_id: int) -> JobRecord:
+    return load_record(JobRecord, text, what=f"job {job_id} of cluster {cluster!r}")
 
 
 def state_path() -> Path:

@@ -19,6 +19,7 @@ from skyform.errors import StateError
 from skyform.plan.model import PlacedOffer
 from skyform.state.db import StateDB
 from skyform.state.models import Event, JobStatus
+from skyform.state.records import dump_record, load_record
 
 
 class ManagedJobStatus(str, Enum):
@@ -64,7 +65,8 @@ FROM_CLUSTER_JOB = {
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
+    # stored records: unknown fields (from a newer skyform) are ignored, see state/records.py
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="ignore")
 
 
 class ManagedTask(_Model):
@@ -127,6 +129,10 @@ class PlanRevision(_Model):
     digest: str
 
 
+def _managed(text: str, job_id: int) -> ManagedJobRecord:
+    return load_record(ManagedJobRecord, text, what=f"managed job {job_id}")
+
+
 class ManagedJobs:
     """Managed-job persistence on top of a StateDB (same database, same transactions)."""
 
@@ -143,13 +149,13 @@ class ManagedJobs:
             job_id = int(cur.lastrowid or 0)
             record = record.model_copy(update={"id": job_id})
             conn.execute(
-                "UPDATE managed_jobs SET record=? WHERE id=?", (record.model_dump_json(), job_id)
+                "UPDATE managed_jobs SET record=? WHERE id=?", (dump_record(record), job_id)
             )
         return record
 
     def get(self, job_id: int) -> ManagedJobRecord | None:
         row = self._conn.execute("SELECT record FROM managed_jobs WHERE id=?", (job_id,)).fetchone()
-        return ManagedJobRecord.model_validate_json(row["record"]) if row else None
+        return _managed(row["record"], job_id) if row else None
 
     def require(self, job_id: int) -> ManagedJobRecord:
         record = self.get(job_id)
@@ -158,8 +164,8 @@ class ManagedJobs:
         return record
 
     def list(self) -> list[ManagedJobRecord]:
-        rows = self._conn.execute("SELECT record FROM managed_jobs ORDER BY id").fetchall()
-        return [ManagedJobRecord.model_validate_json(r["record"]) for r in rows]
+        rows = self._conn.execute("SELECT id, record FROM managed_jobs ORDER BY id").fetchall()
+        return [_managed(r["record"], r["id"]) for r in rows]
 
     def put(self, record: ManagedJobRecord) -> None:
         with self.db.transaction() as conn:
@@ -167,12 +173,12 @@ class ManagedJobs:
             row = conn.execute(sql, (record.id,)).fetchone()
             if row is not None and not record.cancel_requested:
                 # a cancel is never lost to a write made from an older read (controller vs CLI)
-                stored = ManagedJobRecord.model_validate_json(row["record"])
+                stored = _managed(row["record"], record.id)
                 if stored.cancel_requested:
                     record = record.model_copy(update={"cancel_requested": True})
             conn.execute(
                 "UPDATE managed_jobs SET status=?, record=?, updated_at=? WHERE id=?",
-                (record.status.value, record.model_dump_json(), time.time(), record.id),
+                (record.status.value, dump_record(record), time.time(), record.id),
             )
 
     def transition(
@@ -218,7 +224,8 @@ class ManagedJobs:
         rows = self._conn.execute(
             "SELECT * FROM plan_revisions WHERE job_id=? ORDER BY revision", (job_id,)
         ).fetchall()
-        return [PlanRevision(**dict(r)) for r in rows]
+        known = PlanRevision.model_fields
+        return [PlanRevision(**{k: v for k, v in dict(r).items() if k in known}) for r in rows]
 
     def owner_of(self, cluster: str) -> ManagedJobRecord | None:
         """The unfinished managed job whose task runs on `cluster`, if any."""

@@ -13,7 +13,8 @@ from skyform.plan.model import ClusterSpec, JobSpec, PlacedOffer, WorkdirFiles
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
+    # stored records: unknown fields (from a newer skyform) are ignored, see state/records.py
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="ignore")
 
 
 class NodeKind(str, Enum):
@@ -108,6 +109,13 @@ class JobRecord(_Model):
     resources: str = ""
     managed_job_id: int | None = None
     recovery_count: int = 0  # part of the node-side job key (exec.jobs.run_key)
+    setup_key: str | None = None  # the node-side setup this job ran or waited for, if any
+    reason: str = ""  # why it ended as it did, when it never ran (unreachable, interrupted)
+
+    @property
+    def never_ran(self) -> bool:
+        """Ended (or stuck) before its `run` was submitted: no run output exists."""
+        return self.started_at is None
 
 
 class Event(_Model):

@@ -23,7 +23,7 @@ MIGRATIONS: dict[int, list[str]] = {
             status TEXT NOT NULL
         )""",
         "CREATE INDEX nodes_by_cluster ON nodes (cluster)",
-        # Job ids are never reused on a cluster, even after its job rows are deleted.
+        # Job ids handed out per cluster incarnation (never reused until the cluster is deleted).
         """CREATE TABLE job_ids (
             cluster TEXT NOT NULL,
             job_id INTEGER NOT NULL,

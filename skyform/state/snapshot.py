@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from skyform.plan.diff import CurrentCluster
+from skyform.plan.diff import SETUP_FAILED, CurrentCluster
 from skyform.plan.model import Prior
 from skyform.state.db import StateDB, state_path
 from skyform.state.managed import ManagedJobs
-from skyform.state.models import ClusterRecord
+from skyform.state.models import ClusterRecord, ClusterStatus
 
 
 @dataclass(frozen=True)
@@ -28,12 +28,15 @@ class StateSnapshot:
 
 
 def _status(record: ClusterRecord) -> str:
-    """The recorded status, unless the cluster's Pulumi stack says its nodes are gone."""
+    """The recorded status, unless the cluster's Pulumi stack says its nodes are gone, or its
+    setup never completed (the diff's SETUP_FAILED: applying again runs it again)."""
     if record.handle is not None and record.handle.engine == "pulumi":
         from skyform.stacks.pulumi.backend import stack_has_nodes  # reads files; no SDK
 
         if stack_has_nodes(record.name) is False:
             return "GONE"
+    if record.status is ClusterStatus.UP and record.setup_done != record.spec.setup_digest:
+        return SETUP_FAILED
     return record.status.value
 
 

@@ -43,3 +43,17 @@ def test_apply_task_file_needs_confirmation_then_applies_and_is_idempotent(sky, 
     again = sky("apply", task, "-y", check=0)
     assert "No changes." in again.stdout and "hello from" not in again.stdout
     sky("down", "-y", "hello", check=0)
+
+
+def test_a_new_incarnation_of_a_cluster_numbers_its_jobs_from_1(sky, tmp_path):
+    """As `sky queue` does: the job table goes with the cluster."""
+    task = task_file(tmp_path, "hello.yaml", HELLO)
+    sky("apply", task, "-y", check=0)
+    sky("exec", "hello", "echo again", check=0)
+    assert [j["job_id"] for j in json.loads(sky("queue", "hello", "--json").stdout)] == [1, 2]
+    sky("down", "-y", "hello", check=0)
+    sky("apply", task, "-y", check=0)
+    (job,) = json.loads(sky("queue", "hello", "--json").stdout)
+    assert job["job_id"] == 1 and job["name"] == "hello"
+    assert "hello from 0" in sky("logs", "hello", "1", check=0).stdout
+    sky("down", "-y", "hello", check=0)

@@ -3,6 +3,7 @@ host keys, a node killed mid-run, a full disk, `kill -9` of apply, two applies a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -58,7 +59,7 @@ def test_unreachable_host_is_never_reserved(sky, skyform_home, tmp_path):
     assert sky("plan", sleepy(tmp_path), "--detailed-exitcode").exit_code == 2
 
 
-def test_host_that_dies_after_reservation_fails_clearly_and_down_converges(
+def test_host_that_refuses_the_key_after_reservation_leaves_nothing_behind(
     sky, skyform_home, make_ssh_nodes, tmp_path
 ):
     nodes = make_ssh_nodes(1)
@@ -68,11 +69,11 @@ def test_host_that_dies_after_reservation_fails_clearly_and_down_converges(
     sky("plan", sleepy(tmp_path), "-o", "p.json", check=0)
     result = sky("apply", "p.json")
     assert result.exit_code == 1 and "Traceback" not in result.output
-    assert json.loads(sky("status", "--json").stdout)[0]["status"] == "INIT"
-    replan = sky("plan", sleepy(tmp_path), "-o", "p2.json", check=0)
-    assert "must be replaced" in replan.stdout and "did not finish" in replan.stdout
+    assert f"rejected the key {nodes.wrong_key}" in result.stderr
+    assert json.loads(sky("status", "--json").stdout) == []  # nothing made: no record
+    write_pool(skyform_home, nodes, [0])  # the right key: the host was released, not kept
+    sky("apply", sleepy(tmp_path), "-y", check=0)
     sky("down", "-y", "job", check=0)
-    assert json.loads(sky("status", "--json").stdout) == []
 
 
 def test_wrong_key_and_changed_host_key_are_refused(sky, skyform_home, fresh_ssh_nodes, tmp_path):
@@ -84,7 +85,7 @@ def test_wrong_key_and_changed_host_key_are_refused(sky, skyform_home, fresh_ssh
     wrong = sky("apply", "p.json")
     assert wrong.exit_code == 1
     assert f"rejected the key {nodes.wrong_key}" in wrong.stderr
-    sky("down", "-y", "job", check=0)
+    assert json.loads(sky("status", "--json").stdout) == []
 
     write_pool(skyform_home, nodes, [0])
     h = nodes.handle(0)
@@ -96,7 +97,7 @@ def test_wrong_key_and_changed_host_key_are_refused(sky, skyform_home, fresh_ssh
     assert changed.exit_code == 1
     assert "host key" in changed.stderr and "changed" in changed.stderr
     assert "known-hosts forget" in changed.stderr
-    sky("down", "-y", "job", check=0)
+    assert json.loads(sky("status", "--json").stdout) == []
 
 
 def test_node_killed_mid_run_fails_the_job_with_a_reason(
@@ -194,20 +195,24 @@ def test_kill_9_of_apply_then_apply_converges(sky, skyform_home, pool, tmp_path,
     proc.wait()
 
     replan = sky("plan", task, "-o", "p2.json", check=0)
-    if point == "setup":  # never finished: the cluster is rebuilt, killing the orphaned setup
-        assert "must be replaced" in replan.stdout
+    if point == "setup":  # never finished: carried on with, on the same hosts
+        (job,) = json.loads(sky("queue", "job", "--json").stdout)
+        assert job["status"] == "CANCELLED" and "stopped before the job ran" in job["reason"]
+        assert "did not finish" in replan.stdout and "1 to change, 0 to destroy" in replan.stdout
+        hosts = [n["node_id"] for n in json.loads(sky("status", "--json").stdout)[0]["nodes"]]
         fixed = task.read_text().replace("sleep 30", "echo quick")
         task.write_text(fixed)
         sky("plan", task, "-o", "p2.json", check=0)
         sky("apply", "p2.json", check=0)
+        for i in range(2):  # the edited setup ran; the orphaned one was stopped first
+            assert not [c for c in _cmdlines(pool, i) if "sleep 30" in c]
+        (after,) = json.loads(sky("status", "--json").stdout)
+        assert [n["node_id"] for n in after["nodes"]] == hosts  # not provisioned again
     else:  # the job was submitted detached and keeps running: nothing to do
         assert "No changes." in replan.stdout
     sky("down", "-y", "job", check=0)
     for i in range(2):  # nothing leaked on the hosts: no processes of skyform's jobs left
-        pids = pool.user_pids(i)
-        cmdlines = [
-            Path(f"/proc/{p}/cmdline").read_text() for p in pids if os.path.exists(f"/proc/{p}")
-        ]
+        cmdlines = _cmdlines(pool, i)
         assert not [c for c in cmdlines if "sleep" in c], cmdlines
     assert json.loads(sky("status", "--json").stdout) == []
     intervals = (
@@ -216,6 +221,16 @@ def test_kill_9_of_apply_then_apply_converges(sky, skyform_home, pool, tmp_path,
         .fetchone()[0]
     )
     assert intervals == 0
+
+
+def _cmdlines(pool, i: int) -> list[str]:
+    """Command lines of the processes of node i's user (its jobs and setups)."""
+    paths = [Path(f"/proc/{p}/cmdline") for p in pool.user_pids(i)]
+    found = []
+    for path in paths:
+        with contextlib.suppress(OSError):  # ended meanwhile
+            found.append(path.read_text().replace("\0", " "))
+    return found
 
 
 def test_two_concurrent_applies_on_one_cluster(sky, skyform_home, pool, tmp_path):

@@ -63,8 +63,12 @@ def test_disk_full_on_a_node_fails_the_job_with_a_reason(make_ssh_nodes):
     cluster = make_cluster(nodes.handles())
     with open_cluster(cluster, timeouts=FAST) as session:  # creates ~/.skyform_node/jobs
         _mount_tmpfs(nodes, 1, f"{NODE_BASE}/jobs", "256k")
-        # the job itself fills the disk, so its runner cannot record the result
-        fill = f"head -c 2M /dev/zero > ~/{NODE_BASE}/jobs/fill; sleep 0.2; exit 0"
+        # the job itself fills the disk, so its runner cannot record the result; node 0 ends
+        # first (node 1's failure would cancel it, as SkyPilot does, if it were still running)
+        fill = (
+            f"head -c 2M /dev/zero > ~/{NODE_BASE}/jobs/fill; "
+            '[ "$SKYFORM_NODE_RANK" = 0 ] || sleep 1; exit 0'
+        )
         session.submit(job_spec(run=fill), job_key="fills", task_id="t")
         state = session.wait("fills", timeout=20)
         assert state.status is JobStatus.FAILED

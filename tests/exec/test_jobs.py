@@ -233,3 +233,36 @@ def test_status_of_an_unknown_job_is_failed_with_a_reason(cluster):
         state = session.status("never-submitted")
         assert state.status is JobStatus.FAILED
         assert state.reasons[0] == "no record of this job on the node"
+
+
+def test_a_job_read_while_it_ends_is_never_reported_as_lost(tmp_path):
+    """The runner records its result, then exits: a status read between "no result yet" and
+    "runner gone" must still find the result (a managed job restarted healthy jobs when it
+    said "exited without recording a result")."""
+    from execkit import local_nodes
+
+    from skyform.exec.connect import Timeouts
+
+    runner = LocalRunner(local_nodes(tmp_path, 1)[0], Timeouts())
+    jobs.prepare_node(runner)
+    seen = []
+    for i in range(30):
+        jobs.launch(runner, f"quick-{i}", env_file="export A=1\n", script="exit 0\n")
+        while not (job := jobs.status(runner, [f"quick-{i}"])[f"quick-{i}"]).state.is_terminal:
+            pass
+        seen.append(job.state)
+    assert set(seen) == {jobs.NodeState.SUCCEEDED}
+
+
+def test_a_job_cancelled_right_after_it_was_submitted_never_runs(cluster):
+    """The runner ignores TERM to record the result; the job must not inherit that (a cancel
+    just after launch reached it while it still did, and the job ran on regardless)."""
+    with open_cluster(cluster) as session:
+        for i in range(10):
+            spec = job_spec(run=f"sleep 0.3; touch ~/ran-{i}")
+            session.submit(spec, job_key=f"early-{i}", task_id="t")
+            assert session.cancel(f"early-{i}", grace=3).status is JobStatus.CANCELLED
+        time.sleep(1)
+        for rank, runner in session.runners.items():
+            ran = [f for f in runner.run("ls ~").stdout.split() if f.startswith("ran-")]
+            assert ran == [], rank

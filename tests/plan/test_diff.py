@@ -95,10 +95,16 @@ def test_ports_change_is_update_not_replace():
     assert not any(a.forces_replacement for a in change.attributes)
 
 
-def test_unfinished_apply_is_replaced_even_when_spec_matches():
+def test_unfinished_apply_is_carried_on_not_rebuilt():
     change = diff_cluster(spec(), current(spec(), status="INIT"))
+    assert change.action is Action.UPDATE
+    assert "did not finish" in change.reason and "keeping the nodes" in change.reason
+
+
+def test_unfinished_apply_whose_task_moved_elsewhere_is_replaced():
+    change = diff_cluster(spec(offer=G5), current(spec(), status="INIT"))
     assert change.action is Action.REPLACE
-    assert "did not finish" in change.reason
+    assert "forces replacement" in change.reason
 
 
 def test_lost_cluster_is_rebuilt():
@@ -170,3 +176,9 @@ def test_counts_replace_as_add_and_destroy():
     changes = diff_clusters(desired, state, owner=OWNER)
     assert [c.action for c in changes] == [Action.REPLACE, Action.UPDATE, Action.CREATE]
     assert count_actions(changes) == (2, 1, 1)
+
+
+def test_a_cluster_whose_setup_failed_runs_it_again_when_applied_unchanged():
+    change = diff_cluster(spec(), current(spec(), status="SETUP_FAILED"))
+    assert change.action is Action.UPDATE
+    assert "setup did not complete" in change.reason

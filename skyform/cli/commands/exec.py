@@ -43,4 +43,5 @@ def exec_(
             f"skyform logs {cluster} {job.job_id} --follow"
         )
         return 0
+    progress.job_end(job)
     return exit_code_of(job)

@@ -39,7 +39,9 @@ def logs(
     follow: bool = typer.Option(False, "--follow", "-f", help="Keep streaming until it ends."),
     node: int | None = typer.Option(None, "--node", "-n", help="Only this node rank."),
 ) -> int:
-    """Print a job's logs (every node, prefixed by rank), optionally following them."""
+    """Print a job's logs: its setup's output (when it ran one), then its run's; every node,
+    prefixed by rank. With --follow, until the job ends (Ctrl-C stops following, not the job)."""
+    from skyform.cli.render.messages import print_notes, print_warnings
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.cluster_jobs import stream_logs
     from skyform.state.db import open_state
@@ -58,6 +60,10 @@ def logs(
         )
     finally:
         db.close()
+    if not final.job.never_ran:
+        progress.job_end(final.job)
+    print_warnings(final.warnings)
+    print_notes(final.notes)
     return 1 if follow and final.job.status.value.startswith("FAILED") else 0
 
 

@@ -150,3 +150,6 @@ def render_queue(cluster: str, jobs: list[JobRecord], *, as_json: bool) -> None:
             f"skyform logs {cluster} {j.job_id}",
         )
     console.print(table)
+    unstarted = [j for j in jobs if j.never_ran and j.reason]
+    for j in unstarted[-3:]:  # why the latest jobs that never ran did not
+        console.print(f"  job {j.job_id}: {escape(j.reason)}", soft_wrap=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.markup import escape
 
 from skyform.cli.render.console import make_console
-from skyform.errors import SkyformError, SpecError
+from skyform.errors import Interrupted, SkyformError, SpecError
 
 
 def format_error(err: SkyformError) -> list[str]:
@@ -15,7 +15,8 @@ def format_error(err: SkyformError) -> list[str]:
         where = err.location
         field = f"{err.field}: " if err.field else ""
         head = f"{where + ': ' if where else ''}{field}{err.message}"
-    lines = [f"Error: {head}"]
+    # Ctrl-C is the user's own doing, not an error: say what it left, and what to do
+    lines = [head if isinstance(err, Interrupted) else f"Error: {head}"]
     if err.hint:
         lines.append(f"Hint: {err.hint}")
     return lines
@@ -24,6 +25,7 @@ def format_error(err: SkyformError) -> list[str]:
 def render_error(err: SkyformError) -> None:
     console = make_console(stderr=True)
     first, *rest = format_error(err)
-    console.print(f"[bold red]{escape(first)}[/]", soft_wrap=True)
+    style = "bold yellow" if isinstance(err, Interrupted) else "bold red"
+    console.print(f"[{style}]{escape(first)}[/]", soft_wrap=True)
     for line in rest:
         console.print(f"[yellow]{escape(line)}[/]", soft_wrap=True)

@@ -13,3 +13,13 @@ def print_warnings(warnings: list[str]) -> None:
     console = make_console(stderr=True)
     for warning in warnings:
         console.print(f"[yellow]Warning:[/] {escape(warning)}", soft_wrap=True)
+
+
+def print_notes(notes: list[str]) -> None:
+    """What a user should know about the output they got (which job it was, why it is
+    empty), on stderr."""
+    if not notes:
+        return
+    console = make_console(stderr=True)
+    for note in notes:
+        console.print(f"[cyan]Note:[/] {escape(note)}", soft_wrap=True)

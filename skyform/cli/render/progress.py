@@ -12,6 +12,7 @@ from skyform.cli.render.console import make_console
 
 STAGE_LABELS = {
     "provision": "provisioning",
+    "resume": "carrying on with the unfinished apply",
     "destroy": "destroying",
     "update": "updating in place",
     "run": "running the job",
@@ -40,7 +41,21 @@ class ConsoleProgress:
         )
 
     def log(self, cluster: str, line) -> None:
-        prefix = f"({cluster}, node={line.rank})"
+        prefix = f"({cluster}, node={line.rank}{', setup' if line.setup else ''})"
         self.console.print(
             f"[dim]{escape(prefix)}[/] {escape(line.text)}", soft_wrap=True, highlight=False
+        )
+
+    def job_end(self, job) -> None:
+        """The line after a job's output: how it stands (always the last line)."""
+        codes = ", ".join(
+            f"node {r}: exit {c}" for r, c in sorted(job.exit_codes.items()) if c not in (0, None)
+        )
+        tail = f" ({codes})" if codes else ""
+        if not job.status.is_terminal:
+            tail = f" (follow it: skyform logs {job.cluster} {job.job_id} --follow)"
+        self.console.print(
+            f"── job {job.job_id} on {escape(job.cluster)}: {job.status.value}{escape(tail)}",
+            soft_wrap=True,
+            highlight=False,
         )

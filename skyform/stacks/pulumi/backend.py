@@ -192,3 +192,25 @@ def stack_has_nodes(cluster: str, config: Config | None = None) -> bool | None:
     return any(
         k.endswith(("ec2/instance:Instance", "compute/instance:Instance", "v1:Pod")) for k in kinds
     )
+
+
+def stack_holds_resources(cluster: str, config: Config | None = None) -> bool | None:
+    """Whether the cluster's stack holds anything a cloud bills or keeps (more than the stack
+    and its providers), read from a local backend without the CLI or SDK; None when that
+    cannot be told (a remote backend)."""
+    try:
+        settings = pulumi_settings(config)
+    except (ConfigError, StackError):
+        return None
+    if local_backend_dir(settings.backend_url) is None:
+        return None
+    path = stack_state_file(settings, cluster)
+    if path is None:
+        return False  # no stack was ever made
+    data = read_checkpoint(path)
+    if data is None:
+        return None
+    return any(
+        not str(r.get("type", "")).startswith(("pulumi:pulumi:Stack", "pulumi:providers:"))
+        for r in checkpoint_resources(data)
+    )

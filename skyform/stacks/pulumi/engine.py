@@ -38,6 +38,7 @@ def require_sdks(cloud: str) -> None:
             raise StackError(
                 f"the Pulumi SDK for {cloud} is not installed (no module {module})",
                 f"Install the extra: pip install 'skyform[{cloud}]'",
+                nothing_made=True,
             )
 
 

@@ -124,9 +124,14 @@ def _summary(text: str) -> str:
     return tail[-1][:400] if tail else "no output"
 
 
-def _partial(op: Operation, existing: Sequence[str]) -> tuple[str, str]:
+def _partial(op: Operation, existing: Sequence[str] | None) -> tuple[str, str]:
     if op.verb != "up":
         return "", ""
+    if existing is None:
+        return "; what the stack holds now could not be read", (
+            f" Apply again once the cause is fixed, or remove what exists with "
+            f"`skyform down {op.cluster}`."
+        )
     if not existing:
         return "; nothing was created", ""
     return (
@@ -137,9 +142,12 @@ def _partial(op: Operation, existing: Sequence[str]) -> tuple[str, str]:
 
 
 def translate(
-    exc: BaseException, op: Operation, existing: Sequence[str] = ()
+    exc: BaseException, op: Operation, existing: Sequence[str] | None = ()
 ) -> SkyformError | None:
-    """The skyform error for a failure, or None when it is not Pulumi's (a bug: re-raise)."""
+    """The skyform error for a failure, or None when it is not Pulumi's (a bug: re-raise).
+
+    A failed `up` whose stack is known to hold nothing says `nothing_made` (the cluster's
+    record is then not kept)."""
     if isinstance(exc, SkyformError):
         return exc
     kind = type(exc).__name__
@@ -148,12 +156,26 @@ def translate(
             f"cannot {op.verb} cluster {op.cluster}: the Pulumi CLI is not installed "
             "(no `pulumi` on PATH)",
             INSTALL_HINT,
+            nothing_made=True,
         )
     if kind == "InvalidVersionError":
         return StackError(
             f"the installed Pulumi CLI is too old for skyform ({exc}); skyform needs {MIN_CLI}+",
             INSTALL_HINT,
+            nothing_made=True,
         )
+    error = _translate_cli(exc, op, existing)
+    busy = kind == "ConcurrentUpdateError"  # someone else's update may be creating things
+    known_empty = existing is not None and not existing
+    if error is not None and op.verb == "up" and known_empty and not busy:
+        error.nothing_made = True
+    return error
+
+
+def _translate_cli(
+    exc: BaseException, op: Operation, existing: Sequence[str] | None
+) -> StackError | None:
+    kind = type(exc).__name__
     text = str(exc)
     if kind == "ConcurrentUpdateError":
         return StackError(

@@ -41,12 +41,13 @@ def _translated(op: Operation, stack: auto.Stack | None = None) -> Iterator[None
         raise mapped from exc
 
 
-def _existing(stack: auto.Stack) -> list[str]:
-    """What a stack holds now, as "name (type)" (best effort: used in error messages)."""
+def _existing(stack: auto.Stack) -> list[str] | None:
+    """What a stack holds now, as "name (type)"; None when it cannot be read (a failed up
+    then keeps the cluster's record: something may exist)."""
     try:
         resources = deployment_resources(stack)
     except Exception:  # the stack may be locked or unreadable right after a failure
-        return []
+        return None
     return [
         f"{resource_name(r.get('urn', ''))} ({r.get('type')})"
         for r in resources
