@@ -161,6 +161,26 @@ def test_a_damaged_directory_index_is_a_clear_error(tmp_path, damage):
     assert str(index) in err.value.message and err.value.hint
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("offer_counts", "[1, 2]", "bad 'offer_counts'"),
+        ("file_rows", '{"aws_vms": "many"}', "bad 'file_rows'"),
+        ("format", "other/9", "catalog index format 'other/9', this skyform reads"),
+    ],
+)
+def test_an_index_with_unexpected_contents_is_refused_at_load(tmp_path, key, value, message):
+    import sqlite3
+
+    directory = _copy_with_index(tmp_path)
+    conn = sqlite3.connect(directory / INDEX_FILE)
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
+    conn.commit()
+    conn.close()
+    with pytest.raises(CatalogError, match=message):
+        load_catalog(Config(), source=directory)
+
+
 def test_cli_reprice_with_a_damaged_catalog_says_so_without_a_traceback(tmp_path, cli):
     plan_file = tmp_path / "plan.json"
     assert cli("plan", EXAMPLES / "pipeline.yaml", "-o", plan_file).exit_code == 0

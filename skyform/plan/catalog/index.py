@@ -87,7 +87,14 @@ CREATE TABLE accelerator_clouds (name TEXT PRIMARY KEY, clouds TEXT NOT NULL) WI
 CREATE INDEX offers_by_type ON offers (instance_type, cloud, region, zone);
 """
 Clauses = tuple[list[str], list[Any]]  # SQL conditions and their parameters
-SMALL_TABLES = ("egress", "images", "k8s_pricing", "k8s_gpus")
+SMALL_TABLES = {  # table -> its columns, as the NamedTuple each row becomes
+    "egress": ("cloud", "source_region", "destination", "tier_start_gb", "tier_end_gb",
+               "price_per_gb"),
+    "images": ("cloud", "tag", "region", "image_id", "os", "os_version", "creation_date"),
+    "k8s_pricing": ("region", "zone", "per_vcpu", "per_memory_gib", "accelerator",
+                    "per_accelerator"),
+    "k8s_gpus": ("name", "memory_gib", "gke_label", "product_label"),
+}  # fmt: skip
 
 
 def connect_file(path: Path) -> sqlite3.Connection:
@@ -120,7 +127,13 @@ class OfferIndex:
         for key in ("digest", "file_rows", "offer_counts"):
             if key not in self.meta:
                 raise CatalogError(f"{where}: catalog index lacks {key!r}", HINT_REBUILD)
-        self.offer_counts: dict[str, int] = self._json("offer_counts")
+        counts, rows = self._json("offer_counts"), self._json("file_rows")
+        for key, value in (("offer_counts", counts), ("file_rows", rows)):
+            if not isinstance(value, dict) or not all(
+                isinstance(k, str) and isinstance(n, int) for k, n in value.items()
+            ):
+                raise CatalogError(f"{where}: catalog index: bad {key!r}", HINT_REBUILD)
+        self.offer_counts: dict[str, int] = counts
         self.clouds = tuple(sorted(self.offer_counts))
 
     @classmethod
@@ -172,8 +185,8 @@ class OfferIndex:
         return dict(self._json("file_rows"))
 
     def small_table(self, name: str) -> list[tuple]:
-        assert name in SMALL_TABLES
-        return self.fetch(f"SELECT * FROM {name} ORDER BY rowid")
+        """Every row of one of the small tables, in its columns' order (SMALL_TABLES)."""
+        return self.fetch(f"SELECT {', '.join(SMALL_TABLES[name])} FROM {name} ORDER BY rowid")
 
     def accelerator_clouds(self) -> dict[str, list[str]]:
         rows = self.fetch("SELECT name, clouds FROM accelerator_clouds ORDER BY name")
