@@ -211,3 +211,17 @@ def test_cli_refresh_and_show(server, cli):
     failed = cli("catalog", "refresh", "--url", server.url)
     assert failed.exit_code == 1 and "HTTP 404" in failed.stderr
     assert "Traceback" not in failed.output
+
+
+def test_refresh_from_a_local_directory_in_skypilots_layout(tmp_path, skyform_home):
+    mirror = tmp_path / "v8"
+    for name, table in (("aws/vms.csv", "aws_vms.csv"), ("gcp/vms.csv", "gcp_vms.csv")):
+        (mirror / name).parent.mkdir(parents=True, exist_ok=True)
+        text = bundled_text(table)
+        (mirror / name).write_text(text.replace(",21.957642,", ",20.5,") if "aws" in name else text)
+    result = refresh_catalog(mirror.as_uri())  # no common/ or images: optional, like a 404
+    assert set(result.files) == {"aws/vms.csv", "gcp/vms.csv"}
+    assert (skyform_home / "catalog" / "index.sqlite").is_file()
+    catalog = load_catalog(Config())
+    p4d = catalog.query(cloud="aws", region="us-east-1", instance_type="p4d.24xlarge", spot=False)
+    assert catalog.source.kind == "refreshed" and {o.hourly_price for o in p4d} == {20.5}
