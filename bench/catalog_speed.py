@@ -2,8 +2,9 @@
 """How fast a fresh process can load the bundled catalog and answer its first query.
 
 Each measurement runs in a new `python -c` process with an empty SKYFORM_HOME (no config.yaml,
-no refreshed catalog), so it counts interpreter start-up, imports, decompression, parsing and
-indexing, as a `skyform plan` would pay them. Reported: median (and min/max) over N runs of
+no refreshed catalog), so it counts interpreter start-up, imports, opening the catalog index
+and reading the rows a query needs, as a `skyform plan` would pay them. Reported: median (and
+min/max) over N runs of
 
 - `python -c pass`                    interpreter start-up alone, for reference;
 - `import skyform.plan.catalog`       import cost of the catalog package;

@@ -4,9 +4,15 @@
 Every row of every catalog CSV is kept: each file is stored gzip-compressed byte for byte (no
 timestamp or file name in the gzip header, so the output bytes are the same on every run), and
 manifest.json lists each file with the sha256 and size of the original and its row count.
+Then `index.sqlite`, the catalog index skyform plans from (skyform/plan/catalog/index.py), is
+built from those tables by the same code `skyform catalog refresh` uses.
 
     python scripts/build_catalog.py            # (re)write skyform/plan/data
     python scripts/build_catalog.py --check    # exit 1 if skyform/plan/data is out of date
+
+`--check` compares the index by content (every table's rows), not by bytes, so another SQLite
+version writing the same rows differently does not count as out of date — a change to the code
+that derives offers from the tables does.
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 DEFAULT_SOURCE = REPO.parent / "shared" / "catalog"
 DEFAULT_OUT = REPO / "skyform" / "plan" / "data"
+INDEX = "index.sqlite"
 TABLES = (
     "accelerators.csv",
     "aws_vms.csv",
@@ -68,6 +76,29 @@ def build(source: Path) -> dict[str, bytes]:
     return out
 
 
+def build_index(out_dir: Path, target: Path) -> None:
+    """Index the tables of `out_dir` (the bundle just written) into `target`."""
+    from skyform.plan.catalog.index_build import build_index as write_index
+    from skyform.plan.catalog.index_build import parse_sources
+    from skyform.plan.catalog.load import read_sources
+
+    write_index(parse_sources(read_sources(out_dir), {}), target).close()
+
+
+def index_content(path: Path) -> str:
+    """sha256 of every row of every table of an index (its content, whatever its bytes)."""
+    import sqlite3
+
+    conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+    try:
+        sha = hashlib.sha256()
+        for line in conn.iterdump():
+            sha.update(line.encode() + b"\n")
+        return sha.hexdigest()
+    finally:
+        conn.close()
+
+
 def write(out_dir: Path, files: dict[str, bytes]) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
@@ -77,7 +108,7 @@ def write(out_dir: Path, files: dict[str, bytes]) -> None:
         os.chmod(tmp, 0o644)
         os.replace(tmp, out_dir / name)
     for stale in out_dir.iterdir():
-        if stale.is_file() and stale.name not in files:
+        if stale.is_file() and stale.name not in files and stale.name != INDEX:
             stale.unlink()
 
 
@@ -94,14 +125,22 @@ def main(argv: list[str] | None = None) -> int:
             for name, data in files.items()
             if not (args.out / name).is_file() or (args.out / name).read_bytes() != data
         ]
-        extra = [p.name for p in args.out.iterdir() if p.is_file() and p.name not in files]
+        known = {*files, INDEX}
+        extra = [p.name for p in args.out.iterdir() if p.is_file() and p.name not in known]
+        with tempfile.TemporaryDirectory() as tmp:
+            write(Path(tmp), files)
+            build_index(Path(tmp), Path(tmp) / INDEX)
+            current = args.out / INDEX
+            if not current.is_file() or index_content(current) != index_content(Path(tmp) / INDEX):
+                stale.append(INDEX)
         if stale or extra:
             sys.stderr.write(f"out of date: {', '.join(stale + extra)}\n")
             return 1
         return 0
     write(args.out, files)
-    total = sum(len(d) for d in files.values())
-    sys.stdout.write(f"wrote {len(files)} files, {total} bytes, to {args.out}\n")
+    build_index(args.out, args.out / INDEX)
+    total = sum(len(d) for d in files.values()) + (args.out / INDEX).stat().st_size
+    sys.stdout.write(f"wrote {len(files) + 1} files, {total} bytes, to {args.out}\n")
     return 0
 
 

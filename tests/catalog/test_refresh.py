@@ -152,14 +152,53 @@ def test_unreachable_server_is_a_clear_error(skyform_home):
     assert not (skyform_home / "catalog").exists()
 
 
-def test_tampered_refreshed_copy_is_ignored_with_a_warning(server, skyform_home, bundled):
+def test_tampered_download_is_never_indexed_the_bundle_is_used_with_a_warning(
+    server, skyform_home, bundled
+):
     refresh_catalog(server.url)
-    gcp = skyform_home / "catalog" / "gcp" / "vms.csv"
+    home = skyform_home / "catalog"
+    gcp = home / "gcp" / "vms.csv"
     os.chmod(gcp, 0o600)
     gcp.write_text(gcp.read_text().replace("0.81406", "0.1"))
+    (home / "index.sqlite").unlink()  # so the index must be rebuilt from the edited file
     catalog = load_catalog(Config())
     assert catalog.source.kind == "bundled" and catalog.digest == bundled.digest
     assert catalog.source.warning and "contents changed" in catalog.source.warning
+
+
+@pytest.mark.parametrize("damage", ["missing", "truncated", "zeroed", "other_format", "stale"])
+def test_damaged_refreshed_index_is_rebuilt_from_the_downloaded_files(server, skyform_home, damage):
+    server.good(aws_price="19.5")
+    refresh_catalog(server.url)
+    index = skyform_home / "catalog" / "index.sqlite"
+    good = index.read_bytes()
+    refreshed_digest = load_catalog(Config()).digest
+    if damage == "missing":
+        index.unlink()
+    elif damage == "truncated":
+        index.write_bytes(good[: len(good) // 2])
+    elif damage == "zeroed":  # same size, every page after the first wiped
+        index.write_bytes(good[:4096] + bytes(len(good) - 4096))
+    elif damage == "other_format":
+        _set_meta(index, "format", "skyform-catalog-index/0")
+    else:  # built from other downloads than the manifest lists
+        _set_meta(index, "sources", "0" * 64)
+    catalog = load_catalog(Config())
+    assert catalog.source.kind == "refreshed" and catalog.source.warning is None
+    assert catalog.digest == refreshed_digest
+    p4d = catalog.query(cloud="aws", region="us-east-1", instance_type="p4d.24xlarge", spot=False)
+    assert {o.hourly_price for o in p4d} == {19.5}
+    assert index.read_bytes() == good  # rebuilt in place, the same bytes as the refresh wrote
+    assert _mode(index) == 0o600
+
+
+def _set_meta(index: Path, key: str, value: str) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(index)
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
+    conn.commit()
+    conn.close()
 
 
 def test_cli_refresh_and_show(server, cli):
@@ -172,3 +211,17 @@ def test_cli_refresh_and_show(server, cli):
     failed = cli("catalog", "refresh", "--url", server.url)
     assert failed.exit_code == 1 and "HTTP 404" in failed.stderr
     assert "Traceback" not in failed.output
+
+
+def test_refresh_from_a_local_directory_in_skypilots_layout(tmp_path, skyform_home):
+    mirror = tmp_path / "v8"
+    for name, table in (("aws/vms.csv", "aws_vms.csv"), ("gcp/vms.csv", "gcp_vms.csv")):
+        (mirror / name).parent.mkdir(parents=True, exist_ok=True)
+        text = bundled_text(table)
+        (mirror / name).write_text(text.replace(",21.957642,", ",20.5,") if "aws" in name else text)
+    result = refresh_catalog(mirror.as_uri())  # no common/ or images: optional, like a 404
+    assert set(result.files) == {"aws/vms.csv", "gcp/vms.csv"}
+    assert (skyform_home / "catalog" / "index.sqlite").is_file()
+    catalog = load_catalog(Config())
+    p4d = catalog.query(cloud="aws", region="us-east-1", instance_type="p4d.24xlarge", spot=False)
+    assert catalog.source.kind == "refreshed" and {o.hourly_price for o in p4d} == {20.5}

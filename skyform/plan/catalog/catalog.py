@@ -1,7 +1,9 @@
 """`Catalog`: every offer the planner can choose from, indexed for fast filtered queries.
 
-Offers are stored as tuples in `offer.FIELDS` order, bucketed by (cloud, accelerator); a query
-scans only the buckets it can match and builds `Offer` objects for the rows it returns.
+Priced offers live in the catalog index (index.py, SQLite): a query is one SQL statement per
+cloud over the (cloud, accelerator, count) range it can match, and builds `Offer` objects only
+for the rows it returns. Offers of this machine and ssh pools (from config.yaml) are kept as
+tuples in `offer.FIELDS` order and filtered the same way in Python.
 
 Query conventions (all filters optional, combined with AND):
 - `cloud` / `clouds`: which clouds; by default `default_clouds`, the price-catalog clouds (aws,
@@ -17,25 +19,33 @@ Query conventions (all filters optional, combined with AND):
   corresponding filter is None.
 - `spot`: None = both, True/False = only spot / only on-demand.
 - `max_price`: hourly price per node, inclusive.
+- `min_memory_per_vcpu`: memory >= this × vCPUs (SkyPilot's default 4 GiB per vCPU).
+- `arch`: only offers of this architecture (`x86_64`, `arm64`).
+- `cheapest_per_place`: of the index's offers (priced clouds), only the cheapest per (cloud,
+  region, zone, accelerator, count, spot) — the only one the optimizer can choose there. Exact
+  only if every filter the caller applies that can tell two offers of one place apart is given
+  here (see candidates.py). Offers of local, ssh and Kubernetes (few, and told apart by their
+  capacity) are all returned.
 Results are sorted by the offers' total order (price, cloud, region, zone, instance type, spot).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any, NamedTuple
 
 from skyform.plan.catalog.accelerators import AcceleratorNames
 from skyform.plan.catalog.egress import EgressTable
 from skyform.plan.catalog.hostfacts import HostFacts
+from skyform.plan.catalog.index import OfferFilter, OfferIndex
 from skyform.plan.catalog.k8s_capacity import KubernetesCapacity
 from skyform.plan.catalog.k8s_offers import KubernetesOffers
 from skyform.plan.catalog.kubernetes import GpuInfo, KubernetesPricing
 from skyform.plan.catalog.offer import (
     ACCEL,
     ACCEL_COUNT,
+    ARCH,
     CONTEXT,
     INSTANCE_TYPE,
     MEMORY,
@@ -85,13 +95,16 @@ def _bound(spec: Any) -> tuple[float, bool] | None:
 
 
 class Catalog:
+    """Offers of the price index (aws, gcp; the fixture's clouds) and of `rows` (this machine,
+    ssh pools), plus Kubernetes offers synthesised per request."""
+
     def __init__(
         self,
+        index: OfferIndex,
         rows: list[tuple],
         *,
         names: AcceleratorNames,
         egress: EgressTable,
-        digest: str,
         onprem_digest: str,
         source: CatalogSource,
         k8s_pricing: KubernetesPricing | None = None,
@@ -99,13 +112,13 @@ class Catalog:
         accelerator_clouds: dict[str, list[str]] | None = None,
         images: list[Image] | None = None,
         default_clouds: tuple[str, ...] = PRICED_CLOUDS,
-        lazy: dict[str, Callable[[], list[tuple]]] | None = None,
         onprem_parts: dict[str, str] | None = None,
         ssh_hosts: SSHRows | None = None,
         k8s_capacity: KubernetesCapacity | None = None,
     ) -> None:
+        self._index = index
         self.egress = egress
-        self.digest = digest
+        self.digest = index.digest
         self.onprem_digest = onprem_digest
         self._onprem_parts = dict(onprem_parts or {})
         self._ssh = ssh_hosts or SSHRows([], [], [], [], {})
@@ -128,28 +141,9 @@ class Catalog:
         self.default_clouds = default_clouds
         self._accelerator_clouds = accelerator_clouds or {}
         self._images = images or []
-        self._buckets: dict[tuple[str, str | None], list[tuple]] = {}
-        self._add(rows)
-        # Clouds whose tables are parsed the first time a query needs them (most plans need
-        # one or two clouds; parsing every table costs most of a plan's start-up).
-        self._lazy = dict(lazy or {})
-        # (sort key, row) pairs per bucket, sorted; built the first time a query needs the bucket
-        self._keyed: dict[tuple[str, str | None], list[tuple[tuple, tuple]]] = {}
-        self._offers: dict[int, Offer] = {}
-        self._by_id: dict[str, Offer] | None = None
-
-    def _add(self, rows: Iterable[tuple]) -> None:
+        self._rows: dict[str, list[tuple]] = {}  # local / ssh rows, by cloud
         for row in rows:
-            self._buckets.setdefault((row[0], row[ACCEL]), []).append(row)
-
-    def _ensure(self, clouds: Iterable[str] | None = None) -> None:
-        """Parse the lazily loaded tables of `clouds` (None: all of them)."""
-        wanted = list(self._lazy) if clouds is None else [c for c in clouds if c in self._lazy]
-        for cloud in wanted:
-            loader = self._lazy.pop(cloud)
-            self._add(loader())
-            self._keyed.clear()
-            self._by_id = None
+            self._rows.setdefault(row[0], []).append(row)
 
     # --- queries -------------------------------------------------------------------------
 
@@ -169,76 +163,124 @@ class Catalog:
         instance_type: str | None = None,
         spot: bool | None = None,
         max_price: float | None = None,
+        min_memory_per_vcpu: float | None = None,
+        arch: str | None = None,
+        cheapest_per_place: bool = False,
         limit: int | None = None,
     ) -> list[Offer]:
         """Offers matching every given filter, cheapest first (see the module docstring);
-        `limit` keeps only the first N (building Offer objects is most of a big query's cost)."""
+        `limit` keeps only the first N."""
         acc = None
         if accelerator is not None:
             acc = self.canonical_accelerator(accelerator)
             if acc is None:
                 return []
-        selected = self._clouds(cloud, clouds)
-        self._ensure(selected)
-        cpu_bound, mem_bound = _bound(cpus), _bound(memory)
-        found: list[tuple[tuple, tuple]] = []
-        for name in selected:
+        where = OfferFilter(
+            accelerator=acc,
+            count=accelerator_count,
+            min_count=min_accelerator_count,
+            region=region,
+            zone=zone,
+            context=context,
+            instance_type=instance_type,
+            spot=spot,
+            max_price=max_price,
+            cpus=_bound(cpus),
+            memory=_bound(memory),
+            memory_per_vcpu=min_memory_per_vcpu,
+            arch=arch,
+        )
+        parts: list[list[tuple]] = []
+        for name in self._clouds(cloud, clouds):
+            if name in self._index.clouds:
+                rows = self._index.offers(
+                    name, where, cheapest_per_place=cheapest_per_place, limit=limit
+                )
+                parts.append([_from_index(row) for row in rows])
+                continue
             if name == "kubernetes":
                 rows = self.kubernetes.rows(
                     context or region,
-                    cpu_bound[0] if cpu_bound else None,
-                    mem_bound[0] if mem_bound else None,
+                    where.cpus[0] if where.cpus else None,
+                    where.memory[0] if where.memory else None,
                     acc,
                     accelerator_count,
                     min_accelerator_count,
                 )
-                pairs = [(row_sort_key(row), row) for row in rows]
-                where: tuple[str | None, str | None, str | None] = (None, zone, None)
+                kept = _filter(rows, where, ignore_place=True)
             else:
-                pairs = self._candidates(name, acc, accelerator_count, min_accelerator_count)
-                where = (region, zone, context)
-            counts = (accelerator_count, min_accelerator_count)
-            sizes = (cpu_bound, mem_bound)
-            found.extend(_filter(pairs, where, counts, sizes, instance_type, spot, max_price))
-        found.sort(key=_first)
+                kept = _filter(self._rows.get(name, ()), where)
+            kept.sort(key=row_sort_key)
+            parts.append(kept)
+        found = parts[0] if len(parts) == 1 else [row for part in parts for row in part]
+        if len(parts) > 1:
+            found.sort(key=row_sort_key)
         if limit is not None:
             del found[limit:]
-        return [self._offer(row) if row[0] != "kubernetes" else Offer(*row) for _, row in found]
+        return [Offer(*row) for row in found]
 
     def offer(self, offer_id: str) -> Offer | None:
         """The offer with this id (see `Offer.id`), if the catalog still has it."""
-        self._ensure()
-        if self._by_id is None:
-            self._by_id = {}
-            for rows in self._buckets.values():
-                for row in rows:
-                    found = self._offer(row)
-                    self._by_id[found.id] = found
-        return self._by_id.get(offer_id)
+        parts = offer_id.split("/")
+        cloud = parts[0]
+        if cloud in self._index.clouds and len(parts) == 5:
+            _, region, zone, machine, _kind = parts
+            types = dict.fromkeys((machine, machine.split("+")[0]))
+            for itype in types:
+                at = self._index.at(cloud, region, "" if zone == "-" else zone, itype)
+                for row in at:
+                    found = Offer(*_from_index(row))
+                    if found.id == offer_id:
+                        return found
+            return None
+        for row in self._rows.get(cloud, ()):
+            found = Offer(*row)
+            if found.id == offer_id:
+                return found
+        return None
 
     def all_offers(self, clouds: Iterable[str] | None = None) -> list[Offer]:
-        self._ensure(clouds)
         return self.query(clouds=clouds if clouds is not None else self.clouds())
+
+    def accelerator_counts(
+        self, clouds: Iterable[str] | None = None, region: str | None = None
+    ) -> dict[tuple[str, str], set[float]]:
+        """(accelerator, cloud) -> the counts of it offered (in `region` if given), read from
+        the index without building an offer."""
+        found: dict[tuple[str, str], set[float]] = {}
+        for name in self._clouds(None, clouds):
+            if name in self._index.clouds:
+                where, params = "AND accelerator != '' AND accelerator_count > 0", []
+                if region is not None:
+                    where, params = where + " AND region = ?", [region]
+                pairs = self._index.distinct(name, "accelerator, accelerator_count", where, params)
+            else:
+                offers = self.query(cloud=name, region=region)
+                pairs = [
+                    (o.accelerator, o.accelerator_count)
+                    for o in offers
+                    if o.accelerator and o.accelerator_count > 0
+                ]
+            for acc, count in pairs:
+                found.setdefault((acc, name), set()).add(count)
+        return found
 
     # --- accelerators, regions, images ----------------------------------------------------
 
     def canonical_accelerator(self, name: str) -> str | None:
         """The catalog's spelling of an accelerator name (case-insensitive, aliases), or None."""
-        found = self._names.canonical(name)
-        if found is None and self._lazy:  # maybe a name only the cloud tables know (TPU sizes)
-            self._ensure()
-            found = self._names.canonical(name)
-        return found
+        return self._names.canonical(name)
 
     def suggest_accelerators(self, name: str, limit: int = 5) -> list[str]:
         """Close matches for an unknown accelerator name, best first (for error messages)."""
-        self._ensure()
         return self._names.suggest(name, limit)
 
     def accelerator_names(self) -> list[str]:
         """Accelerators that at least one offer in this catalog carries."""
-        self._ensure()
-        return sorted({acc for (_, acc) in self._buckets if acc is not None})
+        names = {row[ACCEL] for rows in self._rows.values() for row in rows if row[ACCEL]}
+        for cloud in self._index.clouds:
+            names.update(self._index.distinct(cloud, "accelerator", "AND accelerator != ''"))
+        return sorted(names)
 
     def accelerator_clouds(self, name: str) -> list[str]:
         """Every SkyPilot cloud that offers `name` (accelerators.csv), including clouds skyform
@@ -247,13 +289,17 @@ class Catalog:
         return list(self._accelerator_clouds.get(canonical, []))
 
     def clouds(self) -> list[str]:
-        return sorted({cloud for (cloud, _) in self._buckets} | set(self._lazy))
+        return sorted(set(self._index.clouds) | set(self._rows))
 
     def regions(self, cloud: str) -> list[str]:
-        return sorted({row[REGION] for row in self._cloud_rows(cloud)})
+        if cloud in self._index.clouds:
+            return self._index.distinct(cloud, "region")
+        return sorted({row[REGION] for row in self._rows.get(cloud, ())})
 
     def zones(self, cloud: str, region: str) -> list[str]:
-        rows = self._cloud_rows(cloud)
+        if cloud in self._index.clouds:
+            return [z for z in self._index.distinct(cloud, "zone", "AND region = ?", [region]) if z]
+        rows = self._rows.get(cloud, ())
         return sorted({row[ZONE] for row in rows if row[REGION] == region and row[ZONE]})
 
     def image_for(self, cloud: str, region: str | None, tag: str) -> str | None:
@@ -268,14 +314,12 @@ class Catalog:
         return list(self._images)
 
     def offer_count(self) -> int:
-        self._ensure()
-        return sum(len(rows) for rows in self._buckets.values())
+        return sum(self.offer_counts().values())
 
     def offer_counts(self) -> dict[str, int]:
         """Offers per cloud (Kubernetes offers are synthesised per request: not counted)."""
-        self._ensure()
-        counts: dict[str, int] = {}
-        for (cloud, _), rows in self._buckets.items():
+        counts = dict(self._index.offer_counts)
+        for cloud, rows in self._rows.items():
             counts[cloud] = counts.get(cloud, 0) + len(rows)
         return dict(sorted(counts.items()))
 
@@ -329,67 +373,37 @@ class Catalog:
             return sorted(set(clouds))
         return list(self.default_clouds)
 
-    def _cloud_rows(self, cloud: str) -> list[tuple]:
-        self._ensure([cloud])
-        return [row for key in self._buckets if key[0] == cloud for row in self._buckets[key]]
-
-    def _candidates(self, cloud, acc, count, min_count) -> list[tuple[tuple, tuple]]:
-        if acc is not None:
-            keys = [(cloud, acc)]
-        elif count == 0:
-            keys = [(cloud, None)]
-        else:
-            wants_accelerator = (count or 0) > 0 or (min_count or 0) > 0
-            keys = [k for k in self._buckets if k[0] == cloud and (k[1] or not wants_accelerator)]
-        if len(keys) == 1:
-            return self._keyed_bucket(keys[0])
-        return [pair for key in keys for pair in self._keyed_bucket(key)]
-
-    def _keyed_bucket(self, key: tuple[str, str | None]) -> list[tuple[tuple, tuple]]:
-        pairs = self._keyed.get(key)
-        if pairs is None:
-            # Inline form of row_sort_key (a call per row would double the cost).
-            pairs = [
-                ((r[5], r[0], r[1], r[2] or "", r[3], r[4], r[6] or "", r[7], r[12] or ""), r)
-                for r in self._buckets.get(key, ())
-            ]
-            pairs.sort(key=_first)
-            self._keyed[key] = pairs
-        return pairs
-
     def _instance_accelerator(self, instance_type: str) -> tuple[str, float] | None:
         """(GPU, count) of a cloud instance type (an EKS node without a GPU label)."""
-        for offer in self.query(clouds=self._lazy_and_priced(), instance_type=instance_type):
-            if offer.accelerator:
-                return offer.accelerator, offer.accelerator_count
+        for row in self._index.by_instance_type(instance_type):
+            if row[6]:
+                return row[6], row[7]
         return None
 
-    def _lazy_and_priced(self) -> list[str]:
-        return sorted({c for c in self.clouds() if c not in ("local", "ssh", "kubernetes")})
 
-    def _offer(self, row: tuple) -> Offer:
-        # Keyed by identity: only for rows the catalog keeps (never synthesised ones), so an id
-        # is never reused by another row while cached.
-        key = id(row)
-        found = self._offers.get(key)
-        if found is None:
-            found = self._offers[key] = Offer(*row)
-        return found
+def _from_index(row: tuple) -> tuple:
+    """An index row (index.SELECT) as an offer row in `offer.FIELDS` order."""
+    cloud, region, zone, itype, spot, price, acc, count, cpus, mem, arch, gpu_mem = row
+    where = (cloud, region, zone, itype, spot == 1, price)
+    return (*where, acc or None, count, cpus, mem, arch, gpu_mem, None, None)
 
 
-_first = itemgetter(0)  # sort (key, row) pairs by key only (C speed)
-
-
-def _filter(pairs, where, counts, sizes, instance_type, spot, max_price) -> list:
-    region, zone, context = where
-    count, min_count = counts
-    cpu_bound, mem_bound = sizes
+def _filter(rows: Iterable[tuple], where: OfferFilter, *, ignore_place: bool = False) -> list:
+    """In-memory rows (local, ssh, Kubernetes) passing `where`, as the index filters its own.
+    Kubernetes rows were made for the request's context already (`ignore_place`)."""
+    region = None if ignore_place else where.region
+    context = None if ignore_place else where.context
+    count, min_count, acc = where.count, where.min_count, where.accelerator
+    wants_accelerator = (count or 0) > 0 or (min_count or 0) > 0
     out = []
-    for pair in pairs:
-        row = pair[1]
+    for row in rows:
+        if acc is not None and row[ACCEL] != acc:
+            continue
+        if acc is None and wants_accelerator and not row[ACCEL]:
+            continue
         if region is not None and row[REGION] != region:
             continue
-        if zone is not None and row[ZONE] != zone:
+        if where.zone is not None and row[ZONE] != where.zone:
             continue
         if context is not None and row[CONTEXT] != context:
             continue
@@ -397,17 +411,22 @@ def _filter(pairs, where, counts, sizes, instance_type, spot, max_price) -> list
             continue
         if min_count is not None and row[ACCEL_COUNT] < min_count:
             continue
-        if spot is not None and row[SPOT] != spot:
+        if where.spot is not None and row[SPOT] != where.spot:
             continue
-        if max_price is not None and row[PRICE] > max_price:
+        if where.max_price is not None and row[PRICE] > where.max_price:
             continue
-        if instance_type is not None and row[INSTANCE_TYPE] != instance_type:
+        if where.instance_type is not None and row[INSTANCE_TYPE] != where.instance_type:
             continue
-        if cpu_bound is not None and not _fits(row[VCPUS], cpu_bound):
+        if where.cpus is not None and not _fits(row[VCPUS], where.cpus):
             continue
-        if mem_bound is not None and not _fits(row[MEMORY], mem_bound):
+        if where.memory is not None and not _fits(row[MEMORY], where.memory):
             continue
-        out.append(pair)
+        ratio = where.memory_per_vcpu
+        if ratio is not None and (row[MEMORY] or 0.0) < ratio * (row[VCPUS] or 0):
+            continue
+        if where.arch is not None and row[ARCH] != where.arch:
+            continue
+        out.append(row)
     return out
 
 

@@ -49,6 +49,7 @@ class EgressTable:
         for tiers in self._tiers.values():
             tiers.sort(key=lambda r: r.tier_start_gb)
         self._clouds = {row.cloud for row in rows}
+        self._worst: dict[str, list[EgressRow]] = {}  # cloud -> its dearest internet tiers
 
     def cost(self, source: Location, destination: Location, gb: float) -> float:
         """USD to move `gb` GB from `source` to `destination`."""
@@ -83,10 +84,12 @@ class EgressTable:
         return round(total, 6)
 
     def _worst_internet(self, cloud: str) -> list[EgressRow]:
-        candidates = [t for (c, _, d), t in self._tiers.items() if c == cloud and d == INTERNET]
-        if not candidates:
-            return []
-        return max(candidates, key=lambda tiers: tiers[0].price_per_gb)
+        found = self._worst.get(cloud)
+        if found is None:
+            tiers = [t for (c, _, d), t in self._tiers.items() if c == cloud and d == INTERNET]
+            found = max(tiers, key=lambda t: t[0].price_per_gb) if tiers else []
+            self._worst[cloud] = found  # regions the table does not list are all priced so
+        return found
 
 
 def _same_place(a: Location, b: Location) -> bool:

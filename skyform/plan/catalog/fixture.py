@@ -11,7 +11,8 @@ from pathlib import Path
 from skyform.plan.catalog import tables
 from skyform.plan.catalog.accelerators import AcceleratorNames
 from skyform.plan.catalog.catalog import Catalog, CatalogSource
-from skyform.plan.catalog.load import parse_egress, price_digest
+from skyform.plan.catalog.egress import EgressTable
+from skyform.plan.catalog.index_build import IndexContent, build_index, parse_egress, price_digest
 from skyform.plan.catalog.onprem import onprem_digest
 
 FIXTURE_COLUMNS = (
@@ -29,6 +30,7 @@ FIXTURE_COLUMNS = (
 
 
 def load_fixture_catalog(csv_path: Path, egress_path: Path) -> Catalog:
+    """The fixture as a catalog over an in-memory index (the same queries as the real one)."""
     where = str(csv_path)
     offers: list[tuple] = []
     text = tables.read_text(Path(csv_path))
@@ -45,11 +47,22 @@ def load_fixture_catalog(csv_path: Path, egress_path: Path) -> Catalog:
     egress_text = tables.read_text(Path(egress_path))
     egress = parse_egress(str(egress_path), egress_text)
     clouds = tuple(sorted({row[0] for row in offers}))
-    return Catalog(
-        offers,
-        names=AcceleratorNames({row[6] for row in offers if row[6]}),
+    names = {c: sorted({r[6] for r in offers if r[0] == c and r[6]}) for c in clouds}
+    content = IndexContent(
+        offers=offers,
+        names=names,
         egress=egress,
+        images=[],
+        pricing=[],
+        gpus=[],
+        accelerator_clouds={},
         digest=price_digest({"fixture_vms": text, "egress": egress_text}),
+    )
+    return Catalog(
+        build_index(content, None),
+        [],
+        names=AcceleratorNames({row[6] for row in offers if row[6]}),
+        egress=EgressTable(egress),
         onprem_digest=onprem_digest(None, []),
         source=CatalogSource(kind="fixture", path=str(csv_path)),
         default_clouds=clouds,

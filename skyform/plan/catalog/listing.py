@@ -129,12 +129,13 @@ def gpu_summary(
     """Each accelerator with the counts each cloud offers; TPU slices grouped by family
     (`tpu-v5p`, counts = slice sizes)."""
     found: dict[tuple[str, str], set[float]] = {}
-    for offer in catalog.query(clouds=clouds, region=region, min_accelerator_count=0.0001):
-        name, qty = offer.accelerator or "", offer.accelerator_count
-        if name.startswith("tpu-"):
-            family, _, size = name.rpartition("-")
-            name, qty = family, float(size) if size.isdigit() else qty
-        found.setdefault((name, offer.cloud), set()).add(qty)
+    for (name, cloud), counts in catalog.accelerator_counts(clouds, region).items():
+        for qty in counts:
+            shown, shown_qty = name, qty
+            if name.startswith("tpu-"):
+                family, _, size = name.rpartition("-")
+                shown, shown_qty = family, float(size) if size.isdigit() else qty
+            found.setdefault((shown, cloud), set()).add(shown_qty)
     rows = [GpuSummary(n, c, tuple(sorted(q))) for (n, c), q in found.items()]
     rows.sort(key=lambda s: (s.accelerator.startswith("tpu-"), s.accelerator.lower(), s.cloud))
     return rows

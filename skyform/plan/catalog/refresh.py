@@ -1,8 +1,9 @@
 """`skyform catalog refresh`: fetch SkyPilot's v8 catalog into SKYFORM_HOME/catalog, atomically.
 
 Files are downloaded into a temporary sibling directory, every row of every file is validated
-(header, column count, numbers, required values), the result must load as a catalog, and only
-then is the directory renamed into place. Any failure — HTTP error, truncated body, malformed
+(header, column count, numbers, required values), the catalog index is built from them
+(index.py: what plans read), the result must load as a catalog, and only then is the directory
+renamed into place. Any failure — HTTP error, truncated body, malformed
 row — removes the temporary directory and leaves the previous catalog (refreshed or bundled)
 exactly as it was. Files are written 0600, directories 0700.
 """
@@ -48,6 +49,11 @@ def _download(url: str, timeout: float) -> bytes:
     import urllib.error
     import urllib.request
 
+    if url.startswith("file:"):  # a local mirror: a missing file is a 404, as over HTTP
+        from urllib.request import url2pathname
+
+        if not Path(url2pathname(url[len("file:") :])).is_file():
+            raise _Missing(url)
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             expected = response.headers.get("Content-Length")
@@ -101,7 +107,8 @@ def refresh_catalog(
 ) -> RefreshResult:
     """Download, validate and install a refreshed catalog; return what was installed."""
     from skyform.config import Config  # the trial load below needs an (empty) config
-    from skyform.plan.catalog.load import load_catalog
+    from skyform.plan.catalog.index import INDEX_FILE
+    from skyform.plan.catalog.load import build_from_directory, load_catalog, sources_digest
 
     base = base_url.rstrip("/")
     target = catalog_home()
@@ -124,6 +131,8 @@ def refresh_catalog(
         fetched_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now()))
         manifest = {"url": base, "fetched_at": fetched_at, "files": files}
         _write_private(staging / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
+        index = staging / INDEX_FILE
+        build_from_directory(staging, index, sources=sources_digest(manifest)).close()
         load_catalog(Config(), source=staging)  # must load as a whole before it is used
         _swap_into_place(staging, target)
     except BaseException:

@@ -135,12 +135,24 @@ def run_query(
     query: Query,
     blocked: Sequence[BlockedPlacement] = (),
     busy: Collection[str] = (),
+    *,
+    cheapest_per_place: bool = False,
 ) -> list[Offer]:
     """Offers satisfying `query`, cheapest first (the catalog's total order). `busy`: ssh
-    hosts other clusters hold, which this plan cannot have."""
+    hosts other clusters hold, which this plan cannot have.
+
+    `cheapest_per_place`: the catalog may return only the cheapest offer per (cloud, region,
+    zone, accelerator, count, spot) of its priced clouds — exact because every filter below is
+    either the same for all offers of a place or monotone in price, once the memory ratio and
+    the architecture are given to the catalog; blocked placements (which can name an instance
+    type) are not, so they turn it off. A new filter that can tell two offers of one place
+    apart must be given to catalog.query too.
+    """
     found: list[Offer] = []
     for cloud in query.clouds:
         default = query.default_size and cloud not in UNPRICED_CLOUDS
+        ratio = (default or query.default_memory) and cloud not in UNPRICED_CLOUDS
+        arch = query.arch is not None and (query.arch_everywhere or cloud not in UNPRICED_CLOUDS)
         offers = catalog.query(
             cloud=cloud,
             region=query.region if cloud != "kubernetes" else None,
@@ -152,20 +164,18 @@ def run_query(
             memory=query.memory,
             instance_type=query.instance_type,
             spot=query.spot,
+            min_memory_per_vcpu=DEFAULT_MEMORY_PER_VCPU if ratio else None,
+            arch=query.arch if arch else None,
+            cheapest_per_place=cheapest_per_place and not blocked,
         )
         for offer in offers:
             if query.zone is None and needs_opt_in(offer):
                 continue
-            ratio = (default or query.default_memory) and cloud not in UNPRICED_CLOUDS
             if ratio and (offer.memory_gib or 0.0) < DEFAULT_MEMORY_PER_VCPU * (offer.vcpus or 0):
                 continue
             if query.regions is not None and offer.region not in query.regions:
                 continue
-            if (
-                query.arch is not None
-                and (query.arch_everywhere or cloud not in UNPRICED_CLOUDS)
-                and offer.arch != query.arch
-            ):
+            if arch and offer.arch != query.arch:
                 continue
             free = free_hosts(catalog, offer, busy)
             if free is not None and free < query.num_nodes:
@@ -237,7 +247,7 @@ def _cheapest_per_place(
     """(offer, request index), cheapest per (place, accelerator, count, spot), in catalog order."""
     best: dict[tuple, tuple[Offer, int]] = {}
     for r, query in enumerate(queries):
-        for offer in run_query(catalog, query, blocked, busy):  # cheapest first
+        for offer in run_query(catalog, query, blocked, busy, cheapest_per_place=True):
             place = (offer.cloud, offer.region, offer.zone)
             key = (*place, offer.accelerator, offer.accelerator_count, offer.spot)
             seen = best.get(key)

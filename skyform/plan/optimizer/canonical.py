@@ -13,6 +13,8 @@ tolerances can make the result less canonical but never worse.
 
 from __future__ import annotations
 
+from functools import partial
+
 from skyform.plan.optimizer.ilp import PlacementIlp
 from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.problem import tol
@@ -38,7 +40,12 @@ def lexmin_ilp(
     try:
         for which, cap in ((primary, p_cap), (secondary, s_cap)):
             if cap is None:
-                trial = model.minimize(model.expression(which), incumbent)
+                trial = model.minimize(
+                    model.expression(which),
+                    incumbent,
+                    value=partial(_value, prep, comp, which),
+                    accept=partial(_fits_caps, prep, comp, caps),
+                )
                 if _fits(prep, comp, trial, caps):
                     incumbent = trial
                 caps[which] = _values(prep, incumbent, comp)[which]
@@ -55,7 +62,13 @@ def lexmin_ilp(
                 at += 1
                 continue
             batch = _batch(prep, pending, at)
-            trial = model.minimize(model.rank_objective(batch), incumbent)
+            trial = model.minimize(
+                model.rank_objective(batch),
+                incumbent,
+                value=partial(model.rank_value, batch),
+                accept=partial(_fits_caps, prep, comp, caps),
+                integer=True,
+            )
             if _fits(prep, comp, trial, caps):
                 incumbent = trial
             for u in batch:
@@ -82,6 +95,14 @@ def _batch(prep: Prepared, pending: list[int], at: int) -> list[int]:
 def _values(prep: Prepared, choice: list[int], comp: list[int]) -> dict[str, float]:
     cost, span = prep.score(choice, comp)
     return {"cost": cost, "time": span}
+
+
+def _value(prep: Prepared, comp: list[int], which: str, choice: list[int]) -> float:
+    return _values(prep, choice, comp)[which]
+
+
+def _fits_caps(prep: Prepared, comp: list[int], caps: dict[str, float], choice: list[int]) -> bool:
+    return _fits(prep, comp, choice, caps)
 
 
 def _fits(prep: Prepared, comp: list[int], choice: list[int], caps: dict[str, float]) -> bool:

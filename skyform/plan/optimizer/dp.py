@@ -74,11 +74,7 @@ def lexmin_chain(prep: Prepared, tasks: list[int], links: list[int], base: list[
 
 def _continuations(prep: Prepared, here: int, gb: float, tail: list) -> list[Pair]:
     """(primary, secondary) of moving on from place `here` to each (place, p, s) of `tail`."""
-    if gb <= 0 or prep.problem.egress is None:
-        moves = [(0.0, 0.0)] * len(tail)
-    else:
-        known, move = prep._moves, prep.move
-        moves = [known.get((here, there, gb)) or move(here, there, gb) for there, _, _ in tail]
+    moves = prep.moves_from(here, gb, [there for there, _, _ in tail])
     if prep.objective == "cost":
         return [(c + p, h + s) for (c, h), (_, p, s) in zip(moves, tail, strict=True)]
     return [(h + p, c + s) for (c, h), (_, p, s) in zip(moves, tail, strict=True)]

@@ -20,6 +20,7 @@ names are derived from indices, so the same input writes the same model file.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from skyform.errors import PlanError
@@ -28,6 +29,8 @@ from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.problem import tol
 
 Terms = list[tuple[Any, float]]  # (variable, coefficient)
+ROUNDING_TOL = 1e-4  # LP one-hot values this close to 0 or 1 are rounded (then checked)
+PRINTED_TOL = 1e-7  # relative: how far CBC's printed LP optimum can be from the true one
 
 
 class PlacementIlp:
@@ -148,23 +151,36 @@ class PlacementIlp:
         # Transfer time is usually the same between any two different places: then it is that
         # constant minus a same-place discount, and needs no flow terms at all.
         flat = {h for _, h in blocks.values()}
+        apart = _apart_hours(src_regions, dst_regions, blocks)
+        if len(flat) > 1 and apart is not None:
+            # Regions where the two tasks can only meet at one place: their block holds that
+            # place's own price; price it like the others plus a same-place correction (the w
+            # term below), so the hours stay one constant.
+            blocks = dict(blocks)
+            for a in src_regions:
+                if (a, a) in blocks and not _two_places(src_regions[a], dst_regions.get(a, ())):
+                    blocks[(a, a)] = (blocks[(a, a)][0], apart)
+            flat = {h for _, h in blocks.values()}
         hours_const = flat.pop() if len(flat) == 1 else 0.0
-        for a_i, a in enumerate(src_regions):
-            for b_i, b in enumerate(dst_regions):
-                x = flow[(a, b)] = self._var(f"f_{k}_{a_i}_{b_i}", 0)
-                c, h = blocks[(a, b)]
-                if c:
-                    usd.append((x, c))
-                if h != hours_const:
-                    hours.append((x, h))
-        for a_i, (a, places) in enumerate(src_regions.items()):
-            terms = [t for place in places for t in src[place]]
-            out = pulp.lpSum(flow[(a, b)] for b in dst_regions)
-            self.prob += (out - self._expr(terms) == 0, f"fs_{k}_{a_i}")
-        for b_i, (b, places) in enumerate(dst_regions.items()):
-            terms = [t for place in places for t in dst[place]]
-            into = pulp.lpSum(flow[(a, b)] for a in src_regions)
-            self.prob += (into - self._expr(terms) == 0, f"fd_{k}_{b_i}")
+        if not flat:  # only prices differ between region pairs
+            usd += self._discounts(k, src, dst, blocks, src_regions, dst_regions)
+        else:
+            for a_i, a in enumerate(src_regions):
+                for b_i, b in enumerate(dst_regions):
+                    x = flow[(a, b)] = self._var(f"f_{k}_{a_i}_{b_i}", 0)
+                    c, h = blocks[(a, b)]
+                    if c:
+                        usd.append((x, c))
+                    if h != hours_const:
+                        hours.append((x, h))
+            for a_i, (a, places) in enumerate(src_regions.items()):
+                terms = [t for place in places for t in src[place]]
+                out = pulp.lpSum(flow[(a, b)] for b in dst_regions)
+                self.prob += (out - self._expr(terms) == 0, f"fs_{k}_{a_i}")
+            for b_i, (b, places) in enumerate(dst_regions.items()):
+                terms = [t for place in places for t in dst[place]]
+                into = pulp.lpSum(flow[(a, b)] for a in src_regions)
+                self.prob += (into - self._expr(terms) == 0, f"fd_{k}_{b_i}")
         for l_i, place in enumerate(src):
             if place not in dst:
                 continue
@@ -184,6 +200,41 @@ class PlacementIlp:
             if h != off_h:
                 hours.append((both, h - off_h))
         return usd, 0.0, hours, hours_const
+
+    def _discounts(self, k, src, dst, blocks, src_regions, dst_regions) -> Terms:
+        """The region-pair price of edge k, as "the source region's dearest price, minus a
+        discount for the pair used" — with a variable only for pairs priced below that.
+
+        y[A,B] in [0, 1] with sum over B of y[A,B] <= "u in A" and sum over A <= "v in B":
+        at an integer point only the pair in use can be 1, and minimising sets it (exact); the
+        LP relaxation is the full transportation problem's (a partial matching of discounts can
+        always be completed with pairs of discount >= 0), but without a variable for every
+        pair of regions — a catalog with many regions and few distinct prices (unlisted pairs
+        are all priced alike) needs a few hundred per edge instead of regions squared.
+        """
+        pulp = self.pulp
+        usd: Terms = []
+        into: dict[int, list[Any]] = {}
+        for a_i, (a, places) in enumerate(src_regions.items()):
+            dearest = max(blocks[(a, b)][0] for b in dst_regions)
+            mine = [t for place in places for t in src[place]]
+            if dearest:
+                usd += [(x, dearest * w) for x, w in mine]
+            pairs = []
+            for b_i, b in enumerate(dst_regions):
+                discount = dearest - blocks[(a, b)][0]
+                if discount > 0:
+                    y = self._var(f"y_{k}_{a_i}_{b_i}", 0)
+                    usd.append((y, -discount))
+                    pairs.append(y)
+                    into.setdefault(b_i, []).append(y)
+            if pairs:
+                self.prob += (pulp.lpSum(pairs) - self._expr(mine) <= 0, f"ys_{k}_{a_i}")
+        for b_i, places in enumerate(dst_regions.values()):
+            if b_i in into:
+                theirs = [t for place in places for t in dst[place]]
+                self.prob += (pulp.lpSum(into[b_i]) - self._expr(theirs) <= 0, f"yd_{k}_{b_i}")
+        return usd
 
     def _var(self, name: str, low: float | None = None, up: float | None = None, cat=None) -> Any:
         """A variable of this model (PuLP 3.3+ `add_variable`; plain LpVariable before it)."""
@@ -232,14 +283,40 @@ class PlacementIlp:
             if x is not None:
                 x.lowBound = x.upBound = 1 if j == i else 0
 
-    def minimize(self, objective: Any, base: list[int]) -> list[int]:
-        """Solve with `objective`; return `base` with this component's tasks filled in."""
-        pulp = self.pulp
+    def minimize(
+        self,
+        objective: Any,
+        base: list[int],
+        *,
+        value: Callable[[list[int]], float] | None = None,
+        accept: Callable[[list[int]], bool] | None = None,
+        integer: bool = False,
+    ) -> list[int]:
+        """Solve with `objective`; return `base` with this component's tasks filled in.
+
+        With `accept` (does an assignment keep the caller's bounds?) and `value` (the
+        objective of an assignment, computed in Python), the LP relaxation is solved first. Its
+        optimum is a lower bound; rounding its one-hot values (off by solver noise at most
+        ROUNDING_TOL: the flow rows make the relaxation integral on most placement problems)
+        gives an assignment, which is an optimum of the ILP when `accept`ed and its value
+        reaches the bound: below bound + 1 for an `integer` objective (rank positions: no
+        integer point lies in between), within PRINTED_TOL of it otherwise (CBC prints values
+        to 8 digits). CBC's branch-and-cut set-up, most of a solve's time on these models, is
+        then skipped. Otherwise the ILP is solved.
+        """
         self.prob.setObjective(objective)
-        status = self.prob.solve(_solver(pulp))
-        self.solves += 1
-        if pulp.LpStatus[status] != "Optimal":
-            raise RuntimeError(f"CBC returned {pulp.LpStatus[status]} for the placement ILP")
+        if accept is not None and value is not None:
+            self._solve(mip=False)
+            choice = self._choice(base)
+            if self._near_integral() and accept(choice):
+                bound = float(self.pulp.value(self.prob.objective) or 0.0)
+                slack = 1.0 - 1e-6 if integer else PRINTED_TOL * max(1.0, abs(bound))
+                if value(choice) < bound + slack:
+                    return choice
+        self._solve(mip=True)
+        return self._choice(base)
+
+    def _choice(self, base: list[int]) -> list[int]:
         choice = list(base)
         for v in self.tasks:
             alive = self.prep.alive[v]
@@ -249,6 +326,19 @@ class PlacementIlp:
                 values = [(self.var[(v, i)].varValue or 0.0, -n) for n, i in enumerate(alive)]
                 choice[v] = alive[-max(values)[1]]
         return choice
+
+    def _solve(self, *, mip: bool) -> None:
+        pulp = self.pulp
+        status = self.prob.solve(_solver(pulp, mip=mip))
+        self.solves += 1
+        if pulp.LpStatus[status] != "Optimal":
+            raise RuntimeError(f"CBC returned {pulp.LpStatus[status]} for the placement ILP")
+
+    def _near_integral(self) -> bool:
+        return all(
+            min(value, 1.0 - value) <= ROUNDING_TOL
+            for value in (x.varValue or 0.0 for x in self.var.values())
+        )
 
     def rank_objective(self, tasks: list[int]) -> Any:
         """Rank positions of `tasks` weighted lexicographically (earlier tasks dominate)."""
@@ -260,8 +350,17 @@ class PlacementIlp:
             weight *= len(alive)
         return self._expr(terms)
 
+    def rank_value(self, tasks: list[int], choice: list[int]) -> float:
+        """`rank_objective(tasks)` at an assignment."""
+        total, weight = 0, 1
+        for v in reversed(tasks):
+            alive = self.prep.alive[v]
+            total += weight * alive.index(choice[v])
+            weight *= len(alive)
+        return float(total)
 
-def _solver(pulp: Any) -> Any:
+
+def _solver(pulp: Any, *, mip: bool = True) -> Any:
     """CBC, quiet, exact gaps: the binary bundled with PuLP when there is one (PuLP deprecates
     the PULP_CBC_CMD wrapper, not the binary), else `cbc` on PATH. No `-threads` option: CBC's
     default is single-threaded, while `-threads 1` starts a worker thread that was seen to stall
@@ -271,13 +370,28 @@ def _solver(pulp: Any) -> Any:
     except ImportError:  # a PuLP without a bundled binary
         pulp_cbc_path = None
     path = pulp_cbc_path if pulp_cbc_path and os.access(pulp_cbc_path, os.X_OK) else None
-    solver = pulp.COIN_CMD(path=path, msg=False, gapRel=0.0, gapAbs=1e-9)
+    solver = pulp.COIN_CMD(path=path, msg=False, mip=mip, gapRel=0.0, gapAbs=1e-9)
     if not solver.available():
         raise PlanError(
             "the CBC solver is not available, so this task graph cannot be optimized",
             hint="Install it with `pip install 'pulp[cbc]'` (or put `cbc` on PATH).",
         )
     return solver
+
+
+def _two_places(src: list[int], dst: list[int] | tuple) -> bool:
+    """Can the two tasks be at two different places of this region?"""
+    return any(a != b for a in src for b in dst)
+
+
+def _apart_hours(src_regions: dict, dst_regions: dict, blocks: dict) -> float | None:
+    """The one transfer time between different places, if there is one."""
+    hours = {
+        h
+        for (a, b), (_, h) in blocks.items()
+        if a != b or _two_places(src_regions.get(a, []), dst_regions.get(b, []))
+    }
+    return hours.pop() if len(hours) == 1 else None
 
 
 def _region(place: Location) -> tuple[str, str | None]:

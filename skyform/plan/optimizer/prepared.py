@@ -29,7 +29,7 @@ class Prepared:
             self.parents[v].append(k)
         self.places: list[Location] = []
         self._place_index: dict[Location, int] = {}
-        self._moves: dict[tuple[int, int, float], tuple[float, float]] = {}
+        self._moves: dict[float, dict[int, dict[int, tuple[float, float]]]] = {}  # gb, a, b
         self.ilp_solves = 0  # counted for Solution.stats
         anchors: list[list] = [[] for _ in range(n)]
         for anchor in problem.anchors:
@@ -111,12 +111,27 @@ class Prepared:
         """(USD, hours) to move `gb` GB from place a to place b."""
         if gb <= 0 or self.problem.egress is None:
             return 0.0, 0.0
-        key = (a, b, gb)
-        found = self._moves.get(key)
-        if found is None:
+        try:  # (pruning asks millions of times on a big catalog: two int-keyed lookups)
+            return self._moves[gb][a][b]
+        except KeyError:
             moved = self.problem.egress(self.places[a], self.places[b], gb)
-            found = self._moves[key] = (float(moved.cost), float(moved.seconds) / SECONDS_PER_HOUR)
-        return found
+            found = (float(moved.cost), float(moved.seconds) / SECONDS_PER_HOUR)
+            self._moves.setdefault(gb, {}).setdefault(a, {})[b] = found
+            return found
+
+    def moves_from(self, a: int, gb: float, targets: list[int]) -> list[tuple[float, float]]:
+        """`move(a, b, gb)` for each b of `targets` (the cached ones without a call each)."""
+        if gb <= 0 or self.problem.egress is None:
+            return [(0.0, 0.0)] * len(targets)
+        known = self._moves.get(gb, {}).get(a, {})
+        return [known.get(b) or self.move(a, b, gb) for b in targets]
+
+    def moves_to(self, b: int, gb: float, sources: list[int]) -> list[tuple[float, float]]:
+        """`move(a, b, gb)` for each a of `sources`."""
+        if gb <= 0 or self.problem.egress is None:
+            return [(0.0, 0.0)] * len(sources)
+        known = self._moves.get(gb, {})
+        return [known.get(a, {}).get(b) or self.move(a, b, gb) for a in sources]
 
     def transfer(self, a: Location, b: Location, gb: float) -> tuple[float, float]:
         return self.move(self.intern(a), self.intern(b), gb)

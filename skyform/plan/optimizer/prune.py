@@ -161,11 +161,10 @@ class _Side:
             mine = prep.place[v][i]
             if mine in self.usd:
                 continue
-            move = prep.move
             if self.incoming:
-                moves = [move(p, mine, gb) for p in theirs]
+                moves = prep.moves_to(mine, gb, theirs)
             else:
-                moves = [move(mine, p, gb) for p in theirs]
+                moves = prep.moves_from(mine, gb, theirs)
             row = [m[0] for m in moves]
             self.usd[mine] = row
             self.hours[mine] = [m[1] for m in moves]
