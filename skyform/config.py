@@ -26,6 +26,13 @@ keys and known_hosts. The config file is optional: a fresh machine has none.
       give_up_after: 86400      # seconds of relaunching without capacity before
                                 # FAILED_NO_RESOURCE (null: never give up, as SkyPilot)
       max_rounds: null          # or at most N relaunch rounds (whichever comes first)
+    storage:                    # buckets in file_mounts, for local and ssh nodes and plan time
+      endpoint: http://minio.lab:9000   # an S3-compatible store (MinIO, Ceph); default:
+                                        # AWS_ENDPOINT_URL, else AWS itself
+      region: us-east-1         # where created S3 buckets go when no cloud placement decides
+      access_key_id: AKIA...    # default: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
+      secret_access_key: ...    # (never written to a plan, a log or --json)
+      r2_endpoint: https://<account>.r2.cloudflarestorage.com
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from skyform.errors import ConfigError
 
@@ -139,6 +146,17 @@ class KubernetesSettings(_Strict):
     timeout: float = Field(default=5.0, gt=0)
 
 
+class StorageSettings(_Strict):
+    """Where s3:// (and r2://) buckets are reached from this machine and from local/ssh nodes.
+    Unset values fall back to the standard AWS_* variables that boto3, awscli and rclone read."""
+
+    endpoint: str | None = None
+    region: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: SecretStr | None = None
+    r2_endpoint: str | None = None
+
+
 class PulumiSettings(_Strict):
     backend_url: str | None = None
     project: str = "skyform"
@@ -151,6 +169,7 @@ class Config(_Strict):
     pulumi: PulumiSettings = PulumiSettings()
     kubernetes: KubernetesSettings = KubernetesSettings()
     recovery: RecoverySettings = RecoverySettings()
+    storage: StorageSettings = StorageSettings()
 
 
 def config_path() -> Path:

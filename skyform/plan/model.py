@@ -126,11 +126,55 @@ class OutsideOf(_Model):
         return not any(a.matches(offer) for a in self.allowed)
 
 
+class BucketMount(_Model):
+    """How a job uses a bucket: COPY it (its `prefix`) before setup, or MOUNT it over FUSE."""
+
+    bucket: str
+    store: str  # s3 | gcs | r2
+    prefix: str = ""
+    mode: str = "MOUNT"  # COPY | MOUNT | MOUNT_CACHED
+    read_only: bool = False
+    rclone_flags: list[str] = []
+
+
 class FileMount(_Model):
-    """`dst: src` where src is a local path (relative to the task file) or a bucket URI."""
+    """`dst: src` where src is a local path (relative to the task file) or a bucket URI;
+    `bucket` is set when the mount is a bucket (then `source` is for display)."""
 
     source: str
     mode: str | None = None
+    bucket: BucketMount | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_no_bucket(self, handler):
+        data = handler(self)
+        if data.get("bucket") is None:  # plans and digests of local mounts keep their bytes
+            data.pop("bucket", None)
+        return data
+
+
+class PlannedBucket(_Model):
+    """A bucket the plan uses: one skyform creates (`action` create, a resource of the plan)
+    or one that exists, read at plan time (`action` noop): apply refuses the plan when a
+    bucket that existed is gone, or when one it would create appeared meanwhile."""
+
+    name: str
+    store: str  # s3 | gcs | r2
+    region: str | None = None  # None: could not be read (`note` says why)
+    action: Action = Action.NOOP
+    persistent: bool = True
+    created_by_skyform: bool = False  # skyform deletes only these
+    uploads: list[str] = []  # local sources uploaded into it, relative to the task file
+    used_by: list[str] = []  # clusters that mount or copy it
+    size_gb: Money | None = None  # of the prefix the plan reads, when cheap to know
+    note: str = ""
+
+    @property
+    def uri(self) -> str:
+        return f"{STORE_SCHEMES.get(self.store, self.store)}://{self.name}"
+
+
+STORE_SCHEMES = {"s3": "s3", "gcs": "gs", "r2": "r2"}
 
 
 class JobSpec(_Model):
@@ -351,7 +395,15 @@ class Plan(_Model):
     changes: list[ClusterChange] = []
     untouched: list[UntouchedCluster] = []
     host_probes: list[HostProbe] = []
+    buckets: list[PlannedBucket] = []
     summary: Summary
+
+    @model_serializer(mode="wrap")
+    def _without_no_buckets(self, handler):
+        data = handler(self)
+        if not data.get("buckets"):  # plans without buckets keep their bytes
+            data.pop("buckets", None)
+        return data
 
     def change_for(self, cluster: str) -> ClusterChange | None:
         return next((c for c in self.changes if c.cluster == cluster), None)

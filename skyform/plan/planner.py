@@ -15,6 +15,13 @@ from typing import Any
 from skyform import __version__
 from skyform.config import Config
 from skyform.errors import NoOffersError
+from skyform.plan.buckets import (
+    BucketFact,
+    bucket_anchors,
+    bucket_mount,
+    merge_anchors,
+    planned_buckets,
+)
 from skyform.plan.capacity import busy_hosts, check_joint_capacity, probes_used
 from skyform.plan.catalog import Catalog
 from skyform.plan.catalog.k8s_offers import kubernetes_scope
@@ -66,6 +73,7 @@ class PlanInputs:
     # task index -> the files its workdir sync would send now (only tasks with a local workdir)
     workdirs: Mapping[int, WorkdirFiles] = field(default_factory=dict)
     reserved: Mapping[str, str] = field(default_factory=dict)  # ssh host id -> cluster (state)
+    buckets: Mapping[str, BucketFact] = field(default_factory=dict)  # read at plan time, by URI
 
 
 def sha256(data: bytes | str) -> str:
@@ -85,7 +93,7 @@ def _scrub(text: str, secrets: Mapping[str, str]) -> str:
     return text
 
 
-def job_spec(task: TaskSpec, label: str) -> JobSpec:
+def job_spec(task: TaskSpec, label: str, offer: PlacedOffer | None = None) -> JobSpec:
     secrets = task.secret_values()
     secret_digests = {k: sha256(v) for k, v in sorted(secrets.items())}
     workdir = (
@@ -100,7 +108,14 @@ def job_spec(task: TaskSpec, label: str) -> JobSpec:
             if isinstance(mount.source, str)
             else canonical(mount.model_dump(mode="json", exclude_defaults=True))
         )
-        mounts[_scrub(dst, secrets)] = FileMount(source=_scrub(source, secrets), mode=mount.mode)
+        bucket = (
+            bucket_mount(mount.bucket, offer)
+            if mount.bucket is not None and offer is not None
+            else None
+        )
+        mounts[_scrub(dst, secrets)] = FileMount(
+            source=_scrub(source, secrets), mode=mount.mode, bucket=bucket
+        )
     workdir = _scrub(workdir, secrets) if workdir else None
     setup_digest = sha256(
         canonical({"setup": task.setup, "envs": task.envs, "secrets": secret_digests})
@@ -258,6 +273,8 @@ def make_plan(
     from skyform.plan.optimizer.candidates import data_flows
 
     busy = busy_hosts(inputs.reserved, names)
+    _, input_anchors = data_flows(dag)
+    from_buckets = bucket_anchors(dag, inputs.buckets, input_anchors)
     try:
         solution = optimize(
             dag,
@@ -267,6 +284,7 @@ def make_plan(
             allowed=inputs.allowed,
             clouds=config.plan.clouds,
             busy=busy,
+            anchors=from_buckets,
         )
     except NoOffersError as err:
         pools = {p.removeprefix("ssh/") for p in scope if p.startswith("ssh")}
@@ -279,7 +297,7 @@ def make_plan(
             flags = " ".join(words(dag.overrides))
             err.hint = f"{err.hint or ''} The task was planned with {flags}: change or drop them."
         raise
-    _, anchors = data_flows(dag)
+    anchors = merge_anchors(input_anchors, from_buckets)
 
     def inputs_egress(task: int, offer) -> float:
         """What pulling the task's anchored inputs to `offer` costs (the table's EGRESS)."""
@@ -301,7 +319,7 @@ def make_plan(
         cand = result.candidate
         request = task.resources.groups[cand.group][cand.request]
         offer = placed(cand.offer)
-        job = job_spec(task, labels[result.index])
+        job = job_spec(task, labels[result.index], offer)
         desired.append(cluster_spec(names[result.index], request, offer, cand.num_nodes, job))
         alternatives = [
             Alternative(
@@ -349,6 +367,13 @@ def make_plan(
         for f in solution.flows
         if f.gigabytes > 0 and (f.cost > 0 or f.seconds > 0)
     ]
+    buckets = planned_buckets(
+        dag,
+        {p.index: p.offer for p in placements},
+        {p.index: p.cluster for p in placements},
+        inputs.buckets,
+        config.storage.region,
+    )
     order = {p.cluster: p.index for p in placements}
     desired.sort(key=lambda s: order[s.name])
     changes = diff_clusters(
@@ -364,6 +389,7 @@ def make_plan(
         changes=changes,
         untouched=untouched_clusters(names, current, owner),
         host_probes=probes_used(catalog, scope),
+        buckets=buckets,
         summary=_summary(changes, desired, solution, destroy=False),
         **common,
     )

@@ -116,8 +116,29 @@ class GitWorkdir(_Frozen):
     ref: str | None = None
 
 
+class BucketSpec(_Frozen):
+    """A bucket a file mount uses (SkyPilot's Storage), after SkyPilot's rules were checked.
+
+    `must_exist`: the source was a bucket URI, so skyform reads it and never creates or
+    deletes it. Otherwise skyform creates the bucket when it is missing (and uploads
+    `uploads`, local paths relative to the task file). `store` None: the placement's cloud
+    decides. `prefix` is the sub-path inside the bucket that is copied or mounted.
+    """
+
+    name: str
+    store: str | None = None
+    prefix: str = ""
+    mode: Literal["COPY", "MOUNT", "MOUNT_CACHED"] = "MOUNT"
+    persistent: bool = True
+    must_exist: bool = False
+    uploads: tuple[str, ...] = ()
+    read_only: bool = False
+    rclone_flags: tuple[str, ...] = ()  # MOUNT_CACHED tuning from `type:` / `config:`
+
+
 class FileMount(_Frozen):
-    """A file mount's source: a local path, a bucket URI, or a storage spec (name/store/mode)."""
+    """A file mount's source: a local path, a bucket URI, or a storage spec (name/store/mode).
+    `bucket` is set for every form that involves a bucket."""
 
     source: str | tuple[str, ...] | None = None
     name: str | None = None
@@ -125,6 +146,7 @@ class FileMount(_Frozen):
     mode: str | None = None
     persistent: bool | None = None
     options: dict[str, Any] = {}
+    bucket: BucketSpec | None = None
 
 
 def is_uri(value: str) -> bool:

@@ -15,15 +15,14 @@ from skyform.spec.envs import references, require_values, substitute, yaml_varia
 from skyform.spec.errors import Problem, Where, describe
 from skyform.spec.infra import format_location, infer_location, parse_infra
 from skyform.spec.models import FileMount, GitWorkdir, SkyformExt, SourceRef, TaskSpec, is_uri
-from skyform.spec.raw import IGNORED_TASK_KEYS, RawSkyform, RawStorage, RawTask, RawWorkdirGit
+from skyform.spec.raw import IGNORED_TASK_KEYS, RawSkyform, RawTask, RawWorkdirGit
 from skyform.spec.resources import parse_resources
+from skyform.spec.storage import is_bucket_uri, storage_mount, uri_mount
 
 MAX_NUM_NODES = 4096
 MAX_DATA_GB = 10_000_000  # 10 PB
 MAX_HOURS = 100_000
 TASK_NAME = re.compile(r"[a-zA-Z0-9]+(?:[._-]{1,2}[a-zA-Z0-9]+)*")
-STORES = ("s3", "gcs", "azure", "r2", "ibm", "oci", "nebius", "coreweave", "hf", "volume")
-MODES = ("MOUNT", "COPY", "MOUNT_CACHED")
 
 
 @dataclass(frozen=True)
@@ -150,9 +149,11 @@ def _file_mounts(raw: Any, variables: dict[str, str], where: Where) -> dict[str,
         if isinstance(src, str):
             if not src.strip():
                 where.fail(path, "file mount source is empty")
-            mounts[dst] = FileMount(source=src)
+            mounts[dst] = (
+                uri_mount(src, path, where) if is_bucket_uri(src) else FileMount(source=src)
+            )
         elif isinstance(src, dict):
-            mounts[dst] = _storage(src, path, where)
+            mounts[dst] = storage_mount(src, path, where)
         else:
             where.fail(
                 path,
@@ -160,46 +161,6 @@ def _file_mounts(raw: Any, variables: dict[str, str], where: Where) -> dict[str,
                 "Write e.g. '/data: s3://bucket/path' or '/data: {source: ./data, mode: COPY}'.",
             )
     return mounts
-
-
-def _storage(value: dict[str, Any], path: tuple, where: Where) -> FileMount:
-    for key, item in value.items():
-        if item is None:
-            where.fail(
-                (*path, key),
-                f"'{key}' is empty",
-                "Fill in a value (e.g. your bucket name) or remove the key.",
-            )
-    spec = where.validate(RawStorage, value, path)
-    if spec.name is None and spec.source is None:
-        where.fail(
-            path,
-            "a storage file mount needs 'source' or 'name'",
-            "Give a bucket name ('name: my-bucket') or a source ('source: s3://bucket').",
-        )
-    store = spec.store.lower() if spec.store is not None else None
-    if store is not None and store not in STORES:
-        where.fail(
-            (*path, "store"),
-            f"unknown store '{spec.store}'",
-            f"Choose one of: {', '.join(STORES)}.",
-        )
-    mode = spec.mode.upper() if spec.mode is not None else None
-    if mode is not None and mode not in MODES:
-        where.fail(
-            (*path, "mode"), f"unknown mode '{spec.mode}'", f"Choose one of: {', '.join(MODES)}."
-        )
-    if isinstance(spec.source, list) and not spec.source:
-        where.fail((*path, "source"), "source list is empty")
-    options = {k: v for k in ("mount_options", "type", "config") if (v := value.get(k)) is not None}
-    return FileMount(
-        source=tuple(spec.source) if isinstance(spec.source, list) else spec.source,
-        name=spec.name,
-        store=store,
-        mode=mode,
-        persistent=spec.persistent,
-        options=options,
-    )
 
 
 def _data(value: dict[str, float] | None, key: str, where: Where) -> dict[str, float]:

@@ -53,7 +53,9 @@ def test_corpus_tally():
                 assert err.field and err.field.startswith("file_mounts"), err
                 other += 1
     assert len(FILES) == 168
-    assert (ok, unsupported, missing_values, other) == (128, 17, 20, 3)
+    # other: 3 bucket names left empty; 3 local sources to upload that exist only on the
+    # author's machine (SkyPilot refuses those too, storage.py:1122-1182)
+    assert (ok, unsupported, missing_values, other) == (125, 17, 20, 6)
 
 
 @needs_corpus

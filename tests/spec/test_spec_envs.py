@@ -140,8 +140,7 @@ file_mounts:
   /checkpoint/${SIZE}: s3://$BUCKET/ckpt-${SIZE}
   /data:
     name: ${BUCKET}-2
-    source: ["~/$SIZE"]
-  /unknown: s3://${NOT_SET}/x-$ALSO_NOT_SET
+  /unknown: ./${NOT_SET}/x-$ALSO_NOT_SET
   /defaults: s3://${NOT_SET:-fallback}/${EMPTY:-was-empty}/${BUCKET:-unused}
 service:
   readiness_probe:
@@ -159,14 +158,14 @@ def test_substitution_in_file_mounts_workdir_service_volumes():
     mounts = task.file_mounts
     assert mounts["/checkpoint/13b"].source == "s3://my-bucket/ckpt-13b"
     assert mounts["/data"].name == "my-bucket-2"
-    assert mounts["/data"].source == ("~/13b",)
+    assert mounts["/checkpoint/13b"].bucket.prefix == "ckpt-13b"
     assert task.service == {"readiness_probe": {"path": "/v1/13b"}}
     assert task.volumes == {"/mnt/data": "vol-13b"}
 
 
 def test_unknown_names_stay_literal_and_defaults_apply():
     mounts = load(SUBST).tasks[0].file_mounts
-    assert mounts["/unknown"].source == "s3://${NOT_SET}/x-$ALSO_NOT_SET"
+    assert mounts["/unknown"].source == "./${NOT_SET}/x-$ALSO_NOT_SET"
     assert mounts["/defaults"].source == "s3://fallback/was-empty/my-bucket"
 
 

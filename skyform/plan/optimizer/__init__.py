@@ -98,8 +98,10 @@ def problem_for(
     blocked: Sequence[BlockedPlacement] = (),
     clouds: Iterable[str] | None = None,
     busy: Collection[str] = (),
+    anchors: Sequence[Anchor] = (),
 ) -> Problem:
-    """The optimizer's Problem for a DAG; raises NoOffersError for a task nothing fits."""
+    """The optimizer's Problem for a DAG; raises NoOffersError for a task nothing fits.
+    `anchors`: data at fixed places besides the tasks' `inputs` (buckets read at plan time)."""
     chosen = default_clouds(catalog, clouds)
     candidates = []
     memo: dict = {}
@@ -108,7 +110,7 @@ def problem_for(
         if not found:
             raise no_offers_error(task, v, catalog, chosen, blocked)
         candidates.append(found)
-    return build_problem(dag, catalog, candidates, objective)
+    return build_problem(dag, catalog, candidates, objective, anchors)
 
 
 def optimize(
@@ -120,6 +122,7 @@ def optimize(
     clouds: Iterable[str] | None = None,
     allowed: Sequence[BlockedPlacement] = (),
     busy: Collection[str] = (),
+    anchors: Sequence[Anchor] = (),
 ) -> Solution:
     """Place every task of `dag`. `clouds`: clouds for requests that name none (default: the
     catalog's priced clouds). `blocked`: placements never chosen; `allowed` (when given): only
@@ -131,6 +134,6 @@ def optimize(
 
         rules.append(OutsideOf(allowed=list(allowed)))
     problem = problem_for(
-        dag, catalog, objective=objective, blocked=rules, clouds=clouds, busy=busy
+        dag, catalog, objective=objective, blocked=rules, clouds=clouds, busy=busy, anchors=anchors
     )
     return solve(problem)

@@ -302,8 +302,11 @@ def build_problem(
     catalog: Catalog,
     candidates: Sequence[tuple[Candidate, ...]],
     objective: Objective,
+    extra_anchors: Sequence[Anchor] = (),
 ) -> Problem:
     edges, anchors = data_flows(dag)
+    replaced = {(a.task, a.label) for a in extra_anchors}  # the same data, better located
+    anchors = (*(a for a in anchors if (a.task, a.label) not in replaced), *extra_anchors)
     tasks = tuple(Task(task.label(v), candidates[v]) for v, task in enumerate(dag.tasks))
     return Problem(tasks, edges, anchors, objective, catalog.egress.transfer)
 
