@@ -122,6 +122,10 @@ class CapacityError(StackError):
     exit_code = 4
 
 
+class StorageError(SkyformError):
+    """A bucket operation failed (read, create, upload, mount, delete)."""
+
+
 class ExecError(SkyformError):
     """Running something on a cluster's nodes failed."""
 

@@ -79,11 +79,33 @@ def plan_task(
         owner=str(Path(task_file).resolve()),
         workdirs={} if destroy or not snapshot.clusters else current_workdirs(dag, task_file),
         reserved=snapshot.reserved,
+        buckets={} if destroy else bucket_facts(dag, config),
     )
     plan = make_plan(
         inputs, catalog=catalog, config=config, current=snapshot.clusters, prior=snapshot.prior
     )
     return PlanResult(plan=plan, warnings=_unique(warnings))
+
+
+def bucket_facts(dag: Dag, config) -> dict:
+    """The buckets the DAG may use, read now (only when it uses any: boto3 loads lazily)."""
+    from skyform.plan.buckets import bucket_uses
+
+    if not bucket_uses(dag):
+        return {}
+    from skyform.state.db import state_path
+    from skyform.storage.facts import read_facts
+
+    db = None
+    if state_path().exists():
+        from skyform.state.db import StateDB
+
+        db = StateDB(state_path())
+    try:
+        return read_facts(dag, config, db)
+    finally:
+        if db is not None:
+            db.close()
 
 
 def current_workdirs(dag: Dag, task_file: Path) -> dict[int, WorkdirFiles]:

@@ -14,6 +14,8 @@ SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(Path(__file__).parent))  # `import helpers` from any test module
 
 # Real sshd nodes on loopback, one set for the whole session (tests/sshnodes.py).
+# A real S3 API (moto server) on loopback, for bucket file mounts (tests/motoserver.py).
+from motoserver import moto_endpoint, s3  # noqa: E402, F401
 from sshnodes_fixtures import fresh_ssh_nodes, make_ssh_nodes, ssh_nodes  # noqa: E402, F401
 
 

@@ -221,6 +221,9 @@ def destroy(
             raise
         return _purge(db, record, err, reason=reason, emit=emit)
     _forget(db, record.name, "cluster.destroyed", reason)
+    from skyform.storage.cleanup import delete_ephemeral
+
+    delete_ephemeral(db, config, record.name, emit)
     return None
 
 

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from skyform.errors import SpecError, StalePlanError
-from skyform.plan.model import KubernetesProvenance, Plan
+from skyform.plan.model import Action, KubernetesProvenance, Plan
 from skyform.state.db import StateDB
 
 
@@ -78,6 +78,33 @@ def stale_reasons(plan: Plan, plan_path: Path, *, db: StateDB, catalog) -> list[
             )
         if plan.kubernetes is not None:
             reasons += kubernetes_reasons(plan.kubernetes, catalog)
+        if plan.buckets:
+            reasons += bucket_reasons(plan, db)
+    return reasons
+
+
+def bucket_reasons(plan: Plan, db: StateDB) -> list[str]:
+    """A bucket the plan read is gone, or one it would create now exists and is not skyform's
+    (someone else's data: skyform would write into it and, at down, delete it)."""
+    from skyform.config import load_config
+    from skyform.errors import StorageError
+    from skyform.state.buckets import get_bucket
+    from skyform.storage.client import client_for
+
+    settings = load_config().storage
+    reasons = []
+    for bucket in plan.buckets:
+        if bucket.note:  # not read at plan time: nothing to compare with
+            continue
+        try:
+            now = client_for(bucket.store, settings).read(bucket.name)
+        except StorageError as exc:
+            reasons.append(f"bucket {bucket.uri} cannot be read now: {exc.message}")
+            continue
+        if bucket.action is Action.NOOP and now.exists is False:
+            reasons.append(f"bucket {bucket.uri} existed when the plan was made and is gone")
+        elif bucket.action is Action.CREATE and now.exists and not get_bucket(db, bucket.uri):
+            reasons.append(f"bucket {bucket.uri} now exists and skyform did not create it")
     return reasons
 
 

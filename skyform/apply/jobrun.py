@@ -21,6 +21,7 @@ from skyform.exec.run import ClusterSession, open_cluster
 from skyform.plan.model import FileMount, JobSpec
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus
+from skyform.storage.attach import with_flush
 
 NodeEvent = Callable[[str, "int | None", str], None]
 LogSink = Callable[[LogLine], None]
@@ -81,14 +82,20 @@ def sync_inputs(
     workdir = _workdir_path(job, task_dir, secrets)
     if workdir is not None:
         session.sync_workdir(workdir)
-    if job.file_mounts:
+    local = {dst: m for dst, m in job.file_mounts.items() if m.bucket is None}
+    if local:
         mounts = {
             _resubstitute(dst, secrets): FileMount(
                 source=_resubstitute(m.source, secrets), mode=m.mode
             )
-            for dst, m in job.file_mounts.items()
+            for dst, m in local.items()
         }
         session.sync_file_mounts(mounts, base_dir=task_dir)
+    if len(local) < len(job.file_mounts):
+        from skyform.config import load_config
+        from skyform.storage.attach import attach_buckets
+
+        attach_buckets(session, job, load_config().storage)
 
 
 def _record_final(db: StateDB, job: JobRecord, state: JobState, reason: str = "") -> JobRecord:
@@ -187,7 +194,11 @@ def start_job(
             return session, JobRun(job=_nothing_to_run(db, start), setup_ran=setup_ran)
         start.phase = "submit"
         state = session.submit(
-            job_spec, job_key=key, task_id=task_id, secrets=secrets, recovery_count=recovery_count
+            with_flush(job_spec),
+            job_key=key,
+            task_id=task_id,
+            secrets=secrets,
+            recovery_count=recovery_count,
         )
         job = start.update(status=JobStatus.RUNNING, started_at=time.time())
         if state.status.is_terminal:

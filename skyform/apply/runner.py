@@ -142,6 +142,16 @@ class Applier:
             for change in plan.changes:
                 if change.action is Action.DELETE:
                     self._destroy(change, "destroyed by plan")
+            if plan.buckets and not plan.destroy:
+                from skyform.storage.provision import ensure_buckets
+
+                ensure_buckets(
+                    plan,
+                    task_file.parent,
+                    self.db,
+                    self.config.storage,
+                    lambda message: self.progress.stage("buckets", "buckets", message),
+                )
             follow_later = not multi
             for task in _task_order(plan):
                 planned = plan.change_for(task.cluster)

@@ -32,8 +32,21 @@ if [ -n "$live" ]; then
   for pid in $live; do kill -KILL -- "-$pid" 2>/dev/null; done
 fi
 """
+# Unmount the bucket mounts (rclone FUSE) skyform made on the node before anything is
+# removed: `rm -rf` through a live mount would delete the bucket's objects.
+UNMOUNT_BUCKETS = """
+list="$HOME/.skyform/buckets/mounted"
+{ [ -f "$list" ] && cat "$list"; awk -v h="$HOME/" '$3 == "fuse.rclone" && index($2, h) == 1 \
+    {print $2}' /proc/mounts 2>/dev/null; } | sort -u | while read -r m; do
+  mountpoint -q "$m" 2>/dev/null || continue
+  fusermount3 -u "$m" 2>/dev/null || fusermount -u "$m" 2>/dev/null || \
+    fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+done
+rm -f "$list"
+"""
 TEARDOWN = (
     STOP_JOBS
+    + UNMOUNT_BUCKETS
     + f"""
 rm -rf "$HOME/{NODE_BASE}" "$HOME/{WORKDIR}"
 echo "stopped:$(echo $live | wc -w)"

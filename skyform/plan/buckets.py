@@ -156,13 +156,14 @@ def planned_buckets(
                 f"{label}: bucket {spec.name} is used with store {store} and {previous.store}",
                 "A bucket lives in one store: give the same 'store:' everywhere it is used.",
             )
-        found[uri] = _merge(previous, _planned(spec, store, offer, fact, clusters[use.task]))
-        if fact is None or fact.exists is None:
-            found[uri] = found[uri].model_copy(update={"note": _unread(fact)})
-        elif not exists:
-            found[uri] = found[uri].model_copy(
+        planned = _planned(spec, store, offer, fact, clusters[use.task])
+        if planned.action is Action.CREATE:
+            planned = planned.model_copy(
                 update={"region": _created_region(store, offer, default_region)}
             )
+        if fact is None or fact.exists is None:
+            planned = planned.model_copy(update={"note": _unread(fact, planned.action)})
+        found[uri] = _merge(previous, planned)
     return sorted(found.values(), key=lambda b: (b.store, b.name))
 
 
@@ -206,7 +207,8 @@ def _created_region(store: str, offer: PlacedOffer, default_region: str | None) 
     return DEFAULT_REGION[store]
 
 
-def _unread(fact: BucketFact | None) -> str:
-    if fact is None:
-        return "not read at plan time"
-    return fact.note or "could not be read at plan time"
+def _unread(fact: BucketFact | None, action: Action) -> str:
+    why = (fact.note if fact is not None else "") or "not read at plan time"
+    if action is Action.CREATE:
+        return f"could not check whether it exists ({why}); apply creates it when missing"
+    return f"region unknown ({why}); egress from it is not priced"

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from skyform.config import Config, ensure_dir, home
+from skyform.errors import StackError
 from skyform.plan.model import ClusterSpec
 from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
 from skyform.state.models import ClusterHandle, NodeHandle, NodeKind
@@ -99,5 +100,26 @@ class LocalEngine:
 
         live = [n for n in handle.nodes if Path(n.root or "").is_dir()]
         teardown_nodes(live, on_event=on_event)
+        refuse_live_mounts(cluster_dir(handle.name))
         shutil.rmtree(cluster_dir(handle.name), ignore_errors=True)
         on_event(f"removed {cluster_dir(handle.name)}")
+
+
+def refuse_live_mounts(root: Path) -> None:
+    """Never remove a directory through a mount still in it: that would delete what the mount
+    shows (a bucket's objects). Teardown unmounts them first; this is the last guard."""
+    try:
+        lines = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return
+    prefix = str(root.resolve()) + "/"
+    live = [
+        p.replace("\\040", " ")
+        for p in (line.split()[1] for line in lines if len(line.split()) > 1)
+        if p.startswith(prefix)
+    ]
+    if live:
+        raise StackError(
+            f"{live[0]} is still mounted; not removing {root}",
+            f"Unmount it (fusermount3 -u {live[0]}) and run the command again.",
+        )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -82,6 +82,15 @@ MIGRATIONS: dict[int, list[str]] = {
             node_id TEXT PRIMARY KEY,
             since REAL NOT NULL,
             reason TEXT NOT NULL
+        )""",
+    ],
+    3: [
+        # Buckets skyform created (only those: it never deletes one it did not create);
+        # `record` is a BucketRecord as JSON. `uri` is s3://name, gs://name or r2://name.
+        """CREATE TABLE buckets (
+            uri TEXT PRIMARY KEY,
+            record TEXT NOT NULL,
+            updated_at REAL NOT NULL
         )""",
     ],
 }

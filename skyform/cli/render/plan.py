@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from skyform.cli.render import fmt
+from skyform.cli.render.plan_buckets import bucket_lines
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, heredoc
@@ -203,6 +204,10 @@ def render_plan(plan: Plan, console: Console, *, saved_to: str | None = None) ->
         console.print()
     for change in visible:
         _render_change(change, plan, console)
+    for line in bucket_lines(plan.buckets):
+        console.print(escape(line), soft_wrap=True)
+    if plan.buckets:
+        console.print()
     if plan.blocked:
         console.print("Blocked placements honoured by this plan:")
         for b in plan.blocked:

@@ -1,0 +1,27 @@
+"""The buckets block of a plan: `+ bucket "my-ckpt" (gcs, europe-west4, persistent)`."""
+
+from __future__ import annotations
+
+from skyform.plan.model import Action, PlannedBucket
+
+
+def bucket_line(bucket: PlannedBucket) -> str:
+    region = bucket.region or "region unknown"
+    extra: list[str] = []
+    life = "persistent" if bucket.persistent else "deleted at down"
+    if bucket.action is Action.CREATE:
+        head = f'+ bucket "{bucket.name}" ({bucket.store}, {region}, {life})'
+    else:
+        owner = f"created by skyform, {life}" if bucket.created_by_skyform else "not skyform's"
+        head = f'  bucket "{bucket.name}" ({bucket.store}, {region}, exists, {owner})'
+        extra = [f"{bucket.size_gb:.3g} GB read"] if bucket.size_gb else []
+    extra += [f"uploads {', '.join(bucket.uploads)}"] if bucket.uploads else []
+    extra += [f"used by {', '.join(bucket.used_by)}"] if bucket.used_by else []
+    extra += [bucket.note] if bucket.note else []
+    return head + (f": {'; '.join(extra)}" if extra else "")
+
+
+def bucket_lines(buckets: list[PlannedBucket]) -> list[str]:
+    if not buckets:
+        return []
+    return ["Buckets:", *(f"  {bucket_line(b)}" for b in buckets)]

@@ -1,0 +1,1 @@
+"""Buckets at the edges: reading them at plan time, creating, uploading, mounting, deleting."""

@@ -1,0 +1,120 @@
+"""Buckets on the nodes, with rclone (one tool for S3, GCS and S3-compatible stores).
+
+- COPY: `rclone copy` of the bucket (prefix) into the destination before setup — SkyPilot's
+  `aws s3 sync` without --delete: a read-only snapshot.
+- MOUNT: `rclone mount` over FUSE, streaming (writes are uploaded when a file is closed).
+- MOUNT_CACHED: `rclone mount --vfs-cache-mode full`; the job's script waits for the cache's
+  uploads before it exits, so a job is only marked finished once its writes are in the bucket.
+
+The remote's settings (endpoint, keys) reach rclone as RCLONE_CONFIG_SKY_* variables read
+from stdin by the node's shell: never on a command line (`ps`), never in a file or a log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from collections.abc import Mapping
+
+from skyform.plan.model import BucketMount
+
+REMOTE = "sky"  # the rclone remote every command uses; its config comes from the environment
+STATE_DIR = "~/.skyform/buckets"  # per-mount rclone logs and caches, on the node
+COPY_FLAGS = ("--transfers=32", "--checkers=32", "--fast-list", "--no-update-modtime")
+FLUSH_TIMEOUT = 3600  # seconds a job waits for a MOUNT_CACHED upload queue to drain
+
+
+def remote_path(mount: BucketMount) -> str:
+    path = f"{REMOTE}:{mount.bucket}"
+    return f"{path}/{mount.prefix}" if mount.prefix else path
+
+
+def env_script(env: Mapping[str, str]) -> str:
+    """What the node's shell evals from stdin: `export K='v'` lines."""
+    return "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(env.items()))
+
+
+def _shell_path(dst: str) -> str:
+    """A node path for a shell: `~/x` expands ($HOME), everything else is quoted."""
+    if dst == "~":
+        return '"$HOME"'
+    if dst.startswith("~/"):
+        return '"$HOME"/' + shlex.quote(dst[2:])
+    return shlex.quote(dst)
+
+
+def mount_id(dst: str) -> str:
+    return hashlib.sha256(dst.encode()).hexdigest()[:12]
+
+
+def copy_command(dst: str, mount: BucketMount) -> str:
+    where = _shell_path(dst)
+    flags = " ".join(COPY_FLAGS)
+    return f"mkdir -p {where} && rclone copy {flags} {shlex.quote(remote_path(mount))} {where}"
+
+
+def mount_command(dst: str, mount: BucketMount) -> str:
+    """Unmount a stale mount at `dst`, make it, then mount (a daemon) and wait until it is up."""
+    where = _shell_path(dst)
+    state = f'"$HOME"/.skyform/buckets/{mount_id(dst)}'
+    flags = [
+        "--daemon",
+        "--daemon-wait=10s",
+        "--dir-cache-time=5s",
+        f"--log-file={state}/rclone.log",
+        "--log-level=INFO",
+    ]
+    if mount.read_only:
+        flags.append("--read-only")
+    if mount.mode == "MOUNT_CACHED":
+        flags += [
+            "--vfs-cache-mode=full",
+            f"--cache-dir={state}/cache",
+            "--vfs-cache-poll-interval=2s",
+            "--vfs-write-back=1s",
+            "--vfs-fast-fingerprint",
+            *mount.rclone_flags,
+        ]
+    else:
+        flags.append("--vfs-cache-mode=off")
+    return (
+        f"{unmount_command(dst)}; mkdir -p {where} {state} && "
+        f'if [ -n "$(ls -A {where} 2>/dev/null)" ]; then '
+        f"echo 'mount path {dst} is not empty' >&2; exit 3; fi && "
+        # the daemon must not hold the command's pipes open; on failure show its log's tail
+        f"{{ rclone mount {shlex.quote(remote_path(mount))} {where} {' '.join(flags)} "
+        f"</dev/null >/dev/null 2>&1 || {{ tail -n 5 {state}/rclone.log >&2; exit 1; }}; }} && "
+        f'echo {where} >> "$HOME"/.skyform/buckets/mounted'
+    )
+
+
+def unmount_command(dst: str) -> str:
+    where = _shell_path(dst)
+    return (
+        f"(mountpoint -q {where} 2>/dev/null && "
+        f"(fusermount3 -u {where} 2>/dev/null || fusermount -u {where} 2>/dev/null || "
+        f"fusermount3 -uz {where} 2>/dev/null || umount -l {where})) || true"
+    )
+
+
+def flush_command(dst: str) -> str:
+    """Wait until rclone reports nothing left to upload for the mount at `dst`, then unmount.
+
+    rclone logs `... to upload 0, uploading 0` on every cache poll (2 s); only a line logged
+    after this wait started counts, so a write made just before is not missed."""
+    log = f'"$HOME"/.skyform/buckets/{mount_id(dst)}/rclone.log'
+    return (
+        f"sky_start=$(wc -l < {log} 2>/dev/null || echo 0); sky_waited=0; "
+        f"while [ $sky_waited -lt {FLUSH_TIMEOUT} ]; do "
+        f'if tail -n +$((sky_start + 1)) {log} | grep -q "to upload 0, uploading 0"; then '
+        f"break; fi; sleep 1; sky_waited=$((sky_waited + 1)); done; "
+        f"{unmount_command(dst)}"
+    )
+
+
+def flush_prologue(cached: list[str]) -> str:
+    """Prepended to a job's run script: on exit, flush every MOUNT_CACHED mount first."""
+    if not cached:
+        return ""
+    body = "; ".join(flush_command(dst) for dst in cached)
+    return f"trap {shlex.quote('sky_rc=$?; ' + body + '; exit $sky_rc')} EXIT\n"

@@ -1,0 +1,137 @@
+"""Apply time, before any cluster: create the plan's new buckets, record them, upload sources.
+
+Uploads run from this machine with rclone, like SkyPilot's `aws s3 sync` (no --delete, links
+not followed): a directory's contents land at the bucket root, each entry of a list at
+<bucket>/<basename>; `.skyignore` (else `.gitignore`) is honoured and `.git` never sent. They
+run on every apply, so a changed local directory reaches the bucket again.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from skyform.config import StorageSettings
+from skyform.errors import StorageError
+from skyform.plan.model import Action, Plan, PlannedBucket
+from skyform.state.buckets import BucketRecord, get_bucket, put_bucket
+from skyform.state.db import StateDB
+from skyform.storage.client import client_for, s3_access
+from skyform.storage.nodes import REMOTE
+
+UPLOAD_FLAGS = ("--transfers=32", "--checkers=32", "--no-update-modtime")
+
+
+def ensure_buckets(
+    plan: Plan,
+    task_dir: Path,
+    db: StateDB,
+    settings: StorageSettings,
+    on_event: Callable[[str], None] = lambda message: None,
+) -> None:
+    for bucket in plan.buckets:
+        if bucket.action is Action.CREATE:
+            _create(bucket, plan, db, settings)
+            on_event(f"created bucket {bucket.uri} in {bucket.region}")
+        elif bucket.created_by_skyform:
+            record = get_bucket(db, bucket.uri)
+            if record is not None:
+                users = sorted({*record.used_by, *bucket.used_by})
+                put_bucket(db, record.model_copy(update={"used_by": users}))
+        for source in bucket.uploads:
+            sent = upload(bucket, source, task_dir, settings, len(bucket.uploads) > 1)
+            on_event(f"uploaded {source} to {bucket.uri} ({sent} files)")
+
+
+def _create(bucket: PlannedBucket, plan: Plan, db: StateDB, settings: StorageSettings) -> None:
+    client = client_for(bucket.store, settings)
+    region = bucket.region or "us-east-1"
+    if not client.read(bucket.name).exists:  # unread at plan time: it may exist by now
+        tags = {"skyform-managed": "true", "skyform-clusters": "_".join(bucket.used_by)[:250]}
+        client.create(bucket.name, region, tags)
+    elif get_bucket(db, bucket.uri) is None:
+        raise StorageError(
+            f"bucket {bucket.uri} exists and skyform did not create it",
+            "Use it as 'source: " + bucket.uri + "' (skyform never deletes it), or pick "
+            "another name.",
+        )
+    endpoint = s3_access(settings, bucket.store).endpoint if bucket.store != "gcs" else None
+    put_bucket(
+        db,
+        BucketRecord(
+            name=bucket.name,
+            store=bucket.store,
+            region=region,
+            endpoint=endpoint,
+            persistent=bucket.persistent,
+            used_by=list(bucket.used_by),
+            created_at=time.time(),
+            task=plan.task.path,
+        ),
+    )
+
+
+def upload_files(root: Path) -> list[str]:
+    """The files under `root` an upload sends: sync's ignore rules, minus `.git`, no links."""
+    from skyform.exec.ignore import walk
+
+    _, files, _ = walk(root)
+    return [f for f in files if f != ".git" and not f.startswith(".git/")]
+
+
+def upload(
+    bucket: PlannedBucket, source: str, task_dir: Path, settings: StorageSettings, listed: bool
+) -> int:
+    local = Path(os.path.expandvars(source)).expanduser()
+    local = local if local.is_absolute() else task_dir / local
+    if not local.exists():
+        raise StorageError(f"upload to {bucket.uri}: {source} does not exist ({local})")
+    if local.is_dir():
+        root, files = local, upload_files(local)
+        dest = f"{REMOTE}:{bucket.name}" + (f"/{local.name}" if listed else "")
+    else:
+        root, files, dest = local.parent, [local.name], f"{REMOTE}:{bucket.name}"
+    with tempfile.NamedTemporaryFile("w", prefix="skyform-upload-", suffix=".txt") as listing:
+        listing.write("".join(f"{f}\n" for f in files))
+        listing.flush()
+        run_rclone(
+            ["copy", *UPLOAD_FLAGS, f"--files-from-raw={listing.name}", str(root), dest],
+            rclone_env(bucket.store, settings),
+            f"upload {source} to {bucket.uri}",
+        )
+    return len(files)
+
+
+def rclone_env(store: str, settings: StorageSettings) -> dict[str, str]:
+    if store == "gcs":
+        prefix = f"RCLONE_CONFIG_{REMOTE.upper()}_"
+        return {prefix + "TYPE": "google cloud storage", prefix + "ENV_AUTH": "true"}
+    return s3_access(settings, store).rclone_env(REMOTE)
+
+
+def run_rclone(args: list[str], env: Mapping[str, str], what: str) -> None:
+    # rclone's S3 SDK refuses AWS_CA_BUNDLE with its own HTTP transport: hand it over as
+    # rclone's --ca-cert instead
+    environ = {k: v for k, v in os.environ.items() if k != "AWS_CA_BUNDLE"}
+    bundle = os.environ.get("AWS_CA_BUNDLE")
+    extra = [f"--ca-cert={bundle}"] if bundle and Path(bundle).is_file() else []
+    try:
+        proc = subprocess.run(
+            ["rclone", *args, *extra],
+            env={**environ, **env},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise StorageError(
+            f"{what}: rclone is not installed on this machine",
+            "Install it: apt-get install rclone (or https://rclone.org/install/).",
+        ) from None
+    if proc.returncode != 0:
+        detail = " / ".join(proc.stderr.strip().splitlines()[-3:])
+        raise StorageError(f"{what} failed: {detail}")
