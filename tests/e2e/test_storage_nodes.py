@@ -1,0 +1,135 @@
+"""Buckets on real nodes (the local infra and real sshd nodes) against a real S3 API (moto on
+loopback), through the CLI as a user runs it: COPY, MOUNT, MOUNT_CACHED, uploads, deletion."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from e2ekit import task_file
+from motoserver import can_fuse, keys_of, make_bucket
+
+pytestmark = pytest.mark.e2e
+needs_fuse = pytest.mark.skipif(can_fuse() is not None, reason=f"FUSE cannot mount: {can_fuse()}")
+BIG = 100 * 1000 * 1000
+
+
+def _lines(output: str) -> list[str]:
+    return [line.split(") ", 1)[1] for line in output.splitlines() if "node=0) " in line]
+
+
+def test_copy_of_a_prefix_with_a_thousand_files_and_a_big_one(sky, s3, tmp_path):
+    make_bucket(s3, "datasets", "us-west-2")
+    for i in range(1000):
+        s3.put_object(Bucket="datasets", Key=f"train/small/{i:04d}.txt", Body=f"file {i}\n")
+    s3.put_object(Bucket="datasets", Key="train/big.bin", Body=os.urandom(1000) * (BIG // 1000))
+    s3.put_object(Bucket="datasets", Key="other/not-copied.txt", Body=b"no")
+    task = task_file(
+        tmp_path,
+        "copy.yaml",
+        "name: copy\nresources: {infra: local}\nfile_mounts:\n  ~/data: s3://datasets/train\n"
+        "run: |\n  find ~/data -type f | wc -l\n  stat -c %s ~/data/big.bin\n"
+        "  cat ~/data/small/0999.txt\n  ls ~/data\n",
+    )
+    plan = sky("plan", task, "-o", "plan.json", check=0)
+    assert 'bucket "datasets" (s3, us-west-2, exists' in plan.stdout
+    applied = sky("apply", "plan.json", timeout=600, check=0)
+    assert _lines(applied.stdout)[:5] == ["1001", str(BIG), "file 999", "big.bin", "small"]
+    sky("down", "-y", "copy", check=0)
+    assert "datasets" in [b["Name"] for b in s3.list_buckets()["Buckets"]]  # not skyform's
+
+
+@needs_fuse
+def test_mount_reads_and_writes_and_cached_writes_are_in_the_bucket_when_the_job_ends(
+    sky, s3, tmp_path, skyform_home
+):
+    make_bucket(s3, "shared-data")
+    s3.put_object(Bucket="shared-data", Key="team-a/in.txt", Body=b"from the bucket\n")
+    task = task_file(
+        tmp_path,
+        "mount.yaml",
+        "name: mnt\nresources: {infra: local}\nfile_mounts:\n"
+        "  ~/in:\n    source: s3://shared-data/team-a\n    mode: MOUNT\n"
+        "  ~/ckpt:\n    name: ckpt-cached\n    mode: MOUNT_CACHED\n    persistent: false\n"
+        "run: |\n  cat ~/in/in.txt\n  echo written > ~/in/out.txt\n"
+        "  head -c 3000000 /dev/urandom > ~/ckpt/model.bin\n  echo done\n",
+    )
+    applied = sky("apply", task, "-y", timeout=300, check=0)
+    assert _lines(applied.stdout)[:2] == ["from the bucket", "done"]
+    assert keys_of(s3, "shared-data") == ["team-a/in.txt", "team-a/out.txt"]  # sub-path mount
+    # the job was only marked finished once the cached upload was in the bucket
+    assert keys_of(s3, "ckpt-cached") == ["model.bin"]
+    head = s3.head_object(Bucket="ckpt-cached", Key="model.bin")
+    assert head["ContentLength"] == 3_000_000
+    down = sky("down", "-y", "mnt", check=0)
+    assert "bucket s3://ckpt-cached deleted" in down.stdout
+    names = [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    assert "ckpt-cached" not in names and "shared-data" in names  # only skyform's own
+    assert keys_of(s3, "shared-data") == ["team-a/in.txt", "team-a/out.txt"]  # unmounted first
+    assert str(skyform_home) not in open("/proc/mounts").read()  # nothing left mounted
+
+
+def test_local_dir_uploaded_into_a_new_bucket_honours_ignores(sky, s3, tmp_path):
+    src = tmp_path / "dataset"
+    (src / "sub").mkdir(parents=True)
+    (src / ".git").mkdir()
+    (src / "keep.txt").write_text("keep")
+    (src / "sub" / "nested.txt").write_text("nested")
+    (src / "skip.log").write_text("skip")
+    (src / ".git" / "HEAD").write_text("ref")
+    (src / ".gitignore").write_text("*.log\n")
+    task = task_file(
+        tmp_path,
+        "up.yaml",
+        "name: up\nresources: {infra: local}\nfile_mounts:\n"
+        "  ~/d:\n    name: uploaded-ds\n    source: ./dataset\n    mode: COPY\n"
+        'run: find ~/d -type f | sort | sed "s|$HOME/d/||"\n',
+    )
+    plan = sky("plan", task, "-o", "plan.json", check=0)
+    assert '+ bucket "uploaded-ds" (s3, us-east-1, persistent): uploads ./dataset' in plan.stdout
+    applied = sky("apply", "plan.json", timeout=300, check=0)
+    assert keys_of(s3, "uploaded-ds") == [".gitignore", "keep.txt", "sub/nested.txt"]
+    assert _lines(applied.stdout)[:3] == [".gitignore", "keep.txt", "sub/nested.txt"]
+    (src / ".skyignore").write_text("sub\n")  # .skyignore replaces .gitignore's rules
+    (src / "sub" / "later.txt").write_text("not sent")
+    sky("launch", task, "-y", timeout=300, check=0)  # as `sky launch`: uploads again
+    # *.log now sent, sub/ not; nothing deleted from the bucket (aws s3 sync without --delete)
+    assert keys_of(s3, "uploaded-ds") == [
+        ".gitignore",
+        ".skyignore",
+        "keep.txt",
+        "skip.log",
+        "sub/nested.txt",
+    ]
+    sky("down", "-y", "up", check=0)
+    assert keys_of(s3, "uploaded-ds")  # persistent (the default): kept at down
+
+
+def test_ssh_nodes_copy_a_bucket_with_keys_from_config(
+    sky, s3, pool, tmp_path, skyform_home, monkeypatch
+):
+    make_bucket(s3, "lab-data")
+    s3.put_object(Bucket="lab-data", Key="x/a.txt", Body=b"on the node\n")
+    config = skyform_home / "config.yaml"
+    config.write_text(
+        config.read_text()
+        + f"storage:\n  endpoint: {os.environ['AWS_ENDPOINT_URL']}\n"
+        + f"  access_key_id: {os.environ['AWS_ACCESS_KEY_ID']}\n"
+        + f"  secret_access_key: {os.environ['AWS_SECRET_ACCESS_KEY']}\n"
+    )
+    task = task_file(
+        tmp_path,
+        "ssh.yaml",
+        "name: lab\nnum_nodes: 2\nresources: {infra: ssh/lab}\nfile_mounts:\n"
+        "  ~/data: s3://lab-data/x\nrun: cat ~/data/a.txt\n",
+    )
+    secret = os.environ["AWS_SECRET_ACCESS_KEY"]
+    for name in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)  # only config.yaml `storage:` says where and with which keys
+    applied = sky("apply", task, "-y", timeout=300)
+    assert applied.exit_code == 0, applied.output
+    assert applied.stdout.count("on the node") == 2
+    assert secret not in applied.output
+    assert secret not in sky("status", "--json", check=0).stdout
+    sky("down", "-y", "lab", check=0)
