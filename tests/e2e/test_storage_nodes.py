@@ -3,8 +3,8 @@ loopback), through the CLI as a user runs it: COPY, MOUNT, MOUNT_CACHED, uploads
 
 from __future__ import annotations
 
-import json
 import os
+from pathlib import Path
 
 import pytest
 from e2ekit import task_file
@@ -67,7 +67,7 @@ def test_mount_reads_and_writes_and_cached_writes_are_in_the_bucket_when_the_job
     names = [b["Name"] for b in s3.list_buckets()["Buckets"]]
     assert "ckpt-cached" not in names and "shared-data" in names  # only skyform's own
     assert keys_of(s3, "shared-data") == ["team-a/in.txt", "team-a/out.txt"]  # unmounted first
-    assert str(skyform_home) not in open("/proc/mounts").read()  # nothing left mounted
+    assert str(skyform_home) not in Path("/proc/mounts").read_text()  # nothing left mounted
 
 
 def test_local_dir_uploaded_into_a_new_bucket_honours_ignores(sky, s3, tmp_path):
