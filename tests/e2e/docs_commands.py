@@ -324,7 +324,19 @@ EXAMPLES = [
     Step("skyform down NAME", run=("skyform down -y multinode",), says=("terminated",)),
 ]
 
+# Buckets: with no S3 store configured, there is nothing skyform created to list or delete.
+STORAGE = [
+    Step("skyform storage ls", says=("No existing storage.",)),
+    Step("skyform storage ls --json", says=("[]",)),
+    Step(
+        "skyform storage delete my-ckpt -y",
+        exit=1,
+        says=("bucket 'my-ckpt' not found", "never deletes a bucket it did not create"),
+    ),
+]
+
 SCENARIOS: dict[str, list[Step]] = {
+    "storage": STORAGE,
     "local": LOCAL,
     "managed": MANAGED,
     "catalog": CATALOG,
