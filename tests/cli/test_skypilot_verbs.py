@@ -17,11 +17,10 @@ REPO = Path(__file__).resolve().parents[2]
     "argv",
     [
         ["serve", "up", "service.yaml"],
-        ["storage", "ls"],
         ["stop", "mycluster", "-y"],
         ["start", "mycluster"],
         ["autostop", "mycluster", "-i", "10"],
-        ["storage", "--help"],
+        ["volumes", "--help"],
     ],
 )
 def test_a_skypilot_verb_skyform_lacks_is_one_line_and_exit_1(cli, argv):
