@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skyform.errors import StackError
-from skyform.plan.model import ClusterSpec
+from skyform.plan.model import Action, ClusterSpec, PlannedBucket
 from skyform.stacks.pulumi import disks, naming
 from skyform.stacks.pulumi.images import ImageLookup, has_nvidia_gpu, resolve_image
 
 CLOUDS = ("aws", "gcp", "kubernetes")
+CLOUD_STORE = {"aws": "s3", "gcp": "gcs"}
 SSH_PORT = 22
 MAX_K8S_PORTS = 100  # ports are listed one by one on pods and services
 AWS_SSH_USER = "ubuntu"  # the user of SkyPilot's (and Ubuntu's) AMIs
@@ -39,6 +40,7 @@ class InputContext:
     # (context, GPU, count, cpus, memory) -> (node label, values) of the nodes that hold such a
     # pod, from the capacity discovered at plan time; None when not known
     k8s_node_label: Callable[..., tuple[str, tuple[str, ...]] | None] | None = None
+    buckets: tuple[PlannedBucket, ...] = ()  # the plan's buckets (the cluster's are chosen)
 
 
 def program_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
@@ -130,6 +132,11 @@ def aws_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
         "ssh_public_key": ctx.ssh_public_key,
         "key_name": f"skyform-{spec.name}-{ctx.ssh_key_id}",
         "tags": tags,
+        "buckets": [
+            {"name": b.name, "tags": {**tags, "skyform:bucket": b.name}}
+            for b in cluster_buckets(spec, ctx)
+        ]
+        or None,  # left out when there are none: the inputs of other clusters keep their shape
     }
 
 
@@ -185,6 +192,11 @@ def gcp_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
         "ssh_user": GCP_SSH_USER,
         "ssh_public_key": ctx.ssh_public_key,
         "labels": labels,
+        "buckets": [
+            {"name": b.name, "labels": {**labels, "skyform-bucket": naming.gcp_label_value(b.name)}}
+            for b in cluster_buckets(spec, ctx)
+        ]
+        or None,
     }
 
 
@@ -262,3 +274,40 @@ def kubernetes_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
         "ssh_public_key": ctx.ssh_public_key,
         "labels": labels,
     }
+
+
+def cluster_buckets(spec: ClusterSpec, ctx: InputContext) -> list[PlannedBucket]:
+    """The buckets the cluster's stack owns: created by this plan for this cluster, in its
+    cloud's store and region, and `persistent: false` (so they go when the stack goes). A
+    persistent bucket gets a storage stack of its own (`storage_inputs`)."""
+    store = CLOUD_STORE.get(spec.offer.cloud)
+    return [
+        b
+        for b in ctx.buckets
+        if b.action is Action.CREATE
+        and not b.persistent
+        and b.store == store
+        and b.region == spec.offer.region
+        and spec.name in b.used_by
+    ]
+
+
+def storage_inputs(bucket: PlannedBucket, ctx: InputContext) -> dict:
+    """The input dict of a persistent bucket's storage stack (aws or gcp `register_storage`)."""
+    cloud = {v: k for k, v in CLOUD_STORE.items()}.get(bucket.store)
+    if cloud is None or bucket.region is None:
+        raise StackError(f"bucket {bucket.uri} has no Pulumi storage program (store, region)")
+    users = "_".join(bucket.used_by)
+    if cloud == "aws":
+        tags = {"skyform:bucket": bucket.name, "skyform:clusters": users}
+        if ctx.plan_digest:
+            tags["skyform:plan"] = ctx.plan_digest
+        spec = {"name": bucket.name, "region": bucket.region, "tags": tags}
+        return {"cloud": "aws", "bucket": spec}
+    labels = {"skyform-bucket": naming.gcp_label_value(bucket.name)}
+    labels["skyform-clusters"] = naming.gcp_label_value(users)
+    plan = naming.plan_label(ctx.plan_digest)
+    if plan:
+        labels["skyform-plan"] = plan
+    spec = {"name": bucket.name, "region": bucket.region, "labels": labels}
+    return _without_nulls({"cloud": "gcp", "project": ctx.gcp_project, "bucket": spec})

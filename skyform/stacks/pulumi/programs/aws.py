@@ -6,7 +6,10 @@ Input: `cluster`, a plain dict (an exported project reads it from its `cluster` 
   ports [[from, to], ...], ssh_user, ssh_public_key, key_name, tags.
 Resources: a key pair, a security group (SSH and the task's ports from anywhere, all traffic
 between the cluster's nodes) and one instance per node, in the account's default subnet of the
-chosen zone. Stack outputs: `nodes` (rank, id, public_ip, private_ip, port), `ssh_user`.
+chosen zone; the cluster's `persistent: false` buckets (`buckets` [{name, tags}], in the
+cluster's region, emptied and deleted with the stack). Stack outputs: `nodes` (rank, id,
+public_ip, private_ip, port), `ssh_user`. `register_storage` is the program of a storage stack:
+one persistent bucket (`bucket` {name, region, tags}) that outlives every cluster.
 """
 
 import pulumi
@@ -80,10 +83,41 @@ def security_group(cluster, subnet, opts):
     )
 
 
+def bucket(spec, force_destroy, opts):
+    """A private S3 bucket: every public access blocked, versioning off (S3's default: no
+    versioning resource), deleted with its objects only when `force_destroy`."""
+    made = aws.s3.Bucket(
+        "bucket-" + spec["name"],
+        bucket=spec["name"],
+        force_destroy=force_destroy,
+        tags=spec["tags"],
+        opts=opts,
+    )
+    aws.s3.BucketPublicAccessBlock(
+        "bucket-" + spec["name"] + "-private",
+        bucket=made.id,
+        block_public_acls=True,
+        block_public_policy=True,
+        ignore_public_acls=True,
+        restrict_public_buckets=True,
+        opts=opts,
+    )
+    return made
+
+
+def register_storage(storage):
+    spec = storage["bucket"]
+    provider = aws.Provider("aws", region=spec["region"])
+    made = bucket(spec, False, pulumi.ResourceOptions(provider=provider, protect=True))
+    pulumi.export("bucket", made.bucket)
+
+
 def register(cluster):
     provider = aws.Provider("aws", region=cluster["region"])
     opts = pulumi.ResourceOptions(provider=provider)
     tags = cluster["tags"]
+    for spec in cluster.get("buckets", []):
+        bucket(spec, True, opts)
     key = aws.ec2.KeyPair(
         "ssh-key",
         key_name=cluster["key_name"],

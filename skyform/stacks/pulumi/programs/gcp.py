@@ -6,8 +6,10 @@ Input: `cluster`, a plain dict (an exported project reads it from its `cluster` 
   accelerator {type, count} (N1 only) or null, disk {size_gb, type, iops}, ports ["8080",
   "9000-9010"], ssh_user, ssh_public_key, labels.
 Resources: two firewall rules on the default network (SSH and the task's ports from anywhere;
-all traffic between the cluster's VMs) and one VM per node. Stack outputs: `nodes` (rank, id,
-public_ip, private_ip, port), `ssh_user`.
+all traffic between the cluster's VMs) and one VM per node; the cluster's `persistent: false`
+buckets (`buckets` [{name, labels}], in the cluster's region, deleted with the stack). Stack
+outputs: `nodes` (rank, id, public_ip, private_ip, port), `ssh_user`. `register_storage` is the
+program of a storage stack: one persistent bucket (`bucket` {name, region, labels}).
 """
 
 import pulumi
@@ -84,6 +86,30 @@ def firewalls(cluster, opts):
     )
 
 
+def bucket(spec, region, force_destroy, opts):
+    """A private GCS bucket: public access prevented, uniform access, versioning off."""
+    return gcp.storage.Bucket(
+        "bucket-" + spec["name"],
+        name=spec["name"],
+        location=region.upper(),
+        force_destroy=force_destroy,
+        public_access_prevention="enforced",
+        uniform_bucket_level_access=True,
+        versioning={"enabled": False},
+        labels=spec["labels"],
+        opts=opts,
+    )
+
+
+def register_storage(storage):
+    spec = storage["bucket"]
+    provider = gcp.Provider("gcp", project=storage.get("project"), region=spec["region"])
+    made = bucket(
+        spec, spec["region"], False, pulumi.ResourceOptions(provider=provider, protect=True)
+    )
+    pulumi.export("bucket", made.name)
+
+
 def register(cluster):
     provider = gcp.Provider(
         "gcp", project=cluster.get("project"), region=cluster["region"], zone=cluster["zone"]
@@ -91,6 +117,8 @@ def register(cluster):
     # Fixed names: a replacement must delete the old VM before creating the new one.
     opts = pulumi.ResourceOptions(provider=provider, delete_before_replace=True)
     firewalls(cluster, opts)
+    for spec in cluster.get("buckets", []):
+        bucket(spec, cluster["region"], True, pulumi.ResourceOptions(provider=provider))
     accelerator = cluster.get("accelerator")
     nodes = []
     for rank in range(cluster["num_nodes"]):

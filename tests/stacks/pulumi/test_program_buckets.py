@@ -1,0 +1,96 @@
+"""Created buckets in the Pulumi programs, under the mock runtime: a `persistent: false` bucket
+is a resource of its cluster's stack (right region, private, versioning off, tags/labels,
+destroyed with the stack); a persistent one has a storage stack of its own, protected."""
+
+from __future__ import annotations
+
+import importlib
+
+from pulumi_harness import program, run_program
+from pulumi_specs import AWS_M5, GCP_N2, PLAN_DIGEST, context, spec
+
+from skyform.plan.model import Action, PlannedBucket
+from skyform.stacks.pulumi.inputs import program_inputs, storage_inputs
+
+AWS_BUCKET = "aws:s3/bucket:Bucket"
+GCS_BUCKET = "gcp:storage/bucket:Bucket"
+
+
+def _bucket(name, store, region, *, persistent=False, action=Action.CREATE, users=("c1",)):
+    return PlannedBucket(
+        name=name,
+        store=store,
+        region=region,
+        action=action,
+        persistent=persistent,
+        created_by_skyform=action is Action.CREATE,
+        used_by=list(users),
+    )
+
+
+def test_aws_cluster_stack_owns_its_ephemeral_bucket_only():
+    buckets = (
+        _bucket("scratch-b", "s3", "us-west-2"),
+        _bucket("kept-b", "s3", "us-west-2", persistent=True),
+        _bucket("theirs", "s3", "us-west-2", action=Action.NOOP),
+        _bucket("other-cluster", "s3", "us-west-2", users=("c2",)),
+    )
+    got = run_program(program("aws", program_inputs(spec(AWS_M5), context(buckets=buckets))))
+    (made,) = got.of_type(AWS_BUCKET)
+    assert made.provider == "aws"  # the cluster's provider: its region
+    assert got.of_type("pulumi:providers:aws")[0].inputs["region"] == "us-west-2"
+    assert made.inputs == {
+        "bucket": "scratch-b",
+        "forceDestroy": True,  # goes (with its objects) when the cluster's stack is destroyed
+        "tags": {
+            "skyform:cluster": "c1",
+            "skyform:plan": PLAN_DIGEST,
+            "skyform:bucket": "scratch-b",
+        },
+    }
+    (private,) = got.of_type("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")
+    assert private.inputs == {
+        "bucket": "bucket-scratch-b-id",  # the bucket resource's id
+        "blockPublicAcls": True,
+        "blockPublicPolicy": True,
+        "ignorePublicAcls": True,
+        "restrictPublicBuckets": True,
+    }
+    assert not [r for r in got.resources if "ersioning" in r.type]  # versioning stays off
+
+
+def test_gcp_cluster_stack_bucket_in_the_cluster_region_with_labels():
+    buckets = (_bucket("gcs-scratch", "gcs", "europe-west4"),)
+    got = run_program(program("gcp", program_inputs(spec(GCP_N2), context(buckets=buckets))))
+    (made,) = got.of_type(GCS_BUCKET)
+    assert made.inputs["name"] == "gcs-scratch"
+    assert made.inputs["location"] == "EUROPE-WEST4"
+    assert made.inputs["forceDestroy"] is True
+    assert made.inputs["publicAccessPrevention"] == "enforced"
+    assert made.inputs["uniformBucketLevelAccess"] is True
+    assert made.inputs["versioning"] == {"enabled": False}
+    assert made.inputs["labels"]["skyform-cluster"] == "c1"
+    assert made.inputs["labels"]["skyform-bucket"] == "gcs-scratch"
+
+
+def test_no_buckets_leaves_the_cluster_inputs_as_they_were():
+    assert "buckets" not in program_inputs(spec(AWS_M5), context())
+    assert "buckets" not in program_inputs(spec(GCP_N2), context())
+
+
+def _storage_run(bucket):
+    inputs = storage_inputs(bucket, context())
+    module = importlib.import_module(f"skyform.stacks.pulumi.programs.{inputs['cloud']}")
+    return run_program(lambda: module.register_storage(inputs), stack="storage-" + bucket.name)
+
+
+def test_persistent_bucket_has_a_protected_storage_stack_that_keeps_its_objects():
+    got = _storage_run(_bucket("kept-b", "s3", "eu-central-1", persistent=True, users=("a", "b")))
+    assert got.of_type("pulumi:providers:aws")[0].inputs["region"] == "eu-central-1"
+    (made,) = got.of_type(AWS_BUCKET)
+    assert made.inputs["forceDestroy"] is False
+    assert made.inputs["tags"]["skyform:clusters"] == "a_b"
+    assert got.outputs["bucket"] == "kept-b"
+    gcs = _storage_run(_bucket("kept-g", "gcs", "us-central1", persistent=True))
+    (made,) = gcs.of_type(GCS_BUCKET)
+    assert made.inputs["location"] == "US-CENTRAL1" and made.inputs["forceDestroy"] is False
