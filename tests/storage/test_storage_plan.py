@@ -129,3 +129,13 @@ def test_a_plan_without_buckets_keeps_its_bytes(cli, tmp_path):
     plan, _ = _plan(cli, _task(tmp_path, "resources: {infra: local}\nrun: echo hi\n"))
     assert "buckets" not in plan
     assert "bucket" not in json.dumps(plan["tasks"][0]["job"])
+
+
+def test_cost_shows_bucket_egress_per_edge_from_the_buckets_region(cli, s3, tmp_path):
+    make_bucket(s3, "west-data", "us-west-2")
+    plan, _ = _plan(cli, _task(tmp_path, AWS_TASK), "--infra", "aws/us-east-1")
+    (flow,) = plan["egress"]
+    result = cli("cost", tmp_path / "plan.json")
+    assert result.exit_code == 0, result.output
+    line = "Egress: s3://west-data/train → train: 500 GB aws/us-west-2 → aws/us-east-1/"
+    assert line in result.stdout and f", ${flow['cost']:,.2f}\n" in result.stdout
