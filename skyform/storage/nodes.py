@@ -73,18 +73,31 @@ def mount_command(dst: str, mount: BucketMount) -> str:
             "--vfs-cache-poll-interval=2s",
             "--vfs-write-back=1s",
             "--vfs-fast-fingerprint",
-            *mount.rclone_flags,
         ]
     else:
         flags.append("--vfs-cache-mode=off")
     return (
-        f"{unmount_command(dst)}; mkdir -p {where} {state} && "
+        f"{unmount_command(dst)}; {_known_flags(mount.rclone_flags)}mkdir -p {where} {state} && "
         f'if [ -n "$(ls -A {where} 2>/dev/null)" ]; then '
         f"echo 'mount path {dst} is not empty' >&2; exit 3; fi && "
         # the daemon must not hold the command's pipes open; on failure show its log's tail
-        f"{{ rclone mount {shlex.quote(remote_path(mount))} {where} {' '.join(flags)} "
+        f"{{ rclone mount {shlex.quote(remote_path(mount))} {where} {' '.join(flags)} $sky_tuning "
         f"</dev/null >/dev/null 2>&1 || {{ tail -n 5 {state}/rclone.log >&2; exit 1; }}; }} && "
         f'echo {where} >> "$HOME"/.skyform/buckets/mounted'
+    )
+
+
+def _known_flags(flags: tuple[str, ...] | list[str]) -> str:
+    """Shell that sets $sky_tuning to the MOUNT_CACHED tuning flags this node's rclone knows
+    (an older rclone lacks e.g. --vfs-read-chunk-streams: that one tweak is dropped, the mount
+    still works)."""
+    if not flags:
+        return "sky_tuning=; "
+    quoted = " ".join(shlex.quote(f) for f in flags)
+    return (
+        'sky_tuning=; sky_help="$(rclone mount --help 2>/dev/null)"; '
+        f'for sky_f in {quoted}; do case "$sky_help" in '
+        '*"${sky_f%%=*} "*) sky_tuning="$sky_tuning $sky_f";; esac; done; '
     )
 
 
@@ -103,9 +116,10 @@ def flush_command(dst: str) -> str:
     rclone logs `... to upload 0, uploading 0` on every cache poll (2 s); only a line logged
     after this wait started counts, so a write made just before is not missed."""
     log = f'"$HOME"/.skyform/buckets/{mount_id(dst)}/rclone.log'
+    where = _shell_path(dst)
     return (
         f"sky_start=$(wc -l < {log} 2>/dev/null || echo 0); sky_waited=0; "
-        f"while [ $sky_waited -lt {FLUSH_TIMEOUT} ]; do "
+        f"while [ $sky_waited -lt {FLUSH_TIMEOUT} ] && mountpoint -q {where}; do "
         f'if tail -n +$((sky_start + 1)) {log} | grep -q "to upload 0, uploading 0"; then '
         f"break; fi; sleep 1; sky_waited=$((sky_waited + 1)); done; "
         f"{unmount_command(dst)}"
