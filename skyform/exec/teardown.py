@@ -38,7 +38,7 @@ UNMOUNT_BUCKETS = """
 list="$HOME/.skyform/buckets/mounted"
 { [ -f "$list" ] && cat "$list"; awk -v h="$HOME/" '$3 == "fuse.rclone" && index($2, h) == 1 \
     {print $2}' /proc/mounts 2>/dev/null; } | sort -u | while read -r m; do
-  mountpoint -q "$m" 2>/dev/null || continue
+  grep -qsF " $m " /proc/mounts || continue  # listed, not `mountpoint`: a dead mount counts
   fusermount3 -u "$m" 2>/dev/null || fusermount -u "$m" 2>/dev/null || \
     fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 done

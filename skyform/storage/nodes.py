@@ -76,7 +76,10 @@ def mount_command(dst: str, mount: BucketMount) -> str:
         ]
     else:
         flags.append("--vfs-cache-mode=off")
+    # a live mount is kept (a job may be using it: `exec` on a busy cluster); a dead one
+    # (rclone gone: "transport endpoint is not connected") is unmounted and made again
     return (
+        f"if mountpoint -q {where} 2>/dev/null && ls {where} >/dev/null 2>&1; then exit 0; fi; "
         f"{unmount_command(dst)}; {_known_flags(mount.rclone_flags)}mkdir -p {where} {state} && "
         f'if [ -n "$(ls -A {where} 2>/dev/null)" ]; then '
         f"echo 'mount path {dst} is not empty' >&2; exit 3; fi && "
@@ -102,11 +105,13 @@ def _known_flags(flags: tuple[str, ...] | list[str]) -> str:
 
 
 def unmount_command(dst: str) -> str:
+    """Unmount `dst` if /proc/mounts lists it (also a dead mount, which `mountpoint` and `ls`
+    cannot stat): politely, then lazily."""
     where = _shell_path(dst)
+    listed = f"awk -v m=\"$(realpath -m {where})\" '$2 == m {{f = 1}} END {{exit !f}}' /proc/mounts"
     return (
-        f"(mountpoint -q {where} 2>/dev/null && "
-        f"(fusermount3 -u {where} 2>/dev/null || fusermount -u {where} 2>/dev/null || "
-        f"fusermount3 -uz {where} 2>/dev/null || umount -l {where})) || true"
+        f"({listed} && (fusermount3 -u {where} || fusermount -u {where} || "
+        f"fusermount3 -uz {where} || umount -l {where})) >/dev/null 2>&1 || true"
     )
 
 
