@@ -127,6 +127,7 @@ def exec_on_cluster(
 ) -> JobRecord:
     secrets: dict[str, str] = {}
     task_dir = Path.cwd()
+    task = None
     if _is_task_file(target):
         from skyform.spec import load_task
 
@@ -151,6 +152,8 @@ def exec_on_cluster(
     db = open_state()
     try:
         record = db.require_cluster(cluster)
+        if task is not None and any(m.bucket for m in task.file_mounts.values()):
+            spec = job_spec(task, task.label(0), record.spec.offer)  # buckets: the cluster's cloud
         check_demand(record, overrides)
         if record.handle is None:
             raise SkyformError(

@@ -103,6 +103,8 @@ def test_local_dir_uploaded_into_a_new_bucket_honours_ignores(sky, s3, tmp_path)
         "skip.log",
         "sub/nested.txt",
     ]
+    again = sky("exec", "up", task, timeout=300, check=0)  # exec of the task file: COPY again
+    assert "skip.log" in _lines(again.stdout)
     sky("down", "-y", "up", check=0)
     assert keys_of(s3, "uploaded-ds")  # persistent (the default): kept at down
 
