@@ -27,6 +27,8 @@ class BucketRecord(BaseModel):
     used_by: list[str] = []  # clusters whose file mounts use it
     created_at: float = 0.0
     task: str | None = None  # the task file that made it
+    # made by its cluster's Pulumi stack (and deleted with it), not by skyform's own client
+    stack_owned: bool = False
 
     @property
     def uri(self) -> str:
@@ -68,3 +70,8 @@ def release_cluster(db: StateDB, cluster: str) -> list[BucketRecord]:
             db, bucket.model_copy(update={"used_by": [c for c in bucket.used_by if c != cluster]})
         )
     return used
+
+
+def stack_buckets(db: StateDB, cluster: str) -> list[BucketRecord]:
+    """The buckets `cluster`'s Pulumi stack makes (and deletes with the stack)."""
+    return [b for b in list_buckets(db) if b.stack_owned and cluster in b.used_by]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from skyform.config import StorageSettings
 from skyform.errors import StorageError
+from skyform.plan.buckets import CLOUD_STORE
 from skyform.plan.model import Action, Plan, PlannedBucket
 from skyform.state.buckets import BucketRecord, get_bucket, put_bucket
 from skyform.state.db import StateDB
@@ -34,7 +35,10 @@ def ensure_buckets(
     on_event: Callable[[str], None] = lambda message: None,
 ) -> None:
     for bucket in plan.buckets:
-        if bucket.action is Action.CREATE:
+        if bucket.action is Action.CREATE and made_by_stack(bucket, plan):
+            _record(bucket, plan, db, settings, stack_owned=True)
+            on_event(f"bucket {bucket.uri} is made by the Pulumi stack of {bucket.used_by[0]}")
+        elif bucket.action is Action.CREATE:
             _create(bucket, plan, db, settings)
             on_event(f"created bucket {bucket.uri} in {bucket.region}")
         elif bucket.created_by_skyform:
@@ -59,18 +63,42 @@ def _create(bucket: PlannedBucket, plan: Plan, db: StateDB, settings: StorageSet
             "Use it as 'source: " + bucket.uri + "' (skyform never deletes it), or pick "
             "another name.",
         )
+    _record(bucket, plan, db, settings)
+
+
+def made_by_stack(bucket: PlannedBucket, plan: Plan) -> bool:
+    """A scratch bucket (`persistent: false`, nothing to upload) of one cluster on aws/gcp,
+    in its cloud's store and region, is a resource of that cluster's Pulumi stack."""
+    if bucket.persistent or bucket.uploads or len(bucket.used_by) != 1:
+        return False
+    placement = plan.placement_for(bucket.used_by[0])
+    if placement is None:
+        return False
+    offer = placement.offer
+    return CLOUD_STORE.get(offer.cloud) == bucket.store and offer.region == bucket.region
+
+
+def _record(
+    bucket: PlannedBucket,
+    plan: Plan,
+    db: StateDB,
+    settings: StorageSettings,
+    *,
+    stack_owned: bool = False,
+) -> None:
     endpoint = s3_access(settings, bucket.store).endpoint if bucket.store != "gcs" else None
     put_bucket(
         db,
         BucketRecord(
             name=bucket.name,
             store=bucket.store,
-            region=region,
+            region=bucket.region or "us-east-1",
             endpoint=endpoint,
             persistent=bucket.persistent,
             used_by=list(bucket.used_by),
             created_at=time.time(),
             task=plan.task.path,
+            stack_owned=stack_owned,
         ),
     )
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from motoserver import KEYS, make_bucket
 
-from skyform.config import load_config
+from skyform.config import Config, load_config
 from skyform.plan.catalog import load_catalog
 from skyform.plan.catalog.offer import Location
 
@@ -139,3 +139,35 @@ def test_cost_shows_bucket_egress_per_edge_from_the_buckets_region(cli, s3, tmp_
     assert result.exit_code == 0, result.output
     line = "Egress: s3://west-data/train → train: 500 GB aws/us-west-2 → aws/us-east-1/"
     assert line in result.stdout and f", ${flow['cost']:,.2f}\n" in result.stdout
+
+
+def test_an_aws_scratch_bucket_is_left_to_the_clusters_pulumi_stack(cli, s3, tmp_path):
+    """apply does not create it with its own client: the cluster's stack registers it (and
+    deletes it with the stack); a bucket with uploads is made by apply, before the cluster."""
+    from skyform.plan.planfile import read_plan
+    from skyform.stacks.pulumi.engine import PulumiEngine
+    from skyform.state.buckets import list_buckets
+    from skyform.state.db import open_state
+    from skyform.storage.provision import ensure_buckets
+
+    make_bucket(s3, "west-data", "us-west-2")
+    (tmp_path / "up").mkdir()
+    (tmp_path / "up" / "a.txt").write_text("a")
+    text = AWS_TASK.replace(
+        "run:", "  /up:\n    name: up-b\n    source: ./up\n    persistent: false\nrun:"
+    )
+    _plan(cli, _task(tmp_path, text))
+    plan, _ = read_plan(tmp_path / "plan.json")
+    db = open_state()
+    try:
+        ensure_buckets(plan, tmp_path, db, load_config().storage)
+        names = [b["Name"] for b in s3.list_buckets()["Buckets"]]
+        assert "my-ckpt" not in names and "up-b" in names
+        assert {b.name: b.stack_owned for b in list_buckets(db)} == {"my-ckpt": True, "up-b": False}
+        catalog = load_catalog(Config())
+        engine = PulumiEngine(cloud="aws", config=Config(), state=db, catalog=catalog)
+        spec = plan.changes[0].after
+        inputs = engine.program_inputs(spec)
+        assert [b["name"] for b in inputs["buckets"]] == ["my-ckpt"]
+    finally:
+        db.close()

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from skyform.config import Config, load_config
 from skyform.errors import StackError
-from skyform.plan.model import ClusterSpec
+from skyform.plan.model import Action, ClusterSpec, PlannedBucket
 from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
 from skyform.stacks.keys import ensure_key_pair
 from skyform.stacks.pulumi.backend import pulumi_settings
@@ -114,6 +114,8 @@ class PulumiEngine:
             plan_digest=self.plan_digest,
             context_name=desired.offer.context,
         )
+        if self.state is not None:
+            ctx = dataclasses.replace(ctx, buckets=stack_buckets_of(self.state, desired.name))
         return program_inputs(desired, ctx)
 
     # -- StackEngine ------------------------------------------------------------------------
@@ -164,3 +166,22 @@ class PulumiEngine:
             on_event(f"removed stack {op.stack}")
         else:
             on_event(f"stack {op.stack} does not exist: nothing to destroy")
+
+
+def stack_buckets_of(db: StateDB, cluster: str) -> tuple[PlannedBucket, ...]:
+    """The buckets apply left to this cluster's stack (state/buckets.py), as the inputs take
+    them: created for this cluster, ephemeral."""
+    from skyform.state.buckets import stack_buckets
+
+    return tuple(
+        PlannedBucket(
+            name=b.name,
+            store=b.store,
+            region=b.region,
+            action=Action.CREATE,
+            persistent=False,
+            created_by_skyform=True,
+            used_by=[cluster],
+        )
+        for b in stack_buckets(db, cluster)
+    )
