@@ -224,6 +224,10 @@ class ClusterSpec(_Model):
     def hourly_cost(self) -> float:
         return money(self.offer.hourly_price * self.num_nodes)
 
+    @property
+    def autostop_text(self) -> str:
+        return self.autostop.text if self.autostop else "off"
+
 
 class WorkdirFiles(_Model):
     """What a workdir sync sends (the files `.skyignore`/`.gitignore` leave in), by content:
