@@ -1,0 +1,49 @@
+"""Autostop on `local` with the agent's real 60 s check (SkyPilot's interval), as a user
+gets it without any config: a cluster with `autostop: {idle_minutes: 1, down: true}` is gone
+from `skyform status` within 2 minutes after its last job ends."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from autostopkit import last_job_end, statuses, wait_gone
+from e2ekit import task_file
+
+pytestmark = pytest.mark.e2e
+
+TASK = """\
+resources:
+  infra: local
+  autostop: {idle_minutes: 1, down: true}
+run: echo ran
+"""
+
+
+def test_autodown_with_the_real_60_s_check(sky, skyform_home, tmp_path):
+    sky("launch", "-y", task_file(tmp_path, "idle.yaml", TASK), check=0)
+    assert statuses(sky, refresh=False)["idle"]["autostop"]["down_after"] == 1
+    ended = last_job_end(sky, "idle")
+    gone_at = wait_gone(sky, "idle", within=130, refresh=False, poll=5)
+    print(f"autostop delay (60 s checks), last job end -> gone: {gone_at - ended:.1f} s")
+    assert gone_at - ended < 120
+    assert not (skyform_home / "local" / "idle").exists()  # the node directory went too
+
+
+def test_a_new_job_restarts_the_countdown(sky, skyform_home, tmp_path):
+    (skyform_home / "config.yaml").write_text("autostop: {check_interval: 2}\n")
+    task = task_file(tmp_path, "busy.yaml", TASK.replace("echo ran", "sleep 75"))
+    sky("launch", "-y", "-d", task, check=0)
+    # the job runs longer than the idle minute: the agent must wait for it
+    ended = None
+    for _ in range(60):
+        jobs = json.loads(sky("queue", "busy", "--json", check=0).stdout)
+        if jobs[-1]["status"] == "SUCCEEDED":
+            ended = last_job_end(sky, "busy")
+            break
+        assert "busy" in statuses(sky, refresh=False)  # running past its idle minute
+        time.sleep(3)
+    assert ended is not None
+    gone_at = wait_gone(sky, "busy", within=100, refresh=False)
+    assert 55 < gone_at - ended < 100
