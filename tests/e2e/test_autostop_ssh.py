@@ -3,6 +3,7 @@ lowered to 2 s through config.yaml; the minutes are real minutes)."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -86,6 +87,11 @@ def test_stop_then_start_keeps_workdir_and_setup_and_autostop(sky, pool, tmp_pat
     assert "setups=1 file=here" in again.stdout
     report = sky("ssh", "dev", "--", "cat", "~/.skyform_node/autostop/setting", check=0)
     assert report.stdout.split()[:3] == ["dev", "30", "-"]  # the agent has it again
+    # cost-report: the stopped stretch is no interval (no compute while it was stopped)
+    (dev,) = [c for c in json.loads(sky("cost-report", "--json", check=0).stdout)["clusters"]]
+    first, second = dev["intervals"]
+    assert first["ended_at"] is not None and second["reason"] == "start"
+    assert second["started_at"] > first["ended_at"]
     sky("down", "-y", "dev", check=0)
 
 
