@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,21 +43,20 @@ def wait_gone(sky, cluster: str, *, within: float, refresh: bool, poll: float = 
 
 
 class Session:
-    """`skyform ssh CLUSTER` in a pseudo-terminal, as a user's interactive shell."""
+    """`skyform ssh CLUSTER` on a pseudo-terminal that is its controlling terminal, as in a
+    user's terminal window (pty.fork, not just a tty on stdin)."""
 
     def __init__(self, home: Path, cluster: str, cwd: Path) -> None:
-        self.master, slave = pty.openpty()
         env = dict(os.environ, SKYFORM_HOME=str(home), TERM="xterm")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "skyform.cli.main", "ssh", cluster],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-        )
-        os.close(slave)
+        argv = [sys.executable, "-m", "skyform.cli.main", "ssh", cluster]
+        pid, self.master = pty.fork()
+        if pid == 0:  # the child: its controlling terminal is the pty's slave
+            try:
+                os.chdir(cwd)
+                os.execvpe(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.pid = pid
 
     def wait_for_prompt(self, marker: str = "ready-for-input", timeout: float = 30) -> None:
         os.write(self.master, f"echo {marker[:5]}''{marker[5:]}\n".encode())
@@ -75,11 +74,26 @@ class Session:
                     break
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             os.write(self.master, b"exit\n")
-            self.proc.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait()
-        finally:
-            os.close(self.master)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            done, _ = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                break
+            self._drain()
+            time.sleep(0.1)
+        else:
+            os.kill(self.pid, 9)
+            os.waitpid(self.pid, 0)
+        os.close(self.master)
+
+    def _drain(self) -> None:
+        import select
+
+        while select.select([self.master], [], [], 0)[0]:
+            try:
+                if not os.read(self.master, 4096):
+                    return
+            except OSError:
+                return

@@ -47,3 +47,23 @@ def test_a_new_job_restarts_the_countdown(sky, skyform_home, tmp_path):
     assert ended is not None
     gone_at = wait_gone(sky, "busy", within=100, refresh=False)
     assert 55 < gone_at - ended < 100
+
+
+def test_a_local_shell_on_the_node_keeps_it_up_until_it_exits(sky, skyform_home, tmp_path):
+    """`skyform ssh` on a local node is a local shell on a terminal, HOME = the node's
+    directory: under jobs_and_ssh that is activity, as an SSH login is on a remote node."""
+    from autostopkit import Session
+
+    (skyform_home / "config.yaml").write_text("autostop: {check_interval: 2}\n")
+    sky("launch", "-y", task_file(tmp_path, "desk.yaml", TASK), check=0)
+    session = Session(skyform_home, "desk", tmp_path)
+    try:
+        session.wait_for_prompt()
+        ended = last_job_end(sky, "desk")
+        time.sleep(max(0.0, ended + 75 - time.time()))  # past its idle minute
+        assert statuses(sky, refresh=False)["desk"]["status"] == "UP"
+    finally:
+        session.close()
+    closed = time.time()
+    gone_at = wait_gone(sky, "desk", within=90, refresh=False)
+    assert 55 < gone_at - closed < 90  # the minute counts from the shell's end

@@ -27,7 +27,8 @@ def _launch(sky, tmp_path, name: str, extra: str = "") -> None:
 
 def test_idle_clusters_go_and_a_pty_session_keeps_one_up(sky, pool, skyform_home, tmp_path):
     set_interval(skyform_home, 2)
-    _launch(sky, tmp_path, "plain")  # nothing keeps it: gone a minute after its job
+    # nothing keeps it: gone a minute after its job, once its hook has run
+    _launch(sky, tmp_path, "plain", ", hook: 'echo bye > ~/autostop_hook_ran'")
     _launch(sky, tmp_path, "shell")  # jobs_and_ssh (default) + an interactive session
     _launch(sky, tmp_path, "jobsonly", ", wait_for: jobs")  # the session does not count
     _launch(sky, tmp_path, "cancelled")
@@ -46,6 +47,8 @@ def test_idle_clusters_go_and_a_pty_session_keeps_one_up(sky, pool, skyform_home
         assert now["cancelled"]["autostop"] is None
         print(f"autostop delay, last job end -> gone from status: {gone_at - ended:.1f} s")
         assert gone_at - ended < 120
+        hooked = [n.home for n in pool.nodes if (n.home / "autostop_hook_ran").exists()]
+        assert len(hooked) == 1 and (hooked[0] / "autostop_hook_ran").read_text() == "bye\n"
     finally:
         for session in sessions:
             session.close()
@@ -74,6 +77,8 @@ def test_stop_then_start_keeps_workdir_and_setup_and_autostop(sky, pool, tmp_pat
     assert "setups=1 file=here" in first.stdout
     sky("exec", "dev", "-d", "sleep", "300", check=0)  # a job stop must end
     stopped = sky("stop", "-y", "dev", check=0)
+    refused = sky("exec", "dev", "echo", "no")
+    assert refused.exit_code == 1 and "skyform start dev" in refused.output
     assert "killed 1 job process group(s)" in stopped.stdout
     shown = statuses(sky, refresh=False)["dev"]
     assert (shown["status"], shown["autostop"]["stop_after"]) == ("STOPPED", 30)
