@@ -294,7 +294,8 @@ class Applier:
 
     def _update_in_place(self, change: ClusterChange, record: ClusterRecord) -> ClusterRecord:
         assert change.after is not None
-        infra_paths = {a.path for a in change.attributes} - JOB_PATHS
+        changed = {a.path for a in change.attributes} - JOB_PATHS
+        infra_paths = changed - {"autostop"}  # the node agent's, not the stack's
         if infra_paths and change.after.offer.cloud not in ("local", "ssh"):
             from skyform.stacks.engine import engine_for
 
@@ -310,7 +311,7 @@ class Applier:
         record = clusters.update_spec(
             self.db, record, change.after, self.plan_digest, source=self.owner
         )
-        if "autostop" in infra_paths:
+        if "autostop" in changed:
             from skyform.apply.autostop import push_setting
 
             self.progress.stage(change.cluster, "autostop", record.spec.autostop_text)

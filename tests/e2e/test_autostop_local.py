@@ -67,3 +67,23 @@ def test_a_local_shell_on_the_node_keeps_it_up_until_it_exits(sky, skyform_home,
     closed = time.time()
     gone_at = wait_gone(sky, "desk", within=90, refresh=False)
     assert 55 < gone_at - closed < 90  # the minute counts from the shell's end
+
+
+def test_a_changed_setting_is_applied_in_place(sky, skyform_home, tmp_path):
+    task = task_file(tmp_path, "dev.yaml", TASK.replace("idle_minutes: 1", "idle_minutes: 30"))
+    sky("apply", "-y", task, check=0)
+    setting = skyform_home / "local" / "dev" / "node-0" / ".skyform_node" / "autostop" / "setting"
+    assert setting.read_text().split()[:3] == ["dev", "-", "30"]
+    task.write_text(TASK.replace("idle_minutes: 1", "idle_minutes: 45"))
+    shown = sky("plan", task, check=0).stdout
+    assert '~ autostop = "30m (down)" -> "45m (down)"' in shown
+    assert "Plan: 0 to add, 1 to change, 0 to destroy." in shown
+    applied = sky("apply", "-y", task, check=0).stdout
+    assert "node=0) ran" not in applied  # the job is unchanged: not run again
+    assert setting.read_text().split()[:3] == ["dev", "-", "45"]
+    assert "45m (down)" in sky("status", check=0).stdout
+    task.write_text(TASK.replace("  autostop: {idle_minutes: 1, down: true}\n", ""))
+    sky("apply", "-y", task, check=0)
+    assert not setting.exists()  # cancelled on the node
+    assert statuses(sky, refresh=False)["dev"]["autostop"] is None
+    sky("down", "-y", "dev", check=0)
