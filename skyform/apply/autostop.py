@@ -139,6 +139,22 @@ def _report(record: ClusterRecord) -> agent.AgentReport | None:
         runner.close()
 
 
+SHUT_DOWN = {"stopping", "stopped", "STOPPING", "TERMINATED", "SUSPENDED"}
+
+
+def _shut_down(db: StateDB, config: Config, record: ClusterRecord) -> bool:
+    """aws/gcp: are the instances of a head that does not answer shut down (not gone)?"""
+    from skyform.stacks.engine import engine_for
+
+    if record.spec.offer.cloud not in ("aws", "gcp") or record.handle is None:
+        return False
+    try:
+        state = engine_for(record.spec.offer.cloud, config=config, state=db).refresh(record.handle)
+    except SkyformError:
+        return False
+    return bool(state.nodes) and all(n.detail in SHUT_DOWN for n in state.nodes)
+
+
 def _expired_while_stopped(record: ClusterRecord, now: float) -> bool:
     setting = record.spec.autostop
     if setting is None or setting.down_after is None or record.stopped_at is None:
@@ -167,13 +183,16 @@ def converge(
         if _managed(db, record.name):
             return record, None
         found = _report(record)
-        if found is None or found.acted is None:
+        setting = record.spec.autostop
+        if found is not None and found.acted is not None:
+            kind = found.acted
+        elif found is None and _shut_down(db, config, record):
+            # the agent's `shutdown -h` stopped the instances: a stop, unless down is all
+            # it had (with both timers, the stopped cluster's down_after is counted below)
+            kind = "stop" if setting.stop_after is not None else "down"
+        else:
             return record, None
-        kind = found.acted
-        idle = (
-            record.spec.autostop.down_after if kind == "down" else record.spec.autostop.stop_after
-        )
-        why = f"idle for {idle} min"
+        why = f"idle for {setting.down_after if kind == 'down' else setting.stop_after} min"
     else:
         return record, None
     try:
