@@ -184,6 +184,8 @@ def converge(
             return record, None
         found = _report(record)
         setting = record.spec.autostop
+        if found is not None and found.state == "autostopping":
+            return record, "AUTOSTOPPING (the node agent runs its hook, then acts)"
         if found is not None and found.acted is not None:
             kind = found.acted
         elif found is None and _shut_down(db, config, record):

@@ -14,7 +14,7 @@ from typing import Any
 
 from skyform import __version__
 from skyform.config import Config
-from skyform.errors import NoOffersError
+from skyform.errors import NoOffersError, PlanError
 from skyform.plan.autostop import check_stoppable, setting_for
 from skyform.plan.capacity import busy_hosts, check_joint_capacity, probes_used
 from skyform.plan.catalog import Catalog
@@ -312,9 +312,16 @@ def make_plan(
         request = task.resources.groups[cand.group][cand.request]
         offer = placed(cand.offer)
         job = job_spec(task, labels[result.index])
-        desired.append(
-            cluster_spec(names[result.index], request, offer, cand.num_nodes, job, task.skyform)
-        )
+        try:
+            spec = cluster_spec(
+                names[result.index], request, offer, cand.num_nodes, job, task.skyform
+            )
+        except PlanError as err:  # where in the file: the task's resources
+            src = task.source
+            line = src.resources_line or src.line
+            err.message = f"{src.path}:{line}:{src.resources_column or 1}: {err.message}"
+            raise
+        desired.append(spec)
         alternatives = [
             Alternative(
                 offer=placed(c.offer),

@@ -132,6 +132,7 @@ def test_a_stop_on_local_is_refused_at_plan_time(cli, tmp_path):
     task.write_text(TASK)
     refused = cli("plan", task, "-i", "10")
     assert refused.exit_code == 1
+    assert f"{task}:1:1: cluster 't' on local" in refused.output  # file:line:col of resources
     assert "nothing to stop, only to tear down" in refused.output
     assert "Traceback" not in refused.output
 
