@@ -13,6 +13,14 @@ from e2ekit import task_file
 
 pytestmark = pytest.mark.e2e
 
+
+@pytest.fixture(autouse=True)
+def _nothing_left(sky):
+    """A failed test leaves no cluster (nor its agent) behind."""
+    yield
+    sky("down", "-a", "-y")
+
+
 TASK = """\
 resources:
   infra: local
