@@ -156,12 +156,13 @@ def _shut_down(db: StateDB, config: Config, record: ClusterRecord) -> bool:
 
 
 def _expired_while_stopped(record: ClusterRecord, now: float) -> bool:
+    """down_after counts from the last activity (an autostop: stop_after before the stop;
+    a stop by hand: the stop itself)."""
     setting = record.spec.autostop
-    if setting is None or setting.down_after is None or record.stopped_at is None:
+    since = record.last_active_at or record.stopped_at
+    if setting is None or setting.down_after is None or since is None:
         return False
-    # down_after counts from the last activity, which was stop_after before the stop
-    idle_before_stop = (setting.stop_after or 0) * 60
-    return now - record.stopped_at + idle_before_stop >= setting.down_after * 60
+    return now - since >= setting.down_after * 60
 
 
 def converge(
@@ -173,6 +174,7 @@ def converge(
     from skyform.state.lock import cluster_lock
 
     now = time.time() if now is None else now
+    last_active: float | None = None
     if record.spec.autostop is None or record.handle is None:
         return record, None
     if record.status is ClusterStatus.STOPPED:
@@ -188,10 +190,12 @@ def converge(
             return record, "AUTOSTOPPING (the node agent runs its hook, then acts)"
         if found is not None and found.acted is not None:
             kind = found.acted
+            last_active = found.last_active  # the node's clock, as the agent counted
         elif found is None and _shut_down(db, config, record):
             # the agent's `shutdown -h` stopped the instances: a stop, unless down is all
             # it had (with both timers, the stopped cluster's down_after is counted below)
             kind = "stop" if setting.stop_after is not None else "down"
+            last_active = now - (setting.stop_after or 0) * 60
         else:
             return record, None
         why = f"idle for {setting.down_after if kind == 'down' else setting.stop_after} min"
@@ -205,7 +209,9 @@ def converge(
             if kind == "down":
                 clusters.destroy(db, config, current, reason=f"autostop: {why}", emit=emit)
                 return None, f"torn down by autostop ({why})"
-            stopped = record_stopped(db, config, current, emit=emit, reason=f"autostop: {why}")
+            stopped = record_stopped(
+                db, config, current, emit=emit, reason=f"autostop: {why}", last_active=last_active
+            )
             return stopped, f"stopped by autostop ({why})"
     except LockedError:
         return record, None

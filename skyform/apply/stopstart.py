@@ -58,15 +58,28 @@ def _pulumi(record: ClusterRecord, config: Config, db: StateDB):
 
 
 def record_stopped(
-    db: StateDB, config: Config, record: ClusterRecord, *, emit: Emit, reason: str
+    db: StateDB,
+    config: Config,
+    record: ClusterRecord,
+    *,
+    emit: Emit,
+    reason: str,
+    last_active: float | None = None,
 ) -> ClusterRecord:
-    """Stop what still runs (per engine) and record the cluster STOPPED."""
+    """Stop what still runs (per engine) and record the cluster STOPPED; `last_active` is
+    when it was last busy (default: now, for a stop by hand)."""
     assert record.handle is not None
     if record.spec.offer.cloud in CLOUD_STACKS:
         _pulumi(record, config, db).stop(record.spec, record.handle, emit)
     else:
         _end_processes(record, emit)
-    stopped = record.model_copy(update={"status": ClusterStatus.STOPPED, "stopped_at": time.time()})
+    now = time.time()
+    update = {
+        "status": ClusterStatus.STOPPED,
+        "stopped_at": now,
+        "last_active_at": last_active or now,
+    }
+    stopped = record.model_copy(update=update)
     db.put_cluster(stopped)
     db.close_usage(record.name)
     db.add_event("cluster.stopped", reason, cluster=record.name)
@@ -119,7 +132,12 @@ def resume_stopped(db: StateDB, config: Config, record: ClusterRecord, *, emit: 
     else:
         _check_nodes(record, emit)
     record = record.model_copy(
-        update={"status": ClusterStatus.UP, "stopped_at": None, "handle": handle}
+        update={
+            "status": ClusterStatus.UP,
+            "stopped_at": None,
+            "last_active_at": None,
+            "handle": handle,
+        }
     )
     db.put_cluster(record)
     db.open_usage(record, reason="start")

@@ -95,3 +95,12 @@ def test_a_changed_setting_is_applied_in_place(sky, skyform_home, tmp_path):
     assert not setting.exists()  # cancelled on the node
     assert statuses(sky, refresh=False)["dev"]["autostop"] is None
     sky("down", "-y", "dev", check=0)
+
+
+def test_a_managed_jobs_cluster_is_never_armed(sky, tmp_path):
+    """Its controller decides when the cluster goes: no agent may take it down under it."""
+    task = TASK.replace(
+        "echo ran", "test -e ~/.skyform_node/autostop/setting && echo ARMED || echo NOT-ARMED"
+    )
+    launched = sky("jobs", "launch", "-y", task_file(tmp_path, "managed.yaml", task), check=0)
+    assert "node=0) NOT-ARMED" in launched.stdout and "node=0) ARMED" not in launched.stdout

@@ -38,7 +38,8 @@ def test_idle_clusters_go_and_a_pty_session_keeps_one_up(sky, pool, skyform_home
     # nothing keeps it: gone a minute after its job, once its hook has run
     _launch(sky, tmp_path, "plain", ", hook: 'echo bye > ~/autostop_hook_ran'")
     _launch(sky, tmp_path, "shell")  # jobs_and_ssh (default) + an interactive session
-    _launch(sky, tmp_path, "jobsonly", ", wait_for: jobs")  # the session does not count
+    # the session does not count; a hook that hangs is cut at hook_timeout
+    _launch(sky, tmp_path, "jobsonly", ", wait_for: jobs, hook: 'sleep 600', hook_timeout: 3")
     _launch(sky, tmp_path, "cancelled")
     sessions = [Session(skyform_home, name, tmp_path) for name in ("shell", "jobsonly")]
     try:

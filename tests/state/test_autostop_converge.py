@@ -93,7 +93,9 @@ def test_stopped_longer_than_down_after_is_torn_down(db, monkeypatch):
     setting = AutostopSetting(stop_after=30, down_after=60)
     record = _record(db, setting)
     now = time.time()
-    stopped = record.model_copy(update={"status": ClusterStatus.STOPPED, "stopped_at": now})
+    stopped = record.model_copy(  # by autostop: its last activity was 30 min before
+        update={"status": ClusterStatus.STOPPED, "stopped_at": now, "last_active_at": now - 1800}
+    )
     db.put_cluster(stopped)
     # idle 30 min before the stop + 29 min stopped < 60: kept
     kept, note = autostop.converge(db, Config(), stopped, emit=lambda _m: None, now=now + 29 * 60)
