@@ -77,7 +77,7 @@ def stop(
 
     names = list(dict.fromkeys(clusters))
     confirm(f"Stop {', '.join(names)}?", yes)
-    _each(names, "stop", stop_cluster, "stopped (`skyform start` resumes it)")
+    _each(names, "stop", stop_cluster, ("stopped", "`skyform start` resumes it"))
 
 
 def start(
@@ -88,10 +88,10 @@ def start(
     del yes  # as `sky start -y`: starting asks nothing here
     from skyform.apply.stopstart import start_cluster
 
-    _each(list(dict.fromkeys(clusters)), "start", start_cluster, "up")
+    _each(list(dict.fromkeys(clusters)), "start", start_cluster, ("started", "up again"))
 
 
-def _each(names: list[str], stage: str, act, done: str) -> None:
+def _each(names: list[str], stage: str, act, done: tuple[str, str]) -> None:
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.config import load_config
     from skyform.state.db import open_state
@@ -99,8 +99,9 @@ def _each(names: list[str], stage: str, act, done: str) -> None:
     config, db, progress = load_config(), open_state(), ConsoleProgress()
     try:
         for name in names:
-            db.require_cluster(name)
-            act(db, config, name, emit=functools.partial(progress.event, name, stage, None))
-            progress.stage(name, stage, done)
+            before = db.require_cluster(name).status
+            after = act(db, config, name, emit=functools.partial(progress.event, name, stage, None))
+            if after.status != before:  # "already up/stopped" was said by the event
+                progress.stage(name, *done)
     finally:
         db.close()
