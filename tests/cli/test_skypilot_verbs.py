@@ -17,9 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
     "argv",
     [
         ["serve", "up", "service.yaml"],
-        ["stop", "mycluster", "-y"],
-        ["start", "mycluster"],
-        ["autostop", "mycluster", "-i", "10"],
+        ["volumes", "ls"],
         ["volumes", "--help"],
     ],
 )
