@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skyform.errors import SpecError
 from skyform.plan.model import BlockedPlacement, Objective, Plan, WorkdirFiles
 from skyform.spec import Dag
 
@@ -23,13 +22,7 @@ class PlanResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def file_digest(path: Path) -> str:
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise SpecError(f"no task file at {path}", "Check the path.", path=str(path)) from None
-    except IsADirectoryError:
-        raise SpecError(f"{path} is a directory, not a task file", path=str(path)) from None
+def file_digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
@@ -57,11 +50,14 @@ def plan_task(
     from skyform.config import load_config
     from skyform.plan.catalog import load_catalog
     from skyform.plan.planner import PlanInputs, make_plan
-    from skyform.spec import check_supported, load_task
+    from skyform.spec import check_supported, load_task_text
+    from skyform.spec.loader import decode_task, read_task_bytes
     from skyform.state.snapshot import read_snapshot
 
-    digest = file_digest(task_file)
-    dag = load_task(task_file, **(load_kwargs or {}))
+    # read once: the digest apply checks is of the very bytes that were planned
+    data = read_task_bytes(task_file)
+    label = str(task_file)
+    dag = load_task_text(decode_task(data, label), path_label=label, **(load_kwargs or {}))
     warnings = list(dag.warnings) + check_supported(dag)
     config = load_config()
     catalog = load_catalog(config)
@@ -71,7 +67,7 @@ def plan_task(
     inputs = PlanInputs(
         dag=dag,
         task_path=recorded_task_path(task_file, out),
-        file_digest=digest,
+        file_digest=file_digest(data),
         objective=objective,
         cluster=cluster,
         blocked=tuple(blocked),

@@ -66,7 +66,7 @@ def read_input_file(
         if _same_as_stdin(info):
             raise error(STDIN_REFUSED.format(what=what), STDIN_HINT)
         if stat.S_ISDIR(info.st_mode):
-            raise error(f"a directory, not {what}", f"Pass the path of {what}.")
+            raise error(f"is a directory, not {what}", f"Pass the path of {what}.")
         if stat.S_ISREG(info.st_mode) and info.st_size > cap:
             raise error(_too_big(what, cap), _BIG_HINT)
         return _read_capped(fd, what, cap, error, DEFAULT_WAIT if wait is None else wait)
@@ -78,7 +78,7 @@ _BIG_HINT = "It holds configuration, not data; is this the right file?"
 
 
 def _too_big(what: str, cap: int) -> str:
-    return f"larger than {what} may be ({_size(cap)})"
+    return f"file is larger than {_size(cap)}, too large for {what}"
 
 
 def _size(cap: int) -> str:
@@ -133,7 +133,7 @@ def _read_capped(fd: int, what: str, cap: int, error: ErrorFactory, wait: float)
             continue
         except OSError as exc:
             if exc.errno == errno.EISDIR:
-                raise error(f"a directory, not {what}", None) from None
+                raise error(f"is a directory, not {what}", None) from None
             raise error(f"cannot read the file: {exc.strerror or exc}", None) from None
         if not chunk:
             return b"".join(chunks)

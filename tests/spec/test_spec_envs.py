@@ -19,6 +19,15 @@ run: echo $MODEL
 """
 
 
+@pytest.fixture(autouse=True)
+def home_with_workdirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """SUBST's workdir `~/${SIZE}/code` must exist: validate checks local paths."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for size in ("13b", "70b"):
+        (tmp_path / size / "code").mkdir(parents=True)
+    return tmp_path
+
+
 def load(text: str = TASK, **kw):
     kw.setdefault("environ", {})
     return load_task_text(text, path_label="task.yaml", **kw)
