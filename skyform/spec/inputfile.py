@@ -19,7 +19,7 @@ from collections.abc import Callable
 from skyform.errors import SkyformError
 
 CHUNK = 64 * 1024
-DEFAULT_WAIT = float(os.environ.get("SKYFORM_INPUT_WAIT", "10"))
+DEFAULT_WAIT = 10.0  # seconds a pipe may stay silent; SKYFORM_INPUT_WAIT overrides
 STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
 STDIN_REFUSED = (
     "reading {what} from standard input is not supported: skyform reads it again later "
@@ -69,7 +69,9 @@ def read_input_file(
             raise error(f"is a directory, not {what}", f"Pass the path of {what}.")
         if stat.S_ISREG(info.st_mode) and info.st_size > cap:
             raise error(_too_big(what, cap), _BIG_HINT)
-        return _read_capped(fd, what, cap, error, DEFAULT_WAIT if wait is None else wait)
+        if wait is None:
+            wait = float(os.environ.get("SKYFORM_INPUT_WAIT") or DEFAULT_WAIT)
+        return _read_capped(fd, what, cap, error, wait)
     finally:
         os.close(fd)
 

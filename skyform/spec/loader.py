@@ -10,7 +10,7 @@ from skyform.errors import SpecError
 from skyform.spec.dag import MAX_TASKS, Dag, build_edges
 from skyform.spec.envs import parse_overrides, read_env_file
 from skyform.spec.errors import Where, describe
-from skyform.spec.inputfile import read_input_file
+from skyform.spec.inputfile import STDIN_HINT, STDIN_REFUSED, is_stdin, read_input_file
 from skyform.spec.localpaths import task_dir_of
 from skyform.spec.models import Execution
 from skyform.spec.overrides import ResourceOverrides, apply_overrides
@@ -52,6 +52,14 @@ def read_task_bytes(path: str | os.PathLike[str]) -> bytes:
         return SpecError(message, hint, path=label)
 
     return read_input_file(label, MAX_FILE_BYTES, what="a task file", error=error)
+
+
+def refuse_stdin(path: str | os.PathLike[str]) -> None:
+    """For verbs that act before reading the task (launch, jobs launch, exec): the same
+    refusal read_task_bytes gives, before anything is created."""
+    label = os.fspath(path)
+    if is_stdin(label):
+        raise SpecError(STDIN_REFUSED.format(what="a task file"), STDIN_HINT, path=label)
 
 
 def decode_task(data: bytes, label: str) -> str:

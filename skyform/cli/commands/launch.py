@@ -50,7 +50,9 @@ def launch(
     from skyform.cli.render.apply import render_apply_result
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.plan.planfile import plan_bytes
+    from skyform.spec.loader import refuse_stdin
 
+    refuse_stdin(task_file)
     if not task_file.exists() and not task_file.name.endswith((".yaml", ".yml")):
         import shlex
 
