@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skyform.errors import SpecError
 from skyform.plan.model import BlockedPlacement, Objective, Plan, WorkdirFiles
 from skyform.spec import Dag
 
@@ -79,7 +80,30 @@ def plan_task(
     plan = make_plan(
         inputs, catalog=catalog, config=config, current=snapshot.clusters, prior=snapshot.prior
     )
+    if not destroy:
+        check_placed_mounts(plan, dag)
     return PlanResult(plan=plan, warnings=_unique(warnings))
+
+
+def check_placed_mounts(plan: Plan, dag: Dag) -> None:
+    """A `local` node is a directory on this machine: it takes mount destinations in its
+    home only. Known once the task is placed, so refused now rather than after provisioning."""
+    for placement in plan.tasks:
+        if placement.offer.cloud != "local":
+            continue
+        task = dag.tasks[placement.index]
+        for dst in sorted(task.file_mounts):
+            if dst.startswith("/"):
+                raise SpecError(
+                    f"file mount destination {dst!r}: task {placement.task!r} is placed on "
+                    "`local`, whose nodes are directories on this machine and take "
+                    "destinations in their home only",
+                    f"Write ~{dst} (the job sees it as $HOME{dst}), or place the task "
+                    "elsewhere (resources.infra).",
+                    path=task.source.path,
+                    line=task.source.line,
+                    field=f"file_mounts[{dst!r}]",
+                )
 
 
 def current_workdirs(dag: Dag, task_file: Path) -> dict[int, WorkdirFiles]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import tempfile
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def write_plan(plan: Plan, path: Path) -> bytes:
 
 
 def parse_plan(data: bytes, label: str) -> Plan:
-    hint = REPLAN_HINT.format(path=label)
+    hint = REPLAN_HINT.format(path=shlex.quote(label))
     try:
         raw = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:

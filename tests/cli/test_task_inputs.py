@@ -221,3 +221,12 @@ def test_hints_quote_paths_for_the_shell(cli, tmp_path, monkeypatch):
     result = cli("plan", task, "-o", "my plan.json")
     assert result.exit_code == 0
     assert "run: skyform apply 'my plan.json'" in result.stdout
+
+
+def test_absolute_mount_destination_on_local_is_refused_at_plan_time(cli, tmp_path, skyform_home):
+    (tmp_path / "data").mkdir()
+    task = _write(tmp_path, "resources: {infra: local}\nfile_mounts:\n  /data: ./data\nrun: ls\n")
+    assert cli("validate", task).exit_code == 0  # fine on ssh or cloud nodes
+    result = _refused(cli, "plan", task, skyform_home)
+    assert f"{task}:1: file_mounts['/data']: file mount destination '/data'" in result.stderr
+    assert "Write ~/data" in result.stderr

@@ -77,6 +77,10 @@ def test_a_stale_apply_creates_no_state_and_no_locks(sky, skyform_home, tmp_path
     gone = sky("apply", "plan.json")
     assert gone.exit_code == 3  # the README: a task that moved on is a stale plan
     assert "is stale: its task file" in gone.stderr and "is gone" in gone.stderr
+    corrupt = tmp_path / "corrupt plan.json"
+    corrupt.write_text('{"format_version": 1, "tasks": ')
+    refused = sky("apply", corrupt.name)
+    assert refused.exit_code == 1 and "-o 'corrupt plan.json'" in refused.stderr
     assert not (skyform_home / "state.db").exists()
     assert not (skyform_home / "locks").exists()
 
