@@ -24,11 +24,11 @@ def task_file_of(plan: Plan, plan_path: Path) -> Path:
     return recorded if recorded.is_absolute() else Path(plan_path).resolve().parent / recorded
 
 
-def _file_digest(path: Path) -> str | None:
+def _task_bytes(path: Path) -> bytes | None:
     from skyform.spec.loader import read_task_bytes
 
     try:
-        return "sha256:" + hashlib.sha256(read_task_bytes(path)).hexdigest()
+        return read_task_bytes(path)
     except SkyformError:
         return None
 
@@ -68,13 +68,15 @@ def _latest_changes(db: StateDB, serial: int, names: list[str]) -> dict[str, str
     return latest
 
 
-def stale_reasons(plan: Plan, plan_path: Path, *, db: StateDB | None, catalog) -> list[str]:
+def stale_reasons(
+    plan: Plan, plan_path: Path, task_data: bytes | None, *, db: StateDB | None, catalog
+) -> list[str]:
+    """Why the plan is stale (empty: it is fresh); `task_data`: its task file's bytes now."""
     reasons = _state_reasons(plan, db)
     task_file = task_file_of(plan, plan_path)
-    digest = _file_digest(task_file)
-    if digest is None:
+    if task_data is None:
         reasons.append(f"the task file {task_file} is gone")
-    elif digest != plan.task.file_digest:
+    elif "sha256:" + hashlib.sha256(task_data).hexdigest() != plan.task.file_digest:
         reasons.append(f"the task file {task_file} changed since the plan was made")
     if not plan.destroy:
         if "sha256:" + catalog.digest != plan.catalog_digest:
@@ -117,9 +119,12 @@ def _for_shell(path: Path) -> str:
         return str(path)
 
 
-def check_fresh(plan: Plan, plan_path: Path, *, db: StateDB | None, catalog) -> None:
-    reasons = stale_reasons(plan, plan_path, db=db, catalog=catalog)
-    if reasons:
+def check_fresh(plan: Plan, plan_path: Path, *, db: StateDB | None, catalog) -> bytes:
+    """Refuse a stale plan; the task file's bytes, read once, as they were checked (what
+    apply then reads the secrets from)."""
+    data = _task_bytes(task_file_of(plan, plan_path))
+    reasons = stale_reasons(plan, plan_path, data, db=db, catalog=catalog)
+    if reasons or data is None:
         task = _for_shell(task_file_of(plan, plan_path))
         destroy = " --destroy" if plan.destroy else ""
         raise StalePlanError(
@@ -127,6 +132,7 @@ def check_fresh(plan: Plan, plan_path: Path, *, db: StateDB | None, catalog) -> 
             f"Make a new plan and review it: skyform plan{destroy} {shlex.quote(task)} -o "
             f"{shlex.quote(_for_shell(Path(plan_path)))}",
         )
+    return data
 
 
 def task_must_exist(plan: Plan, plan_path: Path) -> Path:

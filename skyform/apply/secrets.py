@@ -18,13 +18,20 @@ def _sha(value: str) -> str:
 
 
 def resolve_secrets(
-    plan: Plan, task_file: Path, *, secret_overrides: list[str], environ: dict[str, str]
+    plan: Plan,
+    task_file: Path,
+    task_data: bytes,
+    *,
+    secret_overrides: list[str],
+    environ: dict[str, str],
 ) -> dict[str, dict[str, str]]:
-    """{task label: {secret name: value}} for every task of the plan that has secrets."""
+    """{task label: {secret name: value}} for every task of the plan that has secrets, from
+    `task_data`: the task file's bytes as the freshness check read them."""
     needed = {t.task: t.job.secret_digests for t in plan.tasks if t.job.secret_digests}
     if not needed:
         return {}
-    from skyform.spec import load_task
+    from skyform.spec import load_task_text
+    from skyform.spec.loader import decode_task
 
     # Give every env the value the plan recorded, so nulls resolve as they did at plan time.
     env_overrides: dict[str, str] = {}
@@ -36,8 +43,9 @@ def resolve_secrets(
     given = {o.split("=", 1)[0] for o in secret_overrides}
     implicit = [name for name in sorted(names - given) if name in environ]
     try:
-        dag = load_task(
-            task_file,
+        dag = load_task_text(
+            decode_task(task_data, str(task_file)),
+            path_label=str(task_file),
             env_overrides=[f"{k}={v}" for k, v in sorted(env_overrides.items())],
             secret_overrides=[*secret_overrides, *implicit],
             environ=environ,
