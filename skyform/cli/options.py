@@ -164,6 +164,8 @@ def is_plan_file(path: Path) -> bool:
     """A saved plan (JSON) rather than a task YAML: by suffix, else by its first byte."""
     if path.suffix == ".json":
         return True
+    if not path.is_file():  # a FIFO or a device: never opened here (a FIFO would block)
+        return False
     try:
         with open(path, "rb") as fh:
             return fh.read(64).lstrip().startswith(b"{")

@@ -230,3 +230,16 @@ def test_absolute_mount_destination_on_local_is_refused_at_plan_time(cli, tmp_pa
     result = _refused(cli, "plan", task, skyform_home)
     assert f"{task}:1: file_mounts['/data']: file mount destination '/data'" in result.stderr
     assert "Write ~/data" in result.stderr
+
+
+@pytest.mark.parametrize("verb", ["apply", "launch"])
+def test_fifo_without_writer_does_not_hang_verbs_that_take_a_plan_or_a_task(
+    cli, tmp_path, monkeypatch, skyform_home, verb
+):
+    monkeypatch.setenv("SKYFORM_INPUT_WAIT", "0.5")
+    fifo = tmp_path / "task"
+    os.mkfifo(fifo)
+    result = cli(verb, fifo, "-y")
+    assert result.exit_code == 1
+    assert "nothing arrived within 0.5 s" in result.stderr
+    assert not (skyform_home / "state.db").exists()
