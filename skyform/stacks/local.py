@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from skyform.config import Config, ensure_dir, home
+from skyform.config import Config, confined, ensure_dir, home
 from skyform.plan.model import ClusterSpec
 from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
 from skyform.state.models import ClusterHandle, NodeHandle, NodeKind
@@ -19,11 +19,11 @@ PREEMPTED_MARKER = ".skyform_preempted"
 
 
 def cluster_dir(name: str) -> Path:
-    return home() / "local" / name
+    return confined(home() / "local", name)
 
 
 def node_dir(name: str, rank: int) -> Path:
-    return cluster_dir(name) / f"node-{rank}"
+    return confined(cluster_dir(name), f"node-{rank}")
 
 
 class LocalEngine:
