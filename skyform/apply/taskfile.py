@@ -1,0 +1,106 @@
+"""Reading a saved plan's task file again at apply: for its secret values, and to check that
+what the plan runs is what the task file says.
+
+By the time this runs the task file's bytes are the ones the plan was made from (freshness),
+so a job the plan describes differently from the file (an edited `run`, `setup`, `workdir`,
+file mount or node count, even with every digest recomputed) was edited in the plan: it is
+refused as corrupt. Envs are the exception: `--env` at plan time may add or change them, and
+the plan is their only record (they are shown in full by `show`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from skyform.apply.freshness import task_file_of
+from skyform.errors import PlanCorruptError, SpecError
+from skyform.plan.model import JobSpec, Plan, TaskPlacement
+from skyform.plan.planfile import plan_digest
+from skyform.spec import Dag
+
+COMPARED = ("run", "setup", "workdir", "file_mounts", "checkpoint_dir", "num_nodes", "secrets")
+
+
+def load_as_planned(
+    plan: Plan,
+    task_file: Path,
+    envs: Mapping[str, str],
+    *,
+    secret_overrides: list[str],
+    environ: Mapping[str, str],
+    secret_names: set[str],
+) -> Dag:
+    """The task file loaded with `envs` given as `--env` (so nulls resolve as they did at plan
+    time), the plan's resource flags, and secrets from `--secret` or the environment."""
+    from skyform.spec import load_task
+    from skyform.spec.overrides import ResourceOverrides
+
+    given = {o.split("=", 1)[0] for o in secret_overrides}
+    implicit = [name for name in sorted(secret_names - given) if name in environ]
+    return load_task(
+        task_file,
+        env_overrides=[f"{k}={v}" for k, v in sorted(envs.items())],
+        secret_overrides=[*secret_overrides, *implicit],
+        environ=environ,
+        resource_overrides=ResourceOverrides.from_recorded(
+            plan.task.overrides, task_file.resolve().parent
+        )
+        if plan.task.overrides
+        else None,
+    )
+
+
+def _differs(planned: JobSpec, made: JobSpec) -> str | None:
+    for name in COMPARED:
+        if getattr(planned, name) != getattr(made, name):
+            return name
+    return None
+
+
+def check_jobs_match_task(plan: Plan, plan_path: Path, *, environ: Mapping[str, str]) -> None:
+    """Refuse a plan whose jobs are not the ones its task file makes. Only when the file is
+    the one the plan was made from: a task file gone or changed is a stale plan (apply's
+    freshness check says so, exit 3). Secrets get stand-in values: a job records where a
+    secret went by name (`${NAME}`), whatever its value, and apply asks for the real ones
+    later (so a missing one is reported after staleness, as before)."""
+    task_file = task_file_of(plan, plan_path)
+    try:
+        unchanged = plan_digest(task_file.read_bytes()) == plan.task.file_digest
+    except OSError:
+        unchanged = False
+    if plan.destroy or not unchanged:
+        return
+    for i, placement in enumerate(plan.tasks):
+        try:
+            dag = load_as_planned(
+                plan,
+                task_file,
+                placement.job.envs,  # each task's own: tasks of a pipeline may differ
+                secret_overrides=[f"{n}=skyform-stand-in-{n}" for n in placement.job.secrets],
+                environ=environ,
+                secret_names=set(),
+            )
+            field = _mismatch(placement, dag)
+        except SpecError as err:
+            if "no value" not in err.message:
+                raise
+            field = "secrets"  # the task file has a secret the plan does not name
+        if field is not None:
+            raise PlanCorruptError(
+                f"plan is corrupt or was edited: tasks.{i}.job.{field}: not what the task "
+                f"file {task_file} says (the file is unchanged since the plan was made)",
+                "Make a new plan from the task file: skyform plan TASK.yaml -o PLAN.json",
+            )
+
+
+def _mismatch(placement: TaskPlacement, dag: Dag) -> str | None:
+    if placement.index >= len(dag.tasks):
+        return "name"
+    task = dag.tasks[placement.index]
+    label = task.label(placement.index)
+    if label != placement.task:
+        return "name"
+    from skyform.plan.planner import job_spec
+
+    return _differs(placement.job, job_spec(task, label))
