@@ -26,7 +26,9 @@ def apply_plan(
     from skyform.state.db import open_state
 
     # before state or locks exist: a refused plan leaves nothing behind
-    check_jobs_match_task(plan, plan_path, environ=options.environ)
+    check_jobs_match_task(
+        plan, plan_path, secret_overrides=options.secret_overrides, environ=options.environ
+    )
     config = load_config()
     db = open_state()
     try:

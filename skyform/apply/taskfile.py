@@ -58,12 +58,14 @@ def _differs(planned: JobSpec, made: JobSpec) -> str | None:
     return None
 
 
-def check_jobs_match_task(plan: Plan, plan_path: Path, *, environ: Mapping[str, str]) -> None:
+def check_jobs_match_task(
+    plan: Plan, plan_path: Path, *, secret_overrides: list[str], environ: Mapping[str, str]
+) -> None:
     """Refuse a plan whose jobs are not the ones its task file makes. Only when the file is
     the one the plan was made from: a task file gone or changed is a stale plan (apply's
-    freshness check says so, exit 3). Secrets get stand-in values: a job records where a
-    secret went by name (`${NAME}`), whatever its value, and apply asks for the real ones
-    later (so a missing one is reported after staleness, as before)."""
+    freshness check says so, exit 3). The secrets' values are needed (the planner wrote
+    `${NAME}` where a value appeared); a task whose values are not all given is not checked
+    here: nothing of it runs, apply refuses it for the missing value after staleness."""
     task_file = task_file_of(plan, plan_path)
     try:
         unchanged = plan_digest(task_file.read_bytes()) == plan.task.file_digest
@@ -77,15 +79,15 @@ def check_jobs_match_task(plan: Plan, plan_path: Path, *, environ: Mapping[str, 
                 plan,
                 task_file,
                 placement.job.envs,  # each task's own: tasks of a pipeline may differ
-                secret_overrides=[f"{n}=skyform-stand-in-{n}" for n in placement.job.secrets],
+                secret_overrides=secret_overrides,
                 environ=environ,
-                secret_names=set(),
+                secret_names=set(placement.job.secrets),
             )
-            field = _mismatch(placement, dag)
         except SpecError as err:
-            if "no value" not in err.message:
-                raise
-            field = "secrets"  # the task file has a secret the plan does not name
+            if "no value" in err.message:
+                continue
+            raise
+        field = _mismatch(placement, dag)
         if field is not None:
             raise PlanCorruptError(
                 f"plan is corrupt or was edited: tasks.{i}.job.{field}: not what the task "

@@ -217,7 +217,24 @@ def test_a_resealed_job_edit_is_refused_against_the_task_file(
 
     path = edited(plans[kind], edit, seal=True)
     assert cli("show", path).exit_code == 0  # a consistent plan: only the task file tells
-    result = cli("apply", path, "-y")
+    result = cli("apply", path, "-y", *(["--secret", "TOKEN=x"] if kind == "local" else []))
     assert result.exit_code == 1, result.output
     assert f"job.{field}: not what the task file" in result.stderr
     nothing_written(fresh_home)
+
+
+def test_a_pipeline_planned_with_env_and_secret_flags_passes_the_task_file_check(cli, tmp_path):
+    """No false alarm: per-task envs, `--env` adding a key, `--secret` with a short value
+    (the planner writes `${NAME}` wherever the value appeared)."""
+    task = tmp_path / "pipe.yaml"
+    task.write_text(
+        "name: pipe\n---\nname: a\nresources: {infra: local}\nenvs: {X: one, NEED: null}\n"
+        "secrets: {TOK: null}\nworkdir: .\nrun: echo a $X $NEED $EXTRA\n---\n"
+        "name: b\nresources: {infra: local}\nenvs: {X: two}\nrun: echo b $X $EXTRA\n"
+    )
+    plan = tmp_path / "pipe.json"
+    flags = ("--env", "NEED=n", "--env", "EXTRA=e", "--secret", "TOK=t")
+    assert cli("plan", task, *flags, "-o", plan).exit_code == 0
+    result = cli("apply", plan, "--secret", "TOK=t")
+    assert result.exit_code == 0, result.output
+    assert "a one n e" in result.stdout and "b two e" in result.stdout
