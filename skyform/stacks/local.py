@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 
 from skyform.config import Config, confined, ensure_dir, home
-from skyform.errors import UnsafePathError
 from skyform.plan.model import ClusterSpec
 from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
 from skyform.state.models import ClusterHandle, NodeHandle, NodeKind
@@ -99,14 +98,12 @@ class LocalEngine:
         from skyform.exec.teardown import teardown_nodes
 
         root = cluster_dir(handle.name)  # refused before anything is touched
-        for node in handle.nodes:  # a node root is a path in a state record: untrusted too
-            if node.root and Path(node.root).resolve() != node_dir(handle.name, node.rank):
-                raise UnsafePathError(
-                    f"refusing to tear down node {node.rank} of {handle.name!r}: its recorded "
-                    f"directory {node.root} is not {node_dir(handle.name, node.rank)}",
-                    "The state record was edited; remove it by hand if the cluster is gone.",
-                )
-        live = [n for n in handle.nodes if Path(n.root or "").is_dir()]
+        # A node's recorded root is a path in a state record (untrusted too): tear down the
+        # directory the node must have, never the one the record names.
+        nodes = [
+            n.model_copy(update={"root": str(node_dir(handle.name, n.rank))}) for n in handle.nodes
+        ]
+        live = [n for n in nodes if Path(n.root or "").is_dir()]
         teardown_nodes(live, on_event=on_event)
         shutil.rmtree(root, ignore_errors=True)
         on_event(f"removed {root}")

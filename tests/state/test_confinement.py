@@ -64,3 +64,26 @@ def test_down_refuses_a_record_whose_name_escapes_and_deletes_nothing(cli, skyfo
     ]
     assert (skyform_home / "state.db").exists()
     assert cli("status").exit_code == 0
+
+
+def test_down_tears_down_only_the_directory_a_node_must_have(cli, skyform_home, tmp_path):
+    """A node root edited in state.db to point elsewhere is not what `down` removes."""
+    task = tmp_path / "t.yaml"
+    task.write_text("name: hello\nresources: {infra: local}\nrun: echo hi\n")
+    assert cli("apply", task, "-y").exit_code == 0
+    elsewhere = tmp_path / "precious"
+    (elsewhere / ".skyform_node").mkdir(parents=True)
+    (elsewhere / "keep.txt").write_text("mine")
+    db = open_state()
+    record = db.require_cluster("hello")
+    assert record.handle is not None
+    node = record.handle.nodes[0].model_copy(update={"root": str(elsewhere)})
+    db.put_cluster(
+        record.model_copy(update={"handle": record.handle.model_copy(update={"nodes": [node]})})
+    )
+    db.close()
+    result = cli("down", "hello", "-y")
+    assert result.exit_code == 0, result.output
+    assert (elsewhere / "keep.txt").read_text() == "mine"
+    assert (elsewhere / ".skyform_node").is_dir()
+    assert not (skyform_home / "local" / "hello").exists()
