@@ -4,8 +4,9 @@ what the plan runs is what the task file says.
 By the time this runs the task file's bytes are the ones the plan was made from (freshness),
 so a job the plan describes differently from the file (an edited `run`, `setup`, `workdir`,
 file mount or node count, even with every digest recomputed) was edited in the plan: it is
-refused as corrupt. Envs are the exception: `--env` at plan time may add or change them, and
-the plan is their only record (they are shown in full by `show`).
+refused as corrupt, and so is a task digest that is not the file's. Envs are checked as far
+as they can be: `--env` at plan time may add or change a pair on every task, so a pair all
+tasks share passes (a one-task plan's envs always do); `show` prints them in full.
 """
 
 from __future__ import annotations
@@ -17,9 +18,18 @@ from skyform.apply.freshness import task_file_of
 from skyform.errors import PlanCorruptError, SpecError
 from skyform.plan.model import JobSpec, Plan, TaskPlacement
 from skyform.plan.planfile import plan_digest
-from skyform.spec import Dag
+from skyform.spec import Dag, task_digest
 
-COMPARED = ("run", "setup", "workdir", "file_mounts", "checkpoint_dir", "num_nodes", "secrets")
+COMPARED = (
+    "run",
+    "setup",
+    "envs",
+    "workdir",
+    "file_mounts",
+    "checkpoint_dir",
+    "num_nodes",
+    "secrets",
+)
 
 
 def load_as_planned(
@@ -58,14 +68,24 @@ def _differs(planned: JobSpec, made: JobSpec) -> str | None:
     return None
 
 
+def flag_envs(plan: Plan) -> dict[str, str]:
+    """The envs `--env` / `--env-file` could have given at plan time. Flags apply to every task
+    of a pipeline, so they are the pairs all tasks share; a pair that differs between tasks
+    came from the file, which gives it again."""
+    if not plan.tasks:
+        return {}
+    first, *rest = (t.job.envs for t in plan.tasks)
+    return {k: v for k, v in first.items() if all(envs.get(k) == v for envs in rest)}
+
+
 def check_jobs_match_task(
     plan: Plan, plan_path: Path, *, secret_overrides: list[str], environ: Mapping[str, str]
 ) -> None:
-    """Refuse a plan whose jobs are not the ones its task file makes. Only when the file is
-    the one the plan was made from: a task file gone or changed is a stale plan (apply's
-    freshness check says so, exit 3). The secrets' values are needed (the planner wrote
-    `${NAME}` where a value appeared); a task whose values are not all given is not checked
-    here: nothing of it runs, apply refuses it for the missing value after staleness."""
+    """Refuse a plan whose jobs or task digest are not the ones its task file makes. Only
+    when the file is the one the plan was made from: a task file gone or changed is a stale
+    plan (apply's freshness check says so, exit 3). The secrets' values are needed (the
+    planner wrote `${NAME}` where a value appeared in a path); a plan whose values are not
+    all given is not checked here: nothing runs, apply refuses it for the missing value."""
     task_file = task_file_of(plan, plan_path)
     try:
         unchanged = plan_digest(task_file.read_bytes()) == plan.task.file_digest
@@ -73,27 +93,33 @@ def check_jobs_match_task(
         unchanged = False
     if plan.destroy or not unchanged:
         return
+    try:
+        dag = load_as_planned(
+            plan,
+            task_file,
+            flag_envs(plan),
+            secret_overrides=secret_overrides,
+            environ=environ,
+            secret_names={name for t in plan.tasks for name in t.job.secrets},
+        )
+    except SpecError as err:
+        if "no value" in err.message:
+            return
+        raise
+    if "sha256:" + task_digest(dag) != plan.task.digest:
+        _refuse("task.digest", task_file)
     for i, placement in enumerate(plan.tasks):
-        try:
-            dag = load_as_planned(
-                plan,
-                task_file,
-                placement.job.envs,  # each task's own: tasks of a pipeline may differ
-                secret_overrides=secret_overrides,
-                environ=environ,
-                secret_names=set(placement.job.secrets),
-            )
-        except SpecError as err:
-            if "no value" in err.message:
-                continue
-            raise
         field = _mismatch(placement, dag)
         if field is not None:
-            raise PlanCorruptError(
-                f"plan is corrupt or was edited: tasks.{i}.job.{field}: not what the task "
-                f"file {task_file} says (the file is unchanged since the plan was made)",
-                "Make a new plan from the task file: skyform plan TASK.yaml -o PLAN.json",
-            )
+            _refuse(f"tasks.{i}.job.{field}", task_file)
+
+
+def _refuse(where: str, task_file: Path) -> None:
+    raise PlanCorruptError(
+        f"plan is corrupt or was edited: {where}: not what the task file {task_file} says "
+        "(the file is unchanged since the plan was made)",
+        "Make a new plan from the task file: skyform plan TASK.yaml -o PLAN.json",
+    )
 
 
 def _mismatch(placement: TaskPlacement, dag: Dag) -> str | None:

@@ -204,6 +204,7 @@ def test_old_format_plans_are_refused_with_replan(cli, plans):
         ("local", "workdir", "/etc"),
         ("gcp", "file_mounts", {"/data": {"source": "/home/me/.ssh"}}),
         ("dag", "run", "echo changed"),
+        ("dag", "envs", {"LD_PRELOAD": "/tmp/evil.so"}),  # on one task: not an --env flag
     ],
 )
 def test_a_resealed_job_edit_is_refused_against_the_task_file(
@@ -238,3 +239,13 @@ def test_a_pipeline_planned_with_env_and_secret_flags_passes_the_task_file_check
     result = cli("apply", plan, "--secret", "TOK=t")
     assert result.exit_code == 0, result.output
     assert "a one n e" in result.stdout and "b two e" in result.stdout
+
+
+def test_a_resealed_task_digest_is_recomputed_from_the_task_file(cli, plans, fresh_home):
+    def edit(raw):
+        raw["task"]["digest"] = "sha256:" + "0" * 64
+
+    result = cli("apply", edited(plans["pipeline"], edit, seal=True), "-y")
+    assert result.exit_code == 1, result.output
+    assert "task.digest: not what the task file" in result.stderr
+    nothing_written(fresh_home)
