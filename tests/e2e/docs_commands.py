@@ -358,8 +358,35 @@ AUTOSTOP = [
     Step(None, run=("skyform down -y hello",), says=("terminated",)),
 ]
 
+DIGEST = 'python3 -c \'import json; print(json.load(open("plan.json"))["digest"])\''
+
+# "Plans you did not make": an edited plan is refused; CI applies only the reviewed digest.
+TRUST = [
+    Step(None, run=("skyform plan task.yaml -o plan.json",), says=("Plan digest: sha256:",)),
+    Step(
+        "skyform apply plan.json --expect-digest sha256:…",
+        run=("skyform apply plan.json --expect-digest sha256:0123",),
+        exit=1,
+        says=("it is not the plan that was reviewed",),
+    ),
+    Step(
+        None,
+        run=("sed 's/hostname/id/' plan.json > edited.json && skyform apply edited.json",),
+        exit=1,
+        says=("plan is corrupt or was edited", "job_digest does not match"),
+    ),
+    Step(None, run=('test ! -e "$SKYFORM_HOME/state.db"',)),
+    Step(
+        None,
+        run=(f'skyform apply plan.json --expect-digest "$({DIGEST})"',),
+        says=("Apply complete!",),
+    ),
+    Step(None, run=("skyform down -y hello",), says=("terminated",)),
+]
+
 SCENARIOS: dict[str, list[Step]] = {
     "autostop": AUTOSTOP,
+    "trust": TRUST,
     "local": LOCAL,
     "managed": MANAGED,
     "catalog": CATALOG,
