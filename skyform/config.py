@@ -26,6 +26,9 @@ keys and known_hosts. The config file is optional: a fresh machine has none.
       give_up_after: 86400      # seconds of relaunching without capacity before
                                 # FAILED_NO_RESOURCE (null: never give up, as SkyPilot)
       max_rounds: null          # or at most N relaunch rounds (whichever comes first)
+    autostop:
+      check_interval: 60        # seconds between the node agent's idleness checks
+                                # (SkyPilot's 60; lower it for tests)
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from skyform.errors import ConfigError
+from skyform.errors import ConfigError, UnsafePathError
 
 DEFAULT_HOME = "~/.skyform"
 CATALOG_CLOUDS = ("aws", "gcp")
@@ -51,6 +54,36 @@ def ensure_dir(path: Path) -> Path:
     """Create `path` (and parents) with mode 0700 and tighten it if it already exists."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(path, 0o700)
+    return path
+
+
+def confined(root: Path, *names: str) -> Path:
+    """`root/names...`, refused unless every name is one plain path component and the result,
+    resolved (symlinks followed), lies strictly under `root`. Every path made from a name
+    (cluster, node, lock, job, export directory) goes through here before it is created or
+    removed, so an edited name like `..` or `../../x` can never reach outside its root."""
+    for name in names:
+        if (
+            not name
+            or name in (".", "..")
+            or "/" in name
+            or "\\" in name
+            or "\0" in name
+            or name != name.strip()
+        ):
+            raise UnsafePathError(
+                f"refusing the name {name!r}: it is not a plain file name "
+                f"(the path would not stay under {root})",
+                "Names come from the plan; make a new one with `skyform plan`.",
+            )
+    base = Path(root).resolve()
+    path = base.joinpath(*names)
+    resolved = path.resolve()
+    if not resolved.is_relative_to(base) or resolved == base:
+        raise UnsafePathError(
+            f"refusing {path}: it resolves to {resolved}, outside {base}",
+            "Remove the symlink, or make a new plan with `skyform plan`.",
+        )
     return path
 
 
@@ -129,6 +162,12 @@ class RecoverySettings(_Strict):
     max_rounds: int | None = Field(default=None, ge=1)
 
 
+class AutostopSettings(_Strict):
+    """How often the node agent checks whether its cluster is idle (SkyPilot: 60 s)."""
+
+    check_interval: int = Field(default=60, ge=1, le=3600)
+
+
 class KubernetesSettings(_Strict):
     """Which kubeconfig contexts skyform may plan on (SkyPilot's `kubernetes.allowed_contexts`:
     a list, or `all`; unset = the current context), how long `plan` reuses the node capacity it
@@ -151,6 +190,7 @@ class Config(_Strict):
     pulumi: PulumiSettings = PulumiSettings()
     kubernetes: KubernetesSettings = KubernetesSettings()
     recovery: RecoverySettings = RecoverySettings()
+    autostop: AutostopSettings = AutostopSettings()
 
 
 def config_path() -> Path:

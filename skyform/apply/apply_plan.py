@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skyform.apply.runner import Applier, ApplyOptions, ApplyProgress, ClusterOutcome
+from skyform.apply.taskfile import check_jobs_match_task
 from skyform.plan.model import Plan
 from skyform.plan.planfile import plan_digest
 from skyform.state.models import JobExitCode
@@ -24,6 +25,10 @@ def apply_plan(
     from skyform.plan.catalog import load_catalog
     from skyform.state.db import open_state
 
+    # before state or locks exist: a refused plan leaves nothing behind
+    check_jobs_match_task(
+        plan, plan_path, secret_overrides=options.secret_overrides, environ=options.environ
+    )
     config = load_config()
     catalog = load_catalog(config)
     refuse_stale_early(plan, plan_path, catalog)

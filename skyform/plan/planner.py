@@ -6,15 +6,14 @@ the same inputs give the same Plan, hence the same plan file bytes.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from skyform import __version__
 from skyform.config import Config
-from skyform.errors import NoOffersError
+from skyform.errors import NoOffersError, PlanError
+from skyform.plan.autostop import check_stoppable, setting_for
 from skyform.plan.capacity import busy_hosts, check_joint_capacity, probes_used
 from skyform.plan.catalog import Catalog
 from skyform.plan.catalog.k8s_offers import kubernetes_scope
@@ -25,6 +24,7 @@ from skyform.plan.diff import (
     diff_clusters,
     untouched_clusters,
 )
+from skyform.plan.jobdigest import canonical, with_digests
 from skyform.plan.model import (
     Alternative,
     BlockedPlacement,
@@ -46,6 +46,7 @@ from skyform.plan.model import (
 from skyform.plan.naming import ClusterName, cluster_names
 from skyform.plan.ownership import Owner
 from skyform.spec import Dag, ResourceRequest, TaskSpec, task_digest
+from skyform.spec.models import SkyformExt
 from skyform.spec.overrides import words
 
 
@@ -68,15 +69,6 @@ class PlanInputs:
     reserved: Mapping[str, str] = field(default_factory=dict)  # ssh host id -> cluster (state)
 
 
-def sha256(data: bytes | str) -> str:
-    raw = data.encode() if isinstance(data, str) else data
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
-
-
-def canonical(obj: object) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def _scrub(text: str, secrets: Mapping[str, str]) -> str:
     """Replace secret values substituted into a recorded field by `${NAME}` placeholders."""
     for name, value in sorted(secrets.items(), key=lambda kv: -len(kv[1])):
@@ -87,7 +79,6 @@ def _scrub(text: str, secrets: Mapping[str, str]) -> str:
 
 def job_spec(task: TaskSpec, label: str) -> JobSpec:
     secrets = task.secret_values()
-    secret_digests = {k: sha256(v) for k, v in sorted(secrets.items())}
     workdir = (
         task.workdir
         if isinstance(task.workdir, str) or task.workdir is None
@@ -102,35 +93,18 @@ def job_spec(task: TaskSpec, label: str) -> JobSpec:
         )
         mounts[_scrub(dst, secrets)] = FileMount(source=_scrub(source, secrets), mode=mount.mode)
     workdir = _scrub(workdir, secrets) if workdir else None
-    setup_digest = sha256(
-        canonical({"setup": task.setup, "envs": task.envs, "secrets": secret_digests})
-    )
-    checkpoint = task.skyform.checkpoint_dir
-    job_digest = sha256(
-        canonical(
-            {
-                "run": task.run,
-                "envs": task.envs,
-                "secrets": secret_digests,
-                "workdir": workdir,
-                "file_mounts": {k: v.model_dump(mode="json") for k, v in mounts.items()},
-                "num_nodes": task.num_nodes,
-                **({"checkpoint_dir": checkpoint} if checkpoint else {}),
-            }
+    return with_digests(
+        JobSpec(
+            name=label,
+            workdir=workdir,
+            setup=task.setup,
+            run=task.run,
+            envs=dict(task.envs),
+            secrets=sorted(secrets),
+            file_mounts=mounts,
+            num_nodes=task.num_nodes,
+            checkpoint_dir=task.skyform.checkpoint_dir,
         )
-    )
-    return JobSpec(
-        name=label,
-        workdir=workdir,
-        setup=task.setup,
-        run=task.run,
-        envs=dict(task.envs),
-        secret_digests=secret_digests,
-        file_mounts=mounts,
-        num_nodes=task.num_nodes,
-        checkpoint_dir=checkpoint,
-        setup_digest=setup_digest,
-        job_digest=job_digest,
     )
 
 
@@ -146,9 +120,17 @@ def _image(request: ResourceRequest, region: str) -> str | None:
 
 
 def cluster_spec(
-    name: str, request: ResourceRequest, offer: PlacedOffer, nodes: int, job: JobSpec
+    name: str,
+    request: ResourceRequest,
+    offer: PlacedOffer,
+    nodes: int,
+    job: JobSpec,
+    ext: SkyformExt | None = None,
 ) -> ClusterSpec:
+    autostop = setting_for(request.autostop, ext or SkyformExt())
+    check_stoppable(name, autostop, offer)
     return ClusterSpec(
+        autostop=autostop,
         name=name,
         offer=offer,
         num_nodes=nodes,
@@ -302,7 +284,16 @@ def make_plan(
         request = task.resources.groups[cand.group][cand.request]
         offer = placed(cand.offer)
         job = job_spec(task, labels[result.index])
-        desired.append(cluster_spec(names[result.index], request, offer, cand.num_nodes, job))
+        try:
+            spec = cluster_spec(
+                names[result.index], request, offer, cand.num_nodes, job, task.skyform
+            )
+        except PlanError as err:  # where in the file: the task's resources
+            src = task.source
+            line = src.resources_line or src.line
+            err.message = f"{src.path}:{line}:{src.resources_column or 1}: {err.message}"
+            raise
+        desired.append(spec)
         alternatives = [
             Alternative(
                 offer=placed(c.offer),

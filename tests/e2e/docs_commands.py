@@ -324,7 +324,69 @@ EXAMPLES = [
     Step("skyform down NAME", run=("skyform down -y multinode",), says=("terminated",)),
 ]
 
+# Autostop on `local` (only down exists there): set, changed, cancelled; stop refused.
+AUTOSTOP = [
+    Step(
+        "skyform launch task.yaml -y --down",
+        says=('autostop       = "1m (down)"', "Launch complete!"),
+    ),
+    Step(
+        "skyform autostop C [-i N] [--down] [--cancel] | stop C... | start C...",
+        run=("skyform autostop hello -i 10 --down",),
+        says=("hello autostop: 10m (down)",),
+    ),
+    Step(
+        "skyform autostop C -i 10 --down",
+        run=("skyform autostop hello -i 10 --down",),
+        says=("10m (down)",),
+    ),
+    Step(
+        "skyform autostop CLUSTER [-i N] [--down] [--wait-for jobs_and_ssh|jobs|none] [--cancel]",
+        run=("skyform autostop hello -i 30 --down --wait-for jobs",),
+        says=("30m (down)",),
+    ),
+    Step(None, run=("skyform status | grep -F '30m (down)'",)),
+    Step(None, run=("skyform autostop hello --cancel",), says=("cancelled",)),
+    Step(
+        "skyform stop CLUSTER...",
+        run=("skyform stop -y hello",),
+        exit=1,
+        says=("cannot be stopped", "only to tear down"),
+    ),
+    Step("skyform start CLUSTER...", run=("skyform start hello",), says=("already up",)),
+    Step("skyform status --refresh", says=("hello",)),
+    Step(None, run=("skyform down -y hello",), says=("terminated",)),
+]
+
+DIGEST = 'python3 -c \'import json; print(json.load(open("plan.json"))["digest"])\''
+
+# "Plans you did not make": an edited plan is refused; CI applies only the reviewed digest.
+TRUST = [
+    Step(None, run=("skyform plan task.yaml -o plan.json",), says=("Plan digest: sha256:",)),
+    Step(
+        "skyform apply plan.json --expect-digest sha256:…",
+        run=("skyform apply plan.json --expect-digest sha256:0123",),
+        exit=1,
+        says=("it is not the plan that was reviewed",),
+    ),
+    Step(
+        None,
+        run=("sed 's/hostname/id/' plan.json > edited.json && skyform apply edited.json",),
+        exit=1,
+        says=("plan is corrupt or was edited", "job_digest does not match"),
+    ),
+    Step(None, run=('test ! -e "$SKYFORM_HOME/state.db"',)),
+    Step(
+        None,
+        run=(f'skyform apply plan.json --expect-digest "$({DIGEST})"',),
+        says=("Apply complete!",),
+    ),
+    Step(None, run=("skyform down -y hello",), says=("terminated",)),
+]
+
 SCENARIOS: dict[str, list[Step]] = {
+    "autostop": AUTOSTOP,
+    "trust": TRUST,
     "local": LOCAL,
     "managed": MANAGED,
     "catalog": CATALOG,

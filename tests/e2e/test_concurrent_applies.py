@@ -80,7 +80,7 @@ def test_a_stale_apply_creates_no_state_and_no_locks(sky, skyform_home, tmp_path
     corrupt = tmp_path / "corrupt plan.json"
     corrupt.write_text('{"format_version": 1, "tasks": ')
     refused = sky("apply", corrupt.name)
-    assert refused.exit_code == 1 and "-o 'corrupt plan.json'" in refused.stderr
+    assert refused.exit_code == 1 and "corrupt" in refused.stderr
     assert not (skyform_home / "state.db").exists()
     assert not (skyform_home / "locks").exists()
 

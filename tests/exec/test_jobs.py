@@ -85,7 +85,7 @@ def test_envs_and_secrets_arrive_byte_exact_and_secrets_leak_nowhere(cluster, mo
         'printf "%s" "$TRAILING_NL" > ~/nl.out; printf "[%s]" "$EMPTY" > ~/empty.out; '
         "echo visible-output; sleep 1.5"
     )
-    spec = job_spec(run=script, envs=envs, secret_digests={"API_TOKEN": "digest"})
+    spec = job_spec(run=script, envs=envs, secrets=["API_TOKEN"])
     with open_cluster(cluster) as session:
         session.submit(spec, job_key="sec", task_id="t", secrets=secrets)
         time.sleep(0.5)  # the job is running: look at every process's command line
@@ -120,7 +120,7 @@ def _cmdlines() -> list[bytes]:
 
 
 def test_bad_secret_errors_do_not_echo_the_value(cluster):
-    spec = job_spec(run="true", secret_digests={"TOKEN": "d"})
+    spec = job_spec(run="true", secrets=["TOKEN"])
     with open_cluster(cluster) as session:
         with pytest.raises(ExecError) as err:
             session.submit(spec, job_key="nul", task_id="t", secrets={"TOKEN": "hunter2\0x"})

@@ -1,8 +1,9 @@
 """`skyform plan` / `skyform show`: the plan as a person reads it, Terraform style.
 
 Reads only the serialized Plan. Layout:
-  legend (only the symbols used) · one block per cluster change with its attributes and the
-  "considered resources" table · the multi-task "Best plan" table · egress · summary line.
+  legend (only the symbols used) · one block per cluster change with its attributes, what it
+  runs and the "considered resources" table · the multi-task "Best plan" table · egress ·
+  summary line · the plan's content digest.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from skyform.cli.render import fmt
+from skyform.cli.render.plan_job import job_text_lines
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, heredoc
 from skyform.plan.model import Action, ClusterChange, ClusterSpec, Plan, TaskPlacement
+from skyform.plan.planfile import content_digest
 
 LEGEND = {
     Action.CREATE: "create",
@@ -61,6 +64,8 @@ def spec_attributes(spec: ClusterSpec, placement: TaskPlacement | None) -> list[
         attrs.append(("ports", ", ".join(spec.ports)))
     if spec.labels:
         attrs.append(("labels", ", ".join(f"{k}={v}" for k, v in sorted(spec.labels.items()))))
+    if spec.autostop:
+        attrs.append(("autostop", spec.autostop.text))
     attrs.append(("hourly_cost", fmt.usd(spec.hourly_cost, hourly=True)))
     if placement is not None:
         attrs.append(
@@ -246,6 +251,7 @@ def render_plan(plan: Plan, console: Console, *, saved_to: str | None = None) ->
         console.print(f"[bold]{summary_line(plan)}[/]")
     if not plan.destroy:
         console.print(cost_line(plan))
+    console.print(f"Plan digest: {content_digest(plan)}", highlight=False)
     if saved_to and visible:
         console.print()
         console.print(f"Saved the plan to: {escape(saved_to)}")
@@ -265,6 +271,9 @@ def _render_change(change: ClusterChange, plan: Plan, console: Console) -> None:
     for line in _attr_lines(change, placement):  # user text: printed as is, never as markup
         console.print(f"      {line}", soft_wrap=True, markup=False)
     console.print("    }")
+    if placement is not None and change.action is not Action.NOOP:
+        for line in job_text_lines(placement):
+            console.print(line, soft_wrap=True, markup=False, highlight=False)
     if placement is not None and placement.alternatives and change.action is not Action.DELETE:
         console.print()
         console.print(
