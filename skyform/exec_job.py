@@ -128,6 +128,10 @@ def exec_on_cluster(
 ) -> JobRecord:
     secrets: dict[str, str] = {}
     task_dir = Path.cwd()
+    if len(target) == 1:
+        from skyform.spec.loader import refuse_stdin
+
+        refuse_stdin(target[0])  # `exec C -`: a task on stdin, refused as every verb does
     if _is_task_file(target):
         from skyform.spec import load_task
 

@@ -113,10 +113,11 @@ def launch(
     """Record the job (named `name`, else after the task), plan its first revision, start
     its controller. `load_kwargs` are load_task's (envs, secrets, resource flags)."""
     from skyform.config import load_config
-    from skyform.spec import check_supported, load_task
+    from skyform.spec import check_supported, load_task_text
+    from skyform.spec.loader import decode_task, read_task_bytes
 
     environ = dict(os.environ if environ is None else environ)
-    data = Path(task_file).read_bytes()
+    data = read_task_bytes(task_file)  # read once: what is parsed is what the job keeps
     envs = jobdir.resolve_overrides(list(load_kwargs.get("env_overrides", ())), environ)
     for env_file in load_kwargs.get("env_files", ()):  # fold env files in, --env wins
         from skyform.spec.envs import read_env_file
@@ -124,8 +125,9 @@ def launch(
         envs = [f"{k}={v}" for k, v in read_env_file(env_file)] + envs
     secrets = jobdir.resolve_overrides(list(load_kwargs.get("secret_overrides", ())), environ)
     flags = load_kwargs.get("resource_overrides")
-    dag = load_task(
-        task_file,
+    dag = load_task_text(
+        decode_task(data, str(task_file)),
+        path_label=str(task_file),
         env_overrides=envs,
         secret_overrides=secrets,
         environ=environ,

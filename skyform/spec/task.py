@@ -14,6 +14,12 @@ from skyform.spec.accelerators import canonical_name
 from skyform.spec.envs import references, require_values, substitute, yaml_variables
 from skyform.spec.errors import Problem, Where, describe
 from skyform.spec.infra import format_location, infer_location, parse_infra
+from skyform.spec.localpaths import (
+    check_env_value,
+    check_mount_destination,
+    check_mount_source,
+    check_workdir,
+)
 from skyform.spec.models import FileMount, GitWorkdir, SkyformExt, SourceRef, TaskSpec, is_uri
 from skyform.spec.raw import IGNORED_TASK_KEYS, RawSkyform, RawStorage, RawTask, RawWorkdirGit
 from skyform.spec.resources import parse_resources
@@ -64,8 +70,12 @@ def parse_task(
         )
 
     envs = yaml_variables(raw.get("envs"), where, "envs")
-    envs.update(overrides.envs)
     secrets = yaml_variables(raw.get("secrets"), where, "secrets")
+    for key, values in (("envs", envs), ("secrets", secrets)):
+        for name, value in values.items():
+            if value is not None:
+                check_env_value(name, value, (key, name), where)
+    envs.update(overrides.envs)
     secrets.update(overrides.secrets)
     env_values = require_values(envs, where, "envs", "--env")
     secret_values = require_values(secrets, where, "secrets", "--secret")
@@ -84,7 +94,7 @@ def parse_task(
             )
     return TaskSpec(
         name=spec.name,
-        workdir=_workdir(substituted["workdir"], where),
+        workdir=_workdir(substituted["workdir"], raw.get("workdir"), where),
         num_nodes=num_nodes,
         resources=parse_resources(raw.get("resources"), where, note),
         envs=env_values,
@@ -113,8 +123,11 @@ def _source(where: Where) -> SourceRef:
     )
 
 
-def _workdir(value: Any, where: Where) -> str | GitWorkdir | None:
-    if value is None or isinstance(value, str):
+def _workdir(value: Any, raw: Any, where: Where) -> str | GitWorkdir | None:
+    if value is None:
+        return value
+    if isinstance(value, str):
+        check_workdir(value, raw, where)
         return value
     if isinstance(value, dict):
         git = where.validate(RawWorkdirGit, value, ("workdir",))
@@ -144,6 +157,7 @@ def _file_mounts(raw: Any, variables: dict[str, str], where: Where) -> dict[str,
                 f"Write '{dst.rstrip('/')}'.",
                 at_key=True,
             )
+        check_mount_destination(dst, path, where)
         if dst in mounts:
             where.fail(
                 path, f"two file mounts resolve to the same destination '{dst}'", at_key=True
@@ -151,6 +165,7 @@ def _file_mounts(raw: Any, variables: dict[str, str], where: Where) -> dict[str,
         if isinstance(src, str):
             if not src.strip():
                 where.fail(path, "file mount source is empty")
+            check_mount_source(src, value, path, where)
             mounts[dst] = FileMount(source=src)
         elif isinstance(src, dict):
             mounts[dst] = _storage(src, path, where)

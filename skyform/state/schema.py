@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -83,5 +83,18 @@ MIGRATIONS: dict[int, list[str]] = {
             since REAL NOT NULL,
             reason TEXT NOT NULL
         )""",
+    ],
+    3: [
+        # The state serial at each cluster's last change (create, update, status, delete),
+        # kept after a delete: a plan is stale only when a cluster it touches changed after
+        # the serial it was made at, so plans for other clusters apply side by side.
+        """CREATE TABLE cluster_versions (
+            name TEXT PRIMARY KEY,
+            serial INTEGER NOT NULL
+        )""",
+        # clusters from before this table: changed "now", so older plans for them are stale
+        """INSERT INTO cluster_versions (name, serial)
+            SELECT name, (SELECT CAST(value AS INTEGER) FROM meta WHERE key='serial')
+            FROM clusters""",
     ],
 }

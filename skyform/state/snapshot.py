@@ -41,6 +41,9 @@ def _status(record: ClusterRecord) -> str:
 
 
 def snapshot_of(db: StateDB) -> StateSnapshot:
+    # The serial first: a change landing while the clusters are read is then newer than the
+    # plan's serial, so the plan is refused as stale, never wrongly taken as fresh.
+    lineage, serial = db.lineage, db.serial
     jobs = ManagedJobs(db)
 
     def managed_job(name: str) -> int | None:
@@ -59,7 +62,7 @@ def snapshot_of(db: StateDB) -> StateSnapshot:
         for r in db.list_clusters()
     }
     return StateSnapshot(
-        lineage=db.lineage, serial=db.serial, clusters=clusters, reserved=db.taken_nodes()
+        lineage=lineage, serial=serial, clusters=clusters, reserved=db.taken_nodes()
     )
 
 

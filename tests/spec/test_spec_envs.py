@@ -19,6 +19,15 @@ run: echo $MODEL
 """
 
 
+@pytest.fixture(autouse=True)
+def home_with_workdirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """SUBST's workdir `~/${SIZE}/code` must exist: validate checks local paths."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for size in ("13b", "70b"):
+        (tmp_path / size / "code").mkdir(parents=True)
+    return tmp_path
+
+
 def load(text: str = TASK, **kw):
     kw.setdefault("environ", {})
     return load_task_text(text, path_label="task.yaml", **kw)
@@ -186,3 +195,37 @@ def test_secret_substituted_into_file_mounts_is_flagged():
     dag = load(text)
     assert dag.tasks[0].file_mounts["/d"].source == "s3://hidden-bucket"
     assert any("secret B is substituted into file_mounts" in w for w in dag.warnings)
+
+
+def test_env_file_is_read_as_python_dotenv_reads_it(tmp_path: Path):
+    """SkyPilot's --env-file is python-dotenv's dotenv_values; so is skyform's."""
+    env_file = tmp_path / ".env"
+    env_file.write_bytes(
+        b'ESCAPED="a\\\\nb"\n'  # an escaped backslash then n: backslash-n, not a line break
+        b'NEWLINE="a\\nb"\n'
+        b'WINDOWS="c:\\\\dir\\\\"\n'  # a value ending in a backslash
+        b"TRAILING=ends\\\n"
+        b'CR="x\\ry"\r\n'
+        b"CRLF=1\r\n"
+        b"LITERAL='$HOME\\n'\n"
+        b'MULTI="two\nlines"\n'
+        b"export EXPORTED=yes # a comment\n"
+    )
+    envs = load("run: echo\n", env_files=[env_file]).tasks[0].envs
+    assert envs["ESCAPED"] == "a\\nb"
+    assert envs["NEWLINE"] == "a\nb"
+    assert envs["WINDOWS"] == "c:\\dir\\"
+    assert envs["TRAILING"] == "ends\\"
+    assert envs["CR"] == "x\ry"
+    assert envs["CRLF"] == "1"
+    assert envs["LITERAL"] == "$HOME\\n"
+    assert envs["MULTI"] == "two\nlines"
+    assert envs["EXPORTED"] == "yes"
+
+
+def test_env_file_key_without_value_is_an_error(tmp_path: Path):
+    env_file = tmp_path / ".env"
+    env_file.write_text("A=1\nBARE\n")
+    with pytest.raises(SpecError, match="BARE has no value") as caught:
+        load("run: echo\n", env_files=[env_file])
+    assert caught.value.location == f"{env_file}:2:1"

@@ -102,7 +102,9 @@ def apply(
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.errors import SkyformError
     from skyform.plan.planfile import plan_bytes, read_plan
+    from skyform.spec.loader import refuse_stdin
 
+    refuse_stdin(target)  # a plan or a task: neither is read from stdin
     if is_plan_file(target):
         if env or env_file or cluster or overrides:
             raise SkyformError(

@@ -14,7 +14,9 @@ def make_console(*, stderr: bool = False, width: int | None = None) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     if width is None and not stream.isatty() and not os.environ.get("COLUMNS"):
         width = PIPE_WIDTH
-    return Console(file=stream, width=width, highlight=False, soft_wrap=False)
+    # emoji=False: user text (paths, commands) is printed as written — `root:x:0:0` must
+    # not turn into `root❌0:0`; markup in it is escaped by the callers
+    return Console(file=stream, width=width, highlight=False, soft_wrap=False, emoji=False)
 
 
 def plain_console(width: int = 100) -> Console:
@@ -27,6 +29,7 @@ def plain_console(width: int = 100) -> Console:
         no_color=True,
         color_system=None,
         highlight=False,
+        emoji=False,
         force_terminal=False,
         legacy_windows=False,
     )

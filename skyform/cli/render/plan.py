@@ -8,6 +8,8 @@ Reads only the serialized Plan. Layout:
 
 from __future__ import annotations
 
+import shlex
+
 from rich import box
 from rich.console import Console, JustifyMethod
 from rich.markup import escape
@@ -253,7 +255,8 @@ def render_plan(plan: Plan, console: Console, *, saved_to: str | None = None) ->
     if saved_to and visible:
         console.print()
         console.print(f"Saved the plan to: {escape(saved_to)}")
-        console.print(f"To perform exactly these actions, run: skyform apply {escape(saved_to)}")
+        command = f"skyform apply {shlex.quote(saved_to)}"
+        console.print(f"To perform exactly these actions, run: {escape(command)}")
 
 
 def _render_change(change: ClusterChange, plan: Plan, console: Console) -> None:
