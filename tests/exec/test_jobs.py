@@ -259,10 +259,12 @@ def test_a_job_cancelled_right_after_it_was_submitted_never_runs(cluster):
     just after launch reached it while it still did, and the job ran on regardless)."""
     with open_cluster(cluster) as session:
         for i in range(10):
-            spec = job_spec(run=f"sleep 0.3; touch ~/ran-{i}")
+            # 3 s: long enough that a loaded machine still cancels before the job would touch
+            # its file, so a file found means the job outlived the cancel, not a slow cancel.
+            spec = job_spec(run=f"sleep 3; touch ~/ran-{i}")
             session.submit(spec, job_key=f"early-{i}", task_id="t")
             assert session.cancel(f"early-{i}", grace=3).status is JobStatus.CANCELLED
-        time.sleep(1)
+        time.sleep(4)
         for rank, runner in session.runners.items():
             ran = [f for f in runner.run("ls ~").stdout.split() if f.startswith("ran-")]
             assert ran == [], rank
