@@ -3,7 +3,8 @@ fresh interpreter per command; wall time is too noisy on a shared machine to ass
 
 - `--help` / `--version` (the console script): no typer, pydantic or rich at all;
 - `status` on a fresh machine: no pydantic (no model is needed) and no rich (nothing drawn);
-- `plan` and `show`: no PuLP, Pulumi, Fabric; no rich table stack when the output is --json;
+- `plan` and `show`: no PuLP, Pulumi, Fabric, no importlib.metadata, no database modules on a
+  fresh machine; no rich table stack when the output is --json, no task-file stack for `show`;
 - every one of them: no Pulumi SDK, PuLP, Fabric, paramiko, kubernetes client.
 """
 
@@ -22,6 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 HELLO = str(REPO / "examples" / "hello.yaml")
 RICH_DRAWING = ("rich.console", "rich.table", "rich.markup", "rich.text")
 PYDANTIC_SCHEMA = ("pydantic", "pydantic_core", "pydantic._internal._generate_schema")
+# Entry-point scanning (pydantic's plugin loader imports it even with plugins disabled).
+METADATA = "importlib.metadata"
 
 
 def loaded_by(entry: str, args: list[str], home: Path) -> tuple[int, str, set[str]]:
@@ -100,3 +103,7 @@ def test_plan_and_show_import_no_solver_sdk_or_ssh_stack(args, saved_plan, skyfo
     code, out, loaded = loaded_by("script", argv, skyform_home)
     assert code == 0 and "Plan:" in out
     assert not _tops(loaded) & set(HEAVY)
+    assert METADATA not in loaded
+    assert not {m for m in loaded if m.startswith("skyform.state.")} - {"skyform.state.snapshot"}
+    if argv[0] == "show":
+        assert not {m for m in loaded if m.startswith("skyform.spec") or m == "yaml"}
