@@ -4,7 +4,7 @@ fresh interpreter per command; wall time is too noisy on a shared machine to ass
 - `--help` / `--version` (the console script): no typer, pydantic or rich at all;
 - `status` on a fresh machine: no pydantic (no model is needed) and no rich (nothing drawn);
 - `plan` and `show`: no PuLP, Pulumi, Fabric, no importlib.metadata, no database modules on a
-  fresh machine; no rich table stack when the output is --json, no task-file stack for `show`;
+  fresh machine; no rich when the output is --json or --markdown, no task-file stack for `show`;
 - every one of them: no Pulumi SDK, PuLP, Fabric, paramiko, kubernetes client.
 """
 
@@ -82,13 +82,15 @@ def test_status_on_a_fresh_machine_imports_no_models_and_no_rich(args, skyform_h
     [
         ["plan", HELLO, "--json"],
         ["show", "{plan}", "--json"],
+        ["show", "{plan}", "--markdown"],
     ],
-    ids=["plan-json", "show-json"],
+    ids=["plan-json", "show-json", "show-markdown"],
 )
-def test_json_output_draws_nothing_so_imports_no_rich(args, saved_plan, skyform_home):
+def test_json_and_markdown_draw_nothing_so_import_no_rich(args, saved_plan, skyform_home):
     argv = [a.format(plan=saved_plan) for a in args]
     code, out, loaded = loaded_by("script", argv, skyform_home)
-    assert code == 0 and json.loads(out)
+    assert code == 0
+    assert json.loads(out) if "--json" in argv else out.startswith("#")
     assert not loaded & set(RICH_DRAWING)
     assert not _tops(loaded) & set(HEAVY)
 
