@@ -18,9 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
     [
         ["serve", "up", "service.yaml"],
         ["storage", "ls"],
-        ["stop", "mycluster", "-y"],
-        ["start", "mycluster"],
-        ["autostop", "mycluster", "-i", "10"],
+        ["volumes", "ls"],
         ["storage", "--help"],
     ],
 )

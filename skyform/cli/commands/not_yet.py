@@ -10,9 +10,6 @@ import typer
 SKYPILOT_ONLY: dict[str, str] = {
     "serve": "services behind a load balancer",
     "storage": "buckets",
-    "stop": "stopping a cluster",
-    "start": "restarting a stopped cluster",
-    "autostop": "stopping idle clusters",
     "volumes": "persistent volumes",
     "volume": "persistent volumes",
     "dashboard": "the web dashboard",
