@@ -33,28 +33,20 @@ keys and known_hosts. The config file is optional: a fresh machine has none.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from skyform.errors import ConfigError, UnsafePathError
+from skyform.paths import (  # re-exported: callers find them here; paths is the light home
+    DEFAULT_HOME,  # noqa: F401
+    ensure_dir,  # noqa: F401
+    ensure_home,  # noqa: F401
+    home,
+)
 
-DEFAULT_HOME = "~/.skyform"
 CATALOG_CLOUDS = ("aws", "gcp")
-
-
-def home() -> Path:
-    """SKYFORM_HOME as an absolute path (not created)."""
-    return Path(os.environ.get("SKYFORM_HOME") or DEFAULT_HOME).expanduser().resolve()
-
-
-def ensure_dir(path: Path) -> Path:
-    """Create `path` (and parents) with mode 0700 and tighten it if it already exists."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path, 0o700)
-    return path
 
 
 def confined(root: Path, *names: str) -> Path:
@@ -85,10 +77,6 @@ def confined(root: Path, *names: str) -> Path:
             "Remove the symlink, or make a new plan with `skyform plan`.",
         )
     return path
-
-
-def ensure_home() -> Path:
-    return ensure_dir(home())
 
 
 class _Strict(BaseModel):

@@ -23,8 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from skyform import __version__
-from skyform.config import ensure_dir, home
+from skyform.config import ensure_dir
 from skyform.errors import StateError
+from skyform.paths import state_path
 from skyform.plan.model import PlacedOffer
 from skyform.state.models import (
     ClusterRecord,
@@ -407,10 +408,6 @@ def _cluster(text: str, name: str) -> ClusterRecord:
 
 def _job(text: str, cluster: str, job_id: int) -> JobRecord:
     return load_record(JobRecord, text, what=f"job {job_id} of cluster {cluster!r}")
-
-
-def state_path() -> Path:
-    return home() / "state.db"
 
 
 def open_state(path: Path | None = None) -> StateDB:
