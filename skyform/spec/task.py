@@ -17,6 +17,7 @@ from skyform.spec.infra import format_location, infer_location, parse_infra
 from skyform.spec.models import FileMount, GitWorkdir, SkyformExt, SourceRef, TaskSpec, is_uri
 from skyform.spec.raw import IGNORED_TASK_KEYS, RawSkyform, RawStorage, RawTask, RawWorkdirGit
 from skyform.spec.resources import parse_resources
+from skyform.spec.service import parse_service
 
 MAX_NUM_NODES = 4096
 MAX_DATA_GB = 10_000_000  # 10 PB
@@ -81,11 +82,12 @@ def parse_task(
                 f"{where.label}:{where.line((key,))}: secret {', '.join(leaked)} is substituted "
                 f"into {key}, so its value appears wherever {key} is shown"
             )
+    resources = parse_resources(raw.get("resources"), where, note)
     return TaskSpec(
         name=spec.name,
         workdir=_workdir(substituted["workdir"], where),
         num_nodes=num_nodes,
-        resources=parse_resources(raw.get("resources"), where, note),
+        resources=resources,
         envs=env_values,
         secrets={k: SecretStr(v) for k, v in secret_values.items()},
         file_mounts=_file_mounts(raw.get("file_mounts"), variables, where),
@@ -94,7 +96,7 @@ def parse_task(
         inputs=_data(spec.inputs, "inputs", where),
         outputs=_data(spec.outputs, "outputs", where),
         config=spec.config,
-        service=substituted["service"],
+        service=parse_service(substituted["service"], where, resources),
         pool=spec.pool,
         volumes=substituted["volumes"],
         skyform=_skyform(raw.get("skyform"), spec.inputs, where),
