@@ -1,0 +1,8 @@
+"""Serve tests import their helpers (lbkit, replica_app) from this folder."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
