@@ -324,10 +324,33 @@ EXAMPLES = [
     Step("skyform down NAME", run=("skyform down -y multinode",), says=("terminated",)),
 ]
 
+# Services: the plan of a two-replica service on this machine.
+SERVICE_FILE = (
+    "printf 'service:\\n  readiness_probe: /\\n  replicas: 2\\nresources:\\n  infra: local\\n"
+    "  ports: 8080\\nrun: python3 -m http.server 8080\\n' > service.yaml"
+)
+SERVE = [
+    Step(None, run=(SERVICE_FILE,)),
+    Step(
+        "skyform serve plan service.yaml [-n NAME] [--markdown|--json]",
+        run=(
+            "skyform serve plan service.yaml",
+            "skyform serve plan service.yaml -n web --markdown",
+            "skyform serve plan service.yaml --json",
+        ),
+        says=("Fixed 2 replicas", "local"),
+    ),
+    Step(
+        None,
+        run=("skyform serve plan service.yaml -n web --markdown | grep -F '### Service `web`'",),
+    ),
+]
+
 SCENARIOS: dict[str, list[Step]] = {
     "local": LOCAL,
     "managed": MANAGED,
     "catalog": CATALOG,
     "cloud": CLOUD,
     "examples": EXAMPLES,
+    "serve": SERVE,
 }

@@ -8,7 +8,6 @@ import typer
 
 # verb -> what it does in SkyPilot
 SKYPILOT_ONLY: dict[str, str] = {
-    "serve": "services behind a load balancer",
     "storage": "buckets",
     "stop": "stopping a cluster",
     "start": "restarting a stopped cluster",
