@@ -10,11 +10,14 @@ the replica at `http://10.213.x.(y+2):PORT`. Needs root (CAP_NET_ADMIN) and ipro
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import shlex
 import shutil
 import subprocess
+import threading
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -58,12 +61,36 @@ class Sandbox:
         return self.command(["bash", "-c", script])
 
 
+_CHECKED: list[str | None] = []
+_CHECKING = threading.Lock()
+
+
 def available() -> str | None:
-    """None when sandboxes can be made here, else why not."""
+    """None when sandboxes can be made here, else why not (tried once per process: a
+    container may run as root without the capabilities namespaces need)."""
+    with _CHECKING:
+        if not _CHECKED:
+            _CHECKED.append(_try_namespaces())
+        return _CHECKED[0]
+
+
+def _try_namespaces() -> str | None:
     if shutil.which("ip") is None:
         return "iproute2 (`ip`) is not installed"
     if os.geteuid() != 0:
         return "network namespaces need root (CAP_NET_ADMIN)"
+    probe = f"{PREFIX}probe-{uuid.uuid4().hex[:12]}"
+    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if made.returncode != 0:
+        return f"`ip netns add` is not allowed here: {made.stderr.strip()}"
+    veth = subprocess.run(
+        ["ip", "-n", probe, "link", "add", "sfprobe0", "type", "veth", "peer", "name", "sfprobe1"],
+        capture_output=True,
+        text=True,
+    )
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    if veth.returncode != 0:
+        return f"veth pairs are not allowed here: {veth.stderr.strip()}"
     return None
 
 
@@ -124,10 +151,8 @@ def destroy(box: Sandbox) -> None:
     """Kill what runs inside, then remove the namespace (its veth pair goes with it)."""
     pids = _ip(["netns", "pids", box.name], check=False).split()
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError, ValueError):
             os.kill(int(pid), 9)
-        except (ProcessLookupError, ValueError):
-            pass
     _ip(["netns", "del", box.name], check=False)
     _ip(["link", "del", box.host_interface], check=False)
 

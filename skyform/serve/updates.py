@@ -87,11 +87,3 @@ def rollback_reason(
             f"rolled back to version {rollout.previous}"
         )
     return None
-
-
-def halted(replicas: Sequence[ReplicaView], latest: int, ever_ready: bool) -> bool:
-    """SkyPilot's crash-loop rule: a version never READY with an unrecoverable failure gets
-    no more launches (when there is nothing to roll back to)."""
-    return not ever_ready and any(
-        r.version == latest and r.status in UNRECOVERABLE for r in replicas
-    )

@@ -4,7 +4,7 @@ A task whose every alternative names a cloud skyform does not run is an error; a
 with some such alternatives keeps the others (a warning says which were dropped).
 A `service:` section is validated when the file is loaded (skyform/spec/service.py); plan,
 launch and apply run the task as a plain job, like `sky launch` on a service YAML, and point
-to `skyform serve` for the service. `pool:` / `volumes:` / `config:` are kept but not acted on.
+to `skyform serve up` for the service. `pool:` / `volumes:` / `config:` are kept but not acted on.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from skyform.spec.infra import SUPPORTED_CLOUDS
 
 _IGNORED_SECTIONS = {
     "service": (
-        "service: is served by `skyform serve plan {path}` (each replica a placement behind a "
-        "load balancer); here the task runs as one plain job, like `sky launch`"
+        "service: is served by `skyform serve up {path}` (replicas behind a load balancer; "
+        "review it first with `skyform serve plan {path}`); here the task runs as one plain "
+        "job, like `sky launch`"
     ),
     "pool": "pool: (worker pools) is ignored; the task runs as a plain job",
     "volumes": "volumes: is ignored; use file_mounts for data",

@@ -63,7 +63,7 @@ def test_summary_shows_groups_pipeline_shape_and_warnings(cli, tmp_path: Path):
     assert "warnings:\n" in out
     assert "alternatives on oci are skipped" in out
     assert "  service: Fixed 1 replica · port 80 · probe GET / · least_load\n" in out
-    assert f"service: is served by `skyform serve plan {path}`" in out
+    assert f"service: is served by `skyform serve up {path}`" in out
 
 
 def test_json_output(cli):

@@ -151,9 +151,9 @@ def test_cli_refuses_a_bad_service_name(cli, placer_file: Path):
 
 
 def test_serve_verbs_not_built_yet_say_so_in_one_line(cli):
-    result = cli("serve", "up", "service.yaml", "-y")
+    result = cli("serve", "update", "web", "service.yaml", "--mode", "blue_green")
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [
-        "Error: skyform has no `serve up` yet; `skyform serve plan TASK` shows the service's "
-        "plan (replicas, placements, cost)"
+        "Error: skyform has no `serve update` yet; `skyform serve plan TASK` shows the "
+        "service's plan (replicas, placements, cost)"
     ]

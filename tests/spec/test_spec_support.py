@@ -44,7 +44,8 @@ def test_service_pool_volumes_config_are_warnings():
         "config:\n  kubernetes: {}\nrun: echo\n"
     )
     assert len(warnings) == 4
-    assert "service: is served by `skyform serve plan t.yaml`" in warnings[0]
+    assert "service: is served by `skyform serve up t.yaml`" in warnings[0]
+    assert "review it first with `skyform serve plan t.yaml`" in warnings[0]
     assert "runs as one plain job" in warnings[0]
     assert all(w.startswith("t.yaml:1: task 's': ") for w in warnings)
 

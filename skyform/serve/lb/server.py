@@ -28,8 +28,9 @@ log = logging.getLogger("skyform.serve.lb")
 
 
 class LoadBalancer:
-    def __init__(self, config: LbConfig) -> None:
+    def __init__(self, config: LbConfig, stop: asyncio.Event | None = None) -> None:
         self.config = config
+        self.stop_event = stop
         self.proxy = Proxy(config)
         self.runners: list[web.AppRunner] = []
         self.port = 0
@@ -129,6 +130,10 @@ class LoadBalancer:
         while True:
             await asyncio.sleep(WATCH_INTERVAL_SECONDS)
             self._reload_replicas()
+            parent = self.config.parent_pid
+            if parent is not None and os.getppid() != parent and self.stop_event is not None:
+                log.warning("the controller (pid %d) is gone: stopping", parent)
+                self.stop_event.set()
 
     async def _flush_requests(self) -> None:
         while True:
@@ -140,9 +145,9 @@ class LoadBalancer:
 
 
 async def serve_forever(config: LbConfig) -> None:
-    balancer = LoadBalancer(config)
-    await balancer.start()
     stop = asyncio.Event()
+    balancer = LoadBalancer(config, stop)
+    await balancer.start()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
