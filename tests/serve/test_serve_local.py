@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -170,3 +171,29 @@ def test_a_killed_controller_is_controller_failed_and_purge_cleans_up(tmp_path: 
         skyform("serve", "down", "orphan", "-y", "--purge")
     assert "No existing clusters" in skyform("status").stdout
     assert not sandbox.existing() & {r["sandbox"] for r in record["replicas"]}
+
+
+def test_scaled_to_zero_the_first_request_wakes_a_replica(tmp_path: Path):
+    # SkyPilot #3359: a service at zero replicas must wake on traffic
+    task = tmp_path / "lazy.yaml"
+    task.write_text(
+        SERVICE.replace("name: web", "name: lazy").replace(
+            "  replicas: 2\n",
+            "  replica_policy:\n    min_replicas: 0\n    max_replicas: 1\n"
+            "    target_qps_per_replica: 10\n",
+        )
+    )
+    skyform("serve", "up", str(task), "-y", "--secret", "TOKEN=x")
+    try:
+        record = wait_for("lazy", "NO_REPLICA")
+        time.sleep(1)
+        assert json.loads(skyform("serve", "status", "lazy", "--json").stdout)[0]["replicas"] == []
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(record["endpoint"] + "/echo", timeout=5)
+        assert caught.value.code == 503  # nothing READY yet, but the request is counted
+        woke = time.monotonic()
+        wait_for("lazy", "READY", timeout=30)
+        assert time.monotonic() - woke < 15
+        assert get(record["endpoint"] + "/echo") == (200, "1")
+    finally:
+        skyform("serve", "down", "lazy", "-y")
