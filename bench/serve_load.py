@@ -18,7 +18,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,16 +30,12 @@ import aiohttp
 
 REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "tests" / "serve" / "replica_app.py"
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(REPO / "tests" / "serve")]
+
+from lbkit import free_port, wait_healthy  # noqa: E402
 
 from skyform.serve import sandbox  # noqa: E402
 from skyform.serve.lb.config import LbConfig, ReplicaEntry, ReplicaSet, write_json_atomic  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_replicas(stack: ExitStack, count: int, use_sandbox: bool) -> list[str]:
@@ -100,17 +95,7 @@ def _stop(proc: subprocess.Popen) -> None:
 async def wait_ready(urls: list[str]) -> None:
     async with aiohttp.ClientSession() as http:
         for url in urls:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    async with http.get(url + "/health") as resp:
-                        if resp.status == 200:
-                            break
-                except aiohttp.ClientError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"{url} never became ready")
-                await asyncio.sleep(0.1)
+            await wait_healthy(http, url, timeout=30)
 
 
 async def drive(targets: list[str], clients: int, seconds: float | None, requests: int | None):

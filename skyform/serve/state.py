@@ -6,7 +6,6 @@ file is "no record"), like state records across skyform versions.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from skyform.config import ensure_dir, home
 from skyform.errors import SkyformError
+from skyform.state.lock import flock_held
 
 CONTROLLER_INIT = "CONTROLLER_INIT"
 REPLICA_INIT = "REPLICA_INIT"
@@ -107,16 +107,7 @@ def list_services() -> list[str]:
 
 def controller_alive(name: str) -> bool:
     """A live controller holds its flock; if we can take it, nobody runs the service."""
-    path = lock_path(name)
-    if not path.exists():
-        return False
-    with open(path, "a") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(fh, fcntl.LOCK_UN)
-        return False
+    return flock_held(lock_path(name))
 
 
 def remove(name: str) -> None:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 from replica_app import replica_app
 
@@ -83,3 +86,23 @@ async def hangup_server() -> AsyncIterator[int]:
     finally:
         server.close()
         await server.wait_closed()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def wait_healthy(http: aiohttp.ClientSession, url: str, timeout: float = 20) -> None:
+    """Until `url`/health answers 200."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            async with http.get(url + "/health") as resp:
+                if resp.status == 200:
+                    return
+        except aiohttp.ClientError:
+            pass
+        assert time.monotonic() < deadline, f"{url} never came up"
+        await asyncio.sleep(0.05)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,15 +14,9 @@ from collections import Counter
 from pathlib import Path
 
 import aiohttp
-from lbkit import balancer, replica_set
+from lbkit import balancer, free_port, replica_set, wait_healthy
 
 APP = Path(__file__).parent / "replica_app.py"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start(rid: int) -> tuple[subprocess.Popen, str]:
@@ -31,19 +24,6 @@ def start(rid: int) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "SKYPILOT_SERVE_REPLICA_ID": str(rid)}
     proc = subprocess.Popen([sys.executable, str(APP), str(port), "127.0.0.1"], env=env)
     return proc, f"http://127.0.0.1:{port}"
-
-
-async def up(http: aiohttp.ClientSession, url: str) -> None:
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            async with http.get(url + "/health") as resp:
-                if resp.status == 200:
-                    return
-        except aiohttp.ClientError:
-            pass
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.05)
 
 
 async def load(endpoint: str, seconds: float, during) -> tuple[Counter, Counter]:
@@ -73,7 +53,7 @@ def test_one_of_three_replicas_killed_under_load_fails_no_request():
         async def scenario():
             async with aiohttp.ClientSession() as http:
                 for _, url in procs:
-                    await up(http, url)
+                    await wait_healthy(http, url)
             async with balancer([u for _, u in procs]) as lb:
 
                 async def preempt() -> None:
@@ -101,7 +81,7 @@ def test_replacing_every_replica_under_load_fails_no_request():
         async def scenario():
             async with aiohttp.ClientSession() as http:
                 for _, url in everything:
-                    await up(http, url)
+                    await wait_healthy(http, url)
             async with balancer([u for _, u in old]) as lb:
 
                 async def roll() -> None:

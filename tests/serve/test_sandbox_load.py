@@ -7,13 +7,12 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import aiohttp
 import pytest
-from lbkit import balancer
+from lbkit import balancer, wait_healthy
 
 from skyform.serve import sandbox
 
@@ -40,19 +39,6 @@ def two_sandboxes():
         assert not {b.index for b in boxes} & sandbox.existing()
 
 
-async def wait_up(http: aiohttp.ClientSession, url: str) -> None:
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            async with http.get(url + "/health") as resp:
-                if resp.status == 200:
-                    return
-        except aiohttp.ClientError:
-            pass
-        assert time.monotonic() < deadline, f"{url} never came up"
-        await asyncio.sleep(0.1)
-
-
 def test_two_replicas_on_port_8080_serve_1000_requests(two_sandboxes):
     urls = [f"http://{box.address}:8080" for box in two_sandboxes]
     assert len(set(urls)) == 2
@@ -60,7 +46,7 @@ def test_two_replicas_on_port_8080_serve_1000_requests(two_sandboxes):
     async def scenario():
         async with aiohttp.ClientSession() as http:
             for url in urls:
-                await wait_up(http, url)
+                await wait_healthy(http, url)
             async with balancer(urls, policy="round_robin") as lb:
                 endpoint = f"http://127.0.0.1:{lb.port}/echo"
                 answered: Counter[str] = Counter()
