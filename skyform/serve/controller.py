@@ -30,7 +30,13 @@ from typing import Any
 from skyform.errors import SkyformError
 from skyform.serve import sandbox, state
 from skyform.serve.autoscaler import Autoscaler, ReplicaView, window_qps
-from skyform.serve.lb.config import LbConfig, ReplicaEntry, ReplicaSet, write_json_atomic
+from skyform.serve.lb.config import (
+    LbConfig,
+    ReplicaEntry,
+    ReplicaSet,
+    free_lb_port,
+    write_json_atomic,
+)
 from skyform.serve.lb.requestlog import read_counts
 from skyform.serve.probe import probe, probe_request
 from skyform.serve.replica_launch import ReplicaInputs, launch, teardown, write_replica_task
@@ -38,7 +44,6 @@ from skyform.serve.replicas import ReplicaFacts, ReplicaStatus, Step, kept_after
 from skyform.spec.service_models import ServiceSpec
 
 LAUNCHES_AT_ONCE = 4
-LB_PORTS = range(30001, 30101)
 log = logging.getLogger("skyform.serve.controller")
 
 
@@ -135,7 +140,7 @@ class ServiceController:
         task.add_done_callback(self.tasks.discard)
 
     def _start_lb(self) -> None:
-        port = _free_port()
+        port = free_lb_port()
         config = LbConfig(
             service=self.name,
             host="0.0.0.0",
@@ -375,19 +380,6 @@ class ServiceController:
         state.remove(self.name)
 
 
-def _free_port() -> int:
-    import socket
-
-    for port in LB_PORTS:
-        with socket.socket() as s:
-            try:
-                s.bind(("0.0.0.0", port))
-            except OSError:
-                continue
-            return port
-    return 0
-
-
 def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     name = argv[0]
@@ -403,13 +395,10 @@ def main(argv: list[str]) -> int:
             log.error("%s", exc.message)
             record = state.read_record(name)
             if record is not None:
-                state.write_record(replace_status(record, exc.message))
+                failed = {"status": state.CONTROLLER_FAILED, "reason": exc.message}
+                state.write_record(record.model_copy(update=failed))
             return 1
     return 0
-
-
-def replace_status(record: state.ServiceRecord, reason: str) -> state.ServiceRecord:
-    return record.model_copy(update={"status": state.CONTROLLER_FAILED, "reason": reason})
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ LB_STREAM_TIMEOUT_SECONDS = 120.0  # SkyPilot's LB_STREAM_TIMEOUT
 LB_MAX_ATTEMPTS = 3  # SkyPilot's LB_MAX_RETRY
 MAX_BODY_BYTES = 100 * 1024 * 1024
 MAX_REPLICAS = 4096
+LB_PORTS = range(30001, 30101)  # SkyPilot's LBs take the first free port from 30001
 
 
 class _Strict(BaseModel):
@@ -66,6 +67,20 @@ class ReplicaEntry(_Strict):
 
 class ReplicaSet(_Strict):
     replicas: tuple[ReplicaEntry, ...] = Field(default=(), max_length=MAX_REPLICAS)
+
+
+def free_lb_port() -> int:
+    """The first free port of LB_PORTS (0: let the system choose)."""
+    import socket
+
+    for port in LB_PORTS:
+        with socket.socket() as s:
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+            return port
+    return 0
 
 
 def load_config(path: str | os.PathLike[str]) -> LbConfig:
