@@ -139,6 +139,10 @@ class ServiceController:
         self.tasks.add(task)  # a reference, so the task is not collected mid-flight
         task.add_done_callback(self.tasks.discard)
 
+    def _task_relative(self, path: str) -> str:
+        """TLS files as the task file names them: `~` expanded, relative to its folder."""
+        return str(self.inputs.task_file.parent / Path(path).expanduser())
+
     def _start_lb(self) -> None:
         port = free_lb_port()
         config = LbConfig(
@@ -147,8 +151,8 @@ class ServiceController:
             port=port,
             policy=self.spec.load_balancing_policy,
             target_qps=self.spec.replica_policy.target_qps_per_replica,
-            tls_keyfile=self.spec.tls.keyfile if self.spec.tls else None,
-            tls_certfile=self.spec.tls.certfile if self.spec.tls else None,
+            tls_keyfile=self._task_relative(self.spec.tls.keyfile) if self.spec.tls else None,
+            tls_certfile=self._task_relative(self.spec.tls.certfile) if self.spec.tls else None,
             replicas_file=str(self.folder / "replicas.json"),
             request_log=str(self.folder / "requests.log"),
             ports_file=str(self.folder / "lb.ports.json"),

@@ -4,7 +4,7 @@ Sources: sky/utils/schemas.py get_service_schema, sky/serve/service_spec.py and
 serve_utils.validate_service_task (see ../shared/notes/skypilot-subsystems.md §1.1). Where
 SkyPilot's code and docs disagree we follow the notes: the probe defaults to `/`, and
 `load_balancing_policy` is lower case only. Beyond SkyPilot, delays and probe times must be
-non-negative numbers (SkyPilot accepts a negative delay and then never waits).
+non-negative numbers (SkyPilot's schema sets no minimum for them).
 Every error names the file, line, column and field.
 """
 
