@@ -238,7 +238,9 @@ class ServiceController:
         replica = self.replicas[rid]
         replica.busy = True
         async with self.slots:
-            if self.stopping or replica.facts.down is not None:
+            if replica.facts.down is not None:
+                return  # scaled down while waiting for a slot: its teardown owns `busy`
+            if self.stopping:
                 replica.busy = False
                 return
             replica.facts = replica.facts.launching()
