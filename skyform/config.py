@@ -26,6 +26,9 @@ keys and known_hosts. The config file is optional: a fresh machine has none.
       give_up_after: 86400      # seconds of relaunching without capacity before
                                 # FAILED_NO_RESOURCE (null: never give up, as SkyPilot)
       max_rounds: null          # or at most N relaunch rounds (whichever comes first)
+    autostop:
+      check_interval: 60        # seconds between the node agent's idleness checks
+                                # (SkyPilot's 60; lower it for tests)
 """
 
 from __future__ import annotations
@@ -129,6 +132,12 @@ class RecoverySettings(_Strict):
     max_rounds: int | None = Field(default=None, ge=1)
 
 
+class AutostopSettings(_Strict):
+    """How often the node agent checks whether its cluster is idle (SkyPilot: 60 s)."""
+
+    check_interval: int = Field(default=60, ge=1, le=3600)
+
+
 class KubernetesSettings(_Strict):
     """Which kubeconfig contexts skyform may plan on (SkyPilot's `kubernetes.allowed_contexts`:
     a list, or `all`; unset = the current context), how long `plan` reuses the node capacity it
@@ -151,6 +160,7 @@ class Config(_Strict):
     pulumi: PulumiSettings = PulumiSettings()
     kubernetes: KubernetesSettings = KubernetesSettings()
     recovery: RecoverySettings = RecoverySettings()
+    autostop: AutostopSettings = AutostopSettings()
 
 
 def config_path() -> Path:

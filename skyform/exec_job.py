@@ -20,7 +20,7 @@ from skyform.plan.planner import job_spec, sha256
 from skyform.spec.overrides import ResourceOverrides, flag_name
 from skyform.state.db import open_state
 from skyform.state.lock import cluster_lock
-from skyform.state.models import ClusterRecord, JobRecord, JobStatus
+from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
 
 IGNORED_BY_EXEC = ("cpus", "memory", "disk_size", "ports")
 
@@ -156,6 +156,10 @@ def exec_on_cluster(
             raise SkyformError(
                 f"cluster {cluster!r} has no nodes (status {record.status.value})",
                 "Apply its plan first.",
+            )
+        if record.status is ClusterStatus.STOPPED:  # `sky exec` refuses a stopped cluster too
+            raise SkyformError(
+                f"cluster {cluster!r} is STOPPED", f"Start it first: skyform start {cluster}"
             )
         if spec.num_nodes > len(record.handle.nodes):
             raise SkyformError(

@@ -164,6 +164,8 @@ def start_job(
     except BaseException as exc:
         raise start.abandon(None, exc) from None
     try:
+        if managed_job_id is None and record.spec.autostop is not None:
+            _arm_autostop(session, record, on_event)
         sync_inputs(session, job_spec, task_dir, secrets)
         setup_ran = False
         if run_setup and job_spec.setup and record.setup_done != job_spec.setup_digest:
@@ -200,6 +202,20 @@ def start_job(
         if error is exc:
             raise
         raise error from None
+
+
+def _arm_autostop(session: ClusterSession, record: ClusterRecord, on_event) -> None:
+    """Give the head node's agent the cluster's setting with each job (its countdown starts
+    again; a managed job's clusters are never armed: their controller decides)."""
+    from skyform.apply.autostop import arm_head
+    from skyform.config import load_config
+
+    head = session.runners.get(0)
+    if head is None:
+        return
+    message = arm_head(head, record, record.spec.autostop, load_config())
+    if on_event is not None:
+        on_event("autostop", 0, message)
 
 
 def _nothing_to_run(db: StateDB, start: Starting) -> JobRecord:

@@ -254,6 +254,8 @@ class Applier:
                     emit=self._emit(name, "provision"),
                 )
         else:
+            if record.status is ClusterStatus.STOPPED:  # as `sky launch` on a stopped cluster
+                record = self._start(record)
             setup_done = record.setup_done == change.after.setup_digest
             record = self._update_in_place(change, record)
             rerun = self.options.rerun_unchanged
@@ -273,15 +275,27 @@ class Applier:
         """The cluster is as planned: sync the workdir and run the job again on it (setup
         only if its marker says it has not finished there); nothing is provisioned."""
         record = self.db.require_cluster(name)
+        if record.status is ClusterStatus.STOPPED:
+            record = self._start(record)
         self.progress.stage(name, "rerun", f"`{task.task}` (the cluster is up to date)")
         return self._run_job(record, task, task_dir, secrets, follow_now=follow_now, quiet=True)
+
+    def _start(self, record: ClusterRecord) -> ClusterRecord:
+        from skyform.apply.autostop import push_setting
+        from skyform.apply.stopstart import resume_stopped
+
+        self.progress.stage(record.name, "start", "the cluster is stopped: starting it")
+        return resume_stopped(
+            self.db, self.config, record, emit=self._emit(record.name, "start"), push=push_setting
+        )
 
     def _job_changed(self, change: ClusterChange) -> bool:
         return any(a.path in JOB_PATHS for a in change.attributes)
 
     def _update_in_place(self, change: ClusterChange, record: ClusterRecord) -> ClusterRecord:
         assert change.after is not None
-        infra_paths = {a.path for a in change.attributes} - JOB_PATHS
+        changed = {a.path for a in change.attributes} - JOB_PATHS
+        infra_paths = changed - {"autostop"}  # the node agent's, not the stack's
         if infra_paths and change.after.offer.cloud not in ("local", "ssh"):
             from skyform.stacks.engine import engine_for
 
@@ -294,9 +308,15 @@ class Applier:
             )
             handle = engine.up(change.after, self._emit(change.cluster, "update"))
             record = record.model_copy(update={"handle": handle})
-        return clusters.update_spec(
+        record = clusters.update_spec(
             self.db, record, change.after, self.plan_digest, source=self.owner
         )
+        if "autostop" in changed:
+            from skyform.apply.autostop import push_setting
+
+            self.progress.stage(change.cluster, "autostop", record.spec.autostop_text)
+            record = push_setting(self.db, self.config, record, change.after.autostop)
+        return record
 
     def _run_job(
         self,

@@ -131,21 +131,67 @@ _RESOURCE_FLAGS: tuple[tuple[str, Any, Any], ...] = (
 )
 
 
+_AUTOSTOP_FLAGS: tuple[tuple[str, Any, Any], ...] = (
+    (
+        "idle_minutes_to_autostop",
+        int | None,
+        typer.Option(
+            None,
+            "--idle-minutes-to-autostop",
+            "-i",
+            min=0,
+            help="Stop the cluster after this many idle minutes (with --down: tear it down).",
+        ),
+    ),
+    (
+        "down",
+        bool | None,
+        typer.Option(
+            None,
+            "--down",
+            help="Tear the cluster down when idle instead of stopping it (alone: 1 minute "
+            "after its last job).",
+        ),
+    ),
+    (
+        "wait_for",
+        str | None,
+        typer.Option(
+            None,
+            "--wait-for",
+            metavar="jobs_and_ssh|jobs|none",
+            help="What keeps it from being idle: jobs and interactive SSH sessions (default), "
+            "jobs only, or nothing (a hard time limit).",
+        ),
+    ),
+)
+
+
 def resource_flags(command):
     """Give `command` SkyPilot's resource flags; it receives them as one keyword argument,
     `overrides: ResourceOverrides` (the workdir made absolute from the current directory)."""
+    return _with_flags(command, _RESOURCE_FLAGS)
+
+
+def launch_flags(command):
+    """The resource flags and SkyPilot's autostop flags (-i, --down, --wait-for), for the
+    verbs that make clusters from a task file (`launch`, `plan`, `apply TASK`)."""
+    return _with_flags(command, _RESOURCE_FLAGS + _AUTOSTOP_FLAGS)
+
+
+def _with_flags(command, flags: tuple[tuple[str, Any, Any], ...]):
     signature = inspect.signature(command)
     kept = [p for p in signature.parameters.values() if p.name != "overrides"]
     added = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
-        for name, kind, option in _RESOURCE_FLAGS
+        for name, kind, option in flags
     ]
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         from skyform.spec.overrides import ResourceOverrides
 
-        given = {name: kwargs.pop(name) for name, _, _ in _RESOURCE_FLAGS}
+        given = {name: kwargs.pop(name) for name, _, _ in flags}
         given["ports"] = tuple(given["ports"] or ())
         if given["workdir"] is not None:
             given["workdir"] = str(given["workdir"])
@@ -155,7 +201,7 @@ def resource_flags(command):
     wrapper.__signature__ = signature.replace(parameters=kept + added)  # type: ignore[attr-defined]
     hints = dict(getattr(command, "__annotations__", {}))
     hints.pop("overrides", None)
-    hints.update({name: kind for name, kind, _ in _RESOURCE_FLAGS})
+    hints.update({name: kind for name, kind, _ in flags})
     wrapper.__annotations__ = hints
     return wrapper
 

@@ -11,7 +11,7 @@ import dataclasses
 
 from skyform.cost.model import ClusterCost, PlanCost, PlanCostTotals
 from skyform.plan.catalog import Catalog, Offer
-from skyform.plan.model import Action, PlacedOffer, Plan, TaskPlacement, money
+from skyform.plan.model import Action, AutostopSetting, PlacedOffer, Plan, TaskPlacement, money
 
 
 def catalog_offer(placed: PlacedOffer) -> Offer:
@@ -52,7 +52,12 @@ def _cluster_cost(plan: Plan, t: TaskPlacement, catalog: Catalog | None) -> Clus
     twin = on_demand_twin(catalog, t.offer) if catalog is not None else None
     twin_hourly = money(twin.hourly_price * t.num_nodes) if twin is not None else None
     change = plan.change_for(t.cluster)
+    setting = change.after.autostop if change is not None and change.after is not None else None
+    idle = idle_tail_hours(setting) if setting is not None else None
     return ClusterCost(
+        autostop=setting.short if setting is not None else None,
+        idle_hours=idle,
+        compute_bound=None if idle is None else t.hourly_cost * (t.estimated_hours + idle),
         cluster=t.cluster,
         task=t.task,
         action=change.action if change is not None else None,
@@ -69,6 +74,15 @@ def _cluster_cost(plan: Plan, t: TaskPlacement, catalog: Catalog | None) -> Clus
             None if twin_hourly is None else twin_hourly * t.estimated_hours - t.estimated_cost
         ),
     )
+
+
+AGENT_CHECK_HOURS = 1 / 60  # the node agent looks once a minute: the stop can be that late
+
+
+def idle_tail_hours(setting: AutostopSetting) -> float:
+    """How long an idle cluster keeps its compute before autostop stops or tears it down."""
+    minutes = min(m for m in (setting.stop_after, setting.down_after) if m is not None)
+    return minutes / 60 + AGENT_CHECK_HOURS
 
 
 def needs_catalog(plan: Plan) -> bool:

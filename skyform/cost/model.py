@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_serializer
 
 from skyform.plan.model import Action, BlockedPlacement, EgressFlow, Money, PlacedOffer
 
@@ -39,6 +39,19 @@ class ClusterCost(_Model):
     total_cost: Money
     on_demand_hourly_cost: Money | None = None
     spot_saving: Money | None = None
+    # with autostop: the idle tail the node agent allows before compute stops (its minutes
+    # plus one check interval), and compute at most (estimated hours + that tail) x hourly
+    autostop: str | None = None
+    idle_hours: Money | None = None
+    compute_bound: Money | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_autostop(self, handler):
+        data = handler(self)
+        if data.get("autostop") is None:  # views of plans without autostop keep their bytes
+            for key in ("autostop", "idle_hours", "compute_bound"):
+                data.pop(key, None)
+        return data
 
 
 class PlanCostTotals(_Model):

@@ -62,15 +62,21 @@ def _safe(text: str) -> str:
     return _SAFE.sub("-", text).strip("-.") or "x"
 
 
+def cluster_prefix(cluster: str) -> str:
+    """What every job key of the cluster starts with (then a dash): the autostop agent
+    looks at these jobs only."""
+    return _safe(cluster)
+
+
 def run_key(cluster: str, job_id: int | str, recovery_count: int = 0) -> str:
     """A run's key on the nodes. Pool hosts outlive clusters, so the cluster name is part of it."""
-    key = f"{_safe(cluster)}-{_safe(str(job_id))}"
+    key = f"{cluster_prefix(cluster)}-{_safe(str(job_id))}"
     return f"{key}-r{recovery_count}" if recovery_count else key
 
 
 def setup_key(cluster: str, setup_digest: str) -> str:
     """Setup runs once per (cluster, setup digest): this key is its marker."""
-    return f"{_safe(cluster)}-setup-{_safe(setup_digest)[:16]}"
+    return f"{cluster_prefix(cluster)}-setup-{_safe(setup_digest)[:16]}"
 
 
 def check_key(key: str) -> str:

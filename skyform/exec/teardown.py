@@ -22,6 +22,11 @@ QUICK = Timeouts(connect=5.0, banner=5.0, auth=5.0, channel=5.0, command=30.0)
 STOP_JOBS = f"""
 base="$HOME/{NODE_BASE}"
 live=""
+# the autostop agent too (its process group: its sleep goes with it)
+if [ -s "$base/autostop/agent.pid" ] && read -r apid < "$base/autostop/agent.pid" &&
+  tr '\\0' ' ' < "/proc/$apid/cmdline" 2>/dev/null | grep -q "agent.sh loop"; then
+  kill -TERM -- "-$apid" 2>/dev/null
+fi
 for dir in "$base"/jobs/*/; do
   [ -f "$dir/pid" ] && [ ! -f "$dir/result" ] || continue
   read -r pid _ < "$dir/pid" || continue

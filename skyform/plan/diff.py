@@ -8,7 +8,7 @@ Rules, in order:
   failed (SETUP_FAILED), and the job is unchanged        → update: apply carries on where it
                                                            stopped (keeping the nodes that
                                                            are there), setup and job run again
-- only ports/labels (in place) or the job (setup, run,
+- only ports/labels/autostop (in place) or the job (setup, run,
   envs, workdir and its files, file mounts) changed      → update (jobdiff.py says what)
 - nothing changed                                        → noop
 
@@ -51,6 +51,8 @@ REPLACE_ATTRS: tuple[tuple[str, object], ...] = (
 IN_PLACE_ATTRS: tuple[tuple[str, object], ...] = (
     ("ports", lambda s: ", ".join(s.ports) or None),
     ("labels", lambda s: ", ".join(f"{k}={v}" for k, v in sorted(s.labels.items())) or None),
+    # the node agent takes a new setting in place (and restarts its countdown)
+    ("autostop", lambda s: s.autostop.text if s.autostop else None),
 )
 # Clusters in these states are rebuilt whatever the spec says (Terraform's "tainted").
 REBUILD_REASONS = {

@@ -7,6 +7,7 @@ file format is versioned by FORMAT_VERSION and planfile.py refuses other version
 
 from __future__ import annotations
 
+import hashlib
 from enum import Enum
 from typing import Annotated, Literal
 
@@ -153,6 +154,49 @@ class JobSpec(_Model):
     job_digest: str
 
 
+WAIT_FOR_DEFAULT = "jobs_and_ssh"
+HOOK_TIMEOUT_DEFAULT = 3600
+
+
+def minutes_text(minutes: int) -> str:
+    """`90` -> `90m`, `120` -> `2h`, `10080` -> `7d`: the largest unit that divides it."""
+    for unit, size in (("d", 1440), ("h", 60)):
+        if minutes >= size and minutes % size == 0:
+            return f"{minutes // size}{unit}"
+    return f"{minutes}m"
+
+
+class AutostopSetting(_Model):
+    """When the node agent stops and/or tears down an idle cluster (minutes since its last
+    activity; None: never). `wait_for` says what activity is: jobs_and_ssh, jobs or none."""
+
+    stop_after: int | None = None
+    down_after: int | None = None
+    wait_for: str = WAIT_FOR_DEFAULT
+    hook: str | None = None
+    hook_timeout: int = HOOK_TIMEOUT_DEFAULT
+
+    @property
+    def short(self) -> str:
+        """SkyPilot's AUTOSTOP cell: `10m`, `10m (down)`; both timers: `10m (down 7d)`."""
+        if self.stop_after is None:
+            return f"{self.down_after}m (down)"
+        if self.down_after is None:
+            return f"{self.stop_after}m"
+        return f"{self.stop_after}m (down {minutes_text(self.down_after)})"
+
+    @property
+    def text(self) -> str:
+        """Every part a change can touch, for the plan's attribute line."""
+        parts = [self.short]
+        if self.wait_for != WAIT_FOR_DEFAULT:
+            parts.append(f"wait_for {self.wait_for}")
+        if self.hook:
+            digest = hashlib.sha256(self.hook.encode()).hexdigest()[:8]
+            parts.append(f"hook {digest} ({self.hook_timeout} s)")
+        return ", ".join(parts)
+
+
 class ClusterSpec(_Model):
     """The desired (or recorded) shape of one cluster: the offer and what it runs."""
 
@@ -167,10 +211,22 @@ class ClusterSpec(_Model):
     labels: dict[str, str] = {}
     setup_digest: str | None = None
     job_digest: str | None = None
+    autostop: AutostopSetting | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_autostop(self, handler):
+        data = handler(self)
+        if data.get("autostop") is None:  # plans made without autostop keep their bytes
+            data.pop("autostop", None)
+        return data
 
     @property
     def hourly_cost(self) -> float:
         return money(self.offer.hourly_price * self.num_nodes)
+
+    @property
+    def autostop_text(self) -> str:
+        return self.autostop.text if self.autostop else "off"
 
 
 class WorkdirFiles(_Model):

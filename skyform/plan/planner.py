@@ -14,7 +14,8 @@ from typing import Any
 
 from skyform import __version__
 from skyform.config import Config
-from skyform.errors import NoOffersError
+from skyform.errors import NoOffersError, PlanError
+from skyform.plan.autostop import check_stoppable, setting_for
 from skyform.plan.capacity import busy_hosts, check_joint_capacity, probes_used
 from skyform.plan.catalog import Catalog
 from skyform.plan.catalog.k8s_offers import kubernetes_scope
@@ -46,6 +47,7 @@ from skyform.plan.model import (
 from skyform.plan.naming import ClusterName, cluster_names
 from skyform.plan.ownership import Owner
 from skyform.spec import Dag, ResourceRequest, TaskSpec, task_digest
+from skyform.spec.models import SkyformExt
 from skyform.spec.overrides import words
 
 
@@ -146,9 +148,17 @@ def _image(request: ResourceRequest, region: str) -> str | None:
 
 
 def cluster_spec(
-    name: str, request: ResourceRequest, offer: PlacedOffer, nodes: int, job: JobSpec
+    name: str,
+    request: ResourceRequest,
+    offer: PlacedOffer,
+    nodes: int,
+    job: JobSpec,
+    ext: SkyformExt | None = None,
 ) -> ClusterSpec:
+    autostop = setting_for(request.autostop, ext or SkyformExt())
+    check_stoppable(name, autostop, offer)
     return ClusterSpec(
+        autostop=autostop,
         name=name,
         offer=offer,
         num_nodes=nodes,
@@ -302,7 +312,16 @@ def make_plan(
         request = task.resources.groups[cand.group][cand.request]
         offer = placed(cand.offer)
         job = job_spec(task, labels[result.index])
-        desired.append(cluster_spec(names[result.index], request, offer, cand.num_nodes, job))
+        try:
+            spec = cluster_spec(
+                names[result.index], request, offer, cand.num_nodes, job, task.skyform
+            )
+        except PlanError as err:  # where in the file: the task's resources
+            src = task.source
+            line = src.resources_line or src.line
+            err.message = f"{src.path}:{line}:{src.resources_column or 1}: {err.message}"
+            raise
+        desired.append(spec)
         alternatives = [
             Alternative(
                 offer=placed(c.offer),

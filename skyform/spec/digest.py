@@ -16,6 +16,7 @@ from skyform.spec.dag import Dag
 from skyform.spec.models import TaskSpec
 
 DIGEST_VERSION = 1
+OPTIONAL_EXT = ("stop_after", "down_after")  # `skyform:` keys left out of the digest when unset
 
 
 def _sha256(text: str) -> str:
@@ -25,6 +26,9 @@ def _sha256(text: str) -> str:
 def _canonical_task(task: TaskSpec) -> dict[str, Any]:
     data = task.model_dump(mode="json", exclude={"source", "resources"})
     data["secrets"] = {k: _sha256(v) for k, v in task.secret_values().items()}
+    for key in OPTIONAL_EXT:  # fields added later: unset, a task keeps the digest it had
+        if data["skyform"].get(key) is None:
+            data["skyform"].pop(key, None)
     data["resources"] = [
         sorted(r.canonical_json() for r in group) for group in task.resources.groups
     ]

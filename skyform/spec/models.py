@@ -143,6 +143,10 @@ class SkyformExt(_Frozen):
     # CPU architecture on aws/gcp: None = x86_64 unless the instance type or image says arm64;
     # "arm64", "x86_64", or "any" (the cheapest of both)
     arch: str | None = None
+    # separate idle timers (SkyPilot has one, #9286): stop after N idle minutes, tear down
+    # after M (counted from the same last activity, so a stopped cluster goes at M too)
+    stop_after: int | None = None
+    down_after: int | None = None
 
 
 class SourceRef(_Frozen):

@@ -24,7 +24,14 @@ from skyform.errors import SpecError
 from skyform.spec.accelerators import AccelProblem, parse_accelerators
 from skyform.spec.errors import Problem
 from skyform.spec.infra import legacy_infra, parse_infra
-from skyform.spec.values import parse_cpus, parse_disk_size, parse_memory, parse_ports
+from skyform.spec.values import (
+    parse_cpus,
+    parse_disk_size,
+    parse_memory,
+    parse_minutes,
+    parse_ports,
+    wait_for,
+)
 
 RESET = ("none", "*")  # SkyPilot: "Passing 'none' resets the config."
 LOCATION = ("cloud", "region", "zone")
@@ -49,6 +56,10 @@ class ResourceOverrides:
     image_id: str | None = None
     workdir: str | None = None
     ports: tuple[str, ...] = ()
+    # `launch`/`apply TASK`/`plan` only: SkyPilot's -i/--idle-minutes-to-autostop, --down
+    idle_minutes_to_autostop: int | None = None
+    down: bool | None = None
+    wait_for: str | None = None
 
     @property
     def given(self) -> dict[str, Any]:
@@ -74,7 +85,7 @@ class ResourceOverrides:
         for name, value in self.given.items():
             if name == "workdir":
                 value = Path(os.path.relpath(value, task_dir)).as_posix()
-            elif name == "use_spot":
+            elif name in ("use_spot", "down"):
                 value = "true" if value else "false"
             elif name == "ports":
                 value = ",".join(value)
@@ -89,11 +100,11 @@ class ResourceOverrides:
             name = flag.replace("-", "_")
             if name == "workdir":
                 values[name] = str((task_dir / text).resolve())
-            elif name == "use_spot":
+            elif name in ("use_spot", "down"):
                 values[name] = text == "true"
             elif name == "ports":
                 values[name] = tuple(text.split(","))
-            elif name in ("num_nodes", "disk_size"):
+            elif name in ("num_nodes", "disk_size", "idle_minutes_to_autostop"):
                 values[name] = int(text)
             else:
                 values[name] = text
@@ -110,6 +121,8 @@ def words(recorded: Mapping[str, str]) -> list[str]:
     for flag, value in recorded.items():
         if flag == "use-spot":
             out.append("--use-spot" if value == "true" else "--no-use-spot")
+        elif flag == "down":
+            out += ["--down"] if value == "true" else []
         else:
             out += [f"--{flag}", value]
     return out
@@ -154,6 +167,13 @@ def _check(over: ResourceOverrides) -> None:
             raise SpecError('--ports: cannot give both "none" and other ports')
         if not _reset(over.ports[0]):
             _checked("ports", list(_port_items(over.ports)), parse_ports)
+    if over.idle_minutes_to_autostop is not None and over.idle_minutes_to_autostop < 0:
+        raise SpecError(
+            f"--idle-minutes-to-autostop {over.idle_minutes_to_autostop}: must be 0 or more",
+            "Pass the idle minutes after which the cluster stops (with --down: is torn down).",
+        )
+    if over.wait_for is not None:
+        _checked("wait-for", over.wait_for, wait_for)
     if over.workdir is not None and not Path(over.workdir).is_dir():
         raise SpecError(
             f"--workdir {over.workdir}: not a directory",
@@ -241,6 +261,44 @@ def _override_resources(raw: Any, over: ResourceOverrides) -> dict[str, Any]:
     return top
 
 
+def _file_minutes(value: Any) -> int:
+    """The minutes of a non-mapping `autostop:` in the file (5 for true, absent or bad: a
+    bad value is the file's own error, reported with its line when the flags are left out)."""
+    if isinstance(value, bool) or value is None:
+        return 5
+    try:
+        return parse_minutes(value)
+    except Problem:
+        return 5
+
+
+def _override_autostop(raw: Any, over: ResourceOverrides) -> dict[str, Any]:
+    """SkyPilot's -i/--down/--wait-for over `resources.autostop`: `-i N` sets the minutes,
+    `--down` alone tears down 1 minute after the last job (0, bumped to 1), `--wait-for`
+    alone keeps the file's timer (5 minutes if it has none). The file's hook stays."""
+    top = dict(raw) if isinstance(raw, dict) else {}
+    for key in ENTRY_KEYS:  # the flag wins everywhere, as for the resource flags
+        if isinstance(top.get(key), list):
+            top[key] = [
+                {k: v for k, v in e.items() if k != "autostop"} if isinstance(e, dict) else e
+                for e in top[key]
+            ]
+    current = top.get("autostop")
+    setting: dict[str, Any] = dict(current) if isinstance(current, dict) else {}
+    if over.idle_minutes_to_autostop is not None:
+        setting["idle_minutes"] = over.idle_minutes_to_autostop
+    elif over.down and "idle_minutes" not in setting:
+        setting["idle_minutes"] = 0
+    elif "idle_minutes" not in setting and not isinstance(current, dict):
+        setting["idle_minutes"] = _file_minutes(current)
+    if over.idle_minutes_to_autostop is not None or over.down is not None:
+        setting["down"] = bool(over.down)
+    if over.wait_for is not None:
+        setting["wait_for"] = over.wait_for
+    top["autostop"] = setting
+    return top
+
+
 def apply_overrides(
     raw: dict[str, Any], over: ResourceOverrides, *, task_dir: Path
 ) -> dict[str, Any]:
@@ -251,6 +309,8 @@ def apply_overrides(
         _resource_values(over)
     ):
         task["resources"] = _override_resources(task.get("resources"), over)
+    if over.idle_minutes_to_autostop is not None or over.down or over.wait_for is not None:
+        task["resources"] = _override_autostop(task.get("resources"), over)
     if over.num_nodes is not None:
         task["num_nodes"] = over.num_nodes
     if over.workdir is not None:

@@ -101,6 +101,8 @@ class RawSkyform(_Raw):
     inputs_location: str | None = None
     checkpoint_dir: str | None = None
     arch: str | None = None
+    stop_after: Any = None
+    down_after: Any = None
 
 
 class RawTask(_Raw):

@@ -18,6 +18,7 @@ from skyform.spec.models import FileMount, GitWorkdir, SkyformExt, SourceRef, Ta
 from skyform.spec.raw import IGNORED_TASK_KEYS, RawSkyform, RawStorage, RawTask, RawWorkdirGit
 from skyform.spec.resources import parse_resources
 from skyform.spec.service import parse_service
+from skyform.spec.values import parse_minutes
 
 MAX_NUM_NODES = 4096
 MAX_DATA_GB = 10_000_000  # 10 PB
@@ -217,6 +218,15 @@ def _data(value: dict[str, float] | None, key: str, where: Where) -> dict[str, f
     return {name: float(size) for name, size in value.items()}
 
 
+def _timer(value: Any, path: tuple, where: Where) -> int | None:
+    if value is None:
+        return None
+    try:
+        return max(1, parse_minutes(value))  # 0 would fire before the job is submitted
+    except Problem as exc:
+        raise where.problem(path, exc) from None
+
+
 ARCHES = ("x86_64", "arm64", "any")
 ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "aarch64": "arm64"}
 
@@ -257,7 +267,21 @@ def _skyform(raw: Any, inputs: dict[str, float] | None, where: Where) -> Skyform
                 f"arch must be one of {', '.join(ARCHES)}, got {spec.arch!r}",
                 "Write e.g. 'arch: arm64' to run on Graviton/Axion machines.",
             )
+    timers = {
+        key: _timer(getattr(spec, key), (*path, key), where) for key in ("stop_after", "down_after")
+    }
+    stop, down = timers["stop_after"], timers["down_after"]
+    if stop is not None and down is not None and down <= stop:
+        where.fail(
+            (*path, "down_after"),
+            f"down_after ({down} min) must be longer than stop_after ({stop} min)",
+            "down_after counts from the same last activity as stop_after: e.g. "
+            "'stop_after: 30m' and 'down_after: 7d' stop after 30 idle minutes and tear "
+            "the stopped cluster down a week after its last job.",
+        )
     return SkyformExt(
+        stop_after=stop,
+        down_after=down,
         estimated_hours=_hours(spec.estimated_hours, (*path, "estimated_hours"), where),
         depends_on=tuple(spec.depends_on or ()),
         inputs_location=location,

@@ -72,6 +72,8 @@ class ClusterRecord(_Model):
     plan_digest: str | None = None
     job: JobSpec | None = None  # the job apply last started (the plan diff shows its text)
     workdir_files: WorkdirFiles | None = None  # what that job's workdir sync sent
+    stopped_at: float | None = None  # when it was stopped (STOPPED), by hand or by autostop
+    last_active_at: float | None = None  # STOPPED: its last activity (down_after counts from it)
 
 
 class JobStatus(str, Enum):

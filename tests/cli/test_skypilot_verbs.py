@@ -17,9 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
     "argv",
     [
         ["storage", "ls"],
-        ["stop", "mycluster", "-y"],
-        ["start", "mycluster"],
-        ["autostop", "mycluster", "-i", "10"],
+        ["volumes", "ls"],
         ["storage", "--help"],
     ],
 )

@@ -198,3 +198,30 @@ def test_cost_report_formats():
 def test_cost_report_empty():
     text = _table(render_cost_report, usage_report([], now=NOW, since=NOW - 7 * 86400))
     _check("cost_report_empty.txt", text)
+
+
+AUTOSTOP_TASK = """\
+name: tune
+resources: {accelerators: GPU-X:1, autostop: 10}
+skyform: {estimated_hours: 3}
+run: x
+"""
+
+
+def test_estimate_bounded_by_autostop(tiny):
+    """3 h of job + 10 idle minutes + one 1-minute agent check = 3 h 11 min of compute at
+    most; worked by hand below from the catalog row, then kept as a golden."""
+    from costkit import fixture_plan
+
+    plan = fixture_plan(tiny, AUTOSTOP_TASK).model_copy(update={"skyform_version": "0.1.0"})
+    cost = plan_cost(plan, tiny)
+    (tune,) = cost.clusters
+    # the cheapest on-demand GPU-X:1 of fixtures_tiny.csv: cloud-b b.gpu.x1 b-south, $1.80/h
+    assert (tune.offer.cloud, tune.offer.region, tune.hourly_cost) == ("cloud-b", "b-south", 1.8)
+    assert tune.compute_cost == 5.4  # 3 h x $1.80
+    assert tune.idle_hours == round(11 / 60, 6)  # 0.183333 h
+    assert tune.compute_bound == 5.73  # 3.183333 h x $1.80 = $5.73
+    text = _table(render_cost, cost)
+    assert "Autostop 10m on tune: compute at most $5.73 (3 h of job + 11 min idle" in text
+    _check("estimate_autostop.txt", text)
+    _check("estimate_autostop.json", _json(cost))

@@ -388,7 +388,42 @@ SERVE_UP = [
     Step(None, run=("skyform serve status | grep -F 'No existing services'",)),
 ]
 
+# Autostop on `local` (only down exists there): set, changed, cancelled; stop refused.
+AUTOSTOP = [
+    Step(
+        "skyform launch task.yaml -y --down",
+        says=('autostop       = "1m (down)"', "Launch complete!"),
+    ),
+    Step(
+        "skyform autostop C [-i N] [--down] [--cancel] | stop C... | start C...",
+        run=("skyform autostop hello -i 10 --down",),
+        says=("hello autostop: 10m (down)",),
+    ),
+    Step(
+        "skyform autostop C -i 10 --down",
+        run=("skyform autostop hello -i 10 --down",),
+        says=("10m (down)",),
+    ),
+    Step(
+        "skyform autostop CLUSTER [-i N] [--down] [--wait-for jobs_and_ssh|jobs|none] [--cancel]",
+        run=("skyform autostop hello -i 30 --down --wait-for jobs",),
+        says=("30m (down)",),
+    ),
+    Step(None, run=("skyform status | grep -F '30m (down)'",)),
+    Step(None, run=("skyform autostop hello --cancel",), says=("cancelled",)),
+    Step(
+        "skyform stop CLUSTER...",
+        run=("skyform stop -y hello",),
+        exit=1,
+        says=("cannot be stopped", "only to tear down"),
+    ),
+    Step("skyform start CLUSTER...", run=("skyform start hello",), says=("already up",)),
+    Step("skyform status --refresh", says=("hello",)),
+    Step(None, run=("skyform down -y hello",), says=("terminated",)),
+]
+
 SCENARIOS: dict[str, list[Step]] = {
+    "autostop": AUTOSTOP,
     "local": LOCAL,
     "managed": MANAGED,
     "catalog": CATALOG,

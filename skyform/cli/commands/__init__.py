@@ -14,6 +14,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "launch",
     "apply",
     "clusters",
+    "autostop",
     "exec",
     "ssh",
     "jobs_cluster",

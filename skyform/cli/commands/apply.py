@@ -54,7 +54,7 @@ def confirm_plan(plan, *, yes: bool, take_over: bool) -> bool:
     return take_over
 
 
-@options.resource_flags
+@options.launch_flags
 def apply(
     target: Path = typer.Argument(..., help="A saved plan (plan.json) or a task YAML."),
     yes: bool = options.YES,

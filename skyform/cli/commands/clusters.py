@@ -29,7 +29,10 @@ def status(
     ),
     json_out: bool = options.JSON,
 ) -> None:
-    """Clusters skyform manages: NAME, INFRA, RESOURCES, STATUS, LAUNCHED, COST/hr."""
+    """Clusters skyform manages: NAME, INFRA, RESOURCES, STATUS, AUTOSTOP, LAUNCHED, COST/hr.
+
+    What a cluster's autostop did is taken in here: local clusters on every call, the others
+    with --refresh (a torn-down cluster disappears, a stopped one shows STOPPED)."""
     del all_users  # accepted for SkyPilot users' habit; there is no other user's state here
     from skyform.cli.render.clusters import render_status
     from skyform.state.db import open_state, state_path
@@ -40,7 +43,15 @@ def status(
     db = open_state()
     try:
         records = [db.require_cluster(n) for n in clusters] if clusters else db.list_clusters()
-        health = {}
+        health: dict = {}
+        notes: list[str] = []
+        if any(r.spec.autostop for r in records):
+            from skyform.apply.autostop import converge_all
+            from skyform.config import load_config
+
+            records, notes = converge_all(
+                db, load_config(), records, remote=refresh, emit=lambda _m: None
+            )
         if refresh:
             from skyform.config import load_config
             from skyform.stacks.engine import engine_for
@@ -53,7 +64,9 @@ def status(
         jobs = {r.name: db.list_jobs(r.name) for r in records}
     finally:
         db.close()
-    render_status(records, jobs, health, verbose=verbose, as_json=json_out)
+    render_status(
+        records, jobs, health, verbose=verbose, as_json=json_out, notes=notes, refreshed=refresh
+    )
 
 
 def down(

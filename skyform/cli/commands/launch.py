@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
     app.command("launch")(launch)
 
 
-@options.resource_flags
+@options.launch_flags
 def launch(
     task_file: Path = typer.Argument(..., help="Task YAML (SkyPilot format; may be a pipeline)."),
     cluster: str | None = typer.Option(

@@ -9,9 +9,6 @@ import typer
 # verb -> what it does in SkyPilot
 SKYPILOT_ONLY: dict[str, str] = {
     "storage": "buckets",
-    "stop": "stopping a cluster",
-    "start": "restarting a stopped cluster",
-    "autostop": "stopping idle clusters",
     "volumes": "persistent volumes",
     "volume": "persistent volumes",
     "dashboard": "the web dashboard",

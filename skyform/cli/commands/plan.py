@@ -15,7 +15,7 @@ def register(app: typer.Typer) -> None:
     app.command("plan")(plan)
 
 
-@options.resource_flags
+@options.launch_flags
 def plan(
     task_file: Path = typer.Argument(..., help="Task YAML (SkyPilot format; may be a pipeline)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Save the plan to this file."),

@@ -64,6 +64,8 @@ def _status_dict(r: ClusterRecord, jobs: list[JobRecord], health: ClusterState |
         "launched_at": r.launched_at,
         "source": r.source,
         "hourly_cost": round(r.hourly_price * r.spec.num_nodes, 6),
+        "autostop": r.spec.autostop.model_dump(mode="json") if r.spec.autostop else None,
+        "stopped_at": r.stopped_at,
         "engine": r.handle.engine if r.handle else None,
         "stack": r.handle.stack if r.handle else None,
         "nodes": [n.model_dump(mode="json") for n in (r.handle.nodes if r.handle else [])],
@@ -79,16 +81,20 @@ def render_status(
     *,
     verbose: bool,
     as_json: bool,
+    notes: list[str] | None = None,
+    refreshed: bool = False,
 ) -> None:
     if as_json:
         print_json([_status_dict(r, jobs.get(r.name, []), health.get(r.name)) for r in records])
         return
     console = make_console()
+    for note in notes or []:  # what autostop did since the last look
+        console.print(escape(note), soft_wrap=True)
     if not records:
         console.print("No existing clusters.")
         return
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    for col in ("NAME", "INFRA", "RESOURCES", "STATUS", "LAUNCHED", "COST/hr"):
+    for col in ("NAME", "INFRA", "RESOURCES", "STATUS", "AUTOSTOP", "LAUNCHED", "COST/hr"):
         table.add_column(col, no_wrap=col != "RESOURCES")
     for r in records:
         state = r.status.value
@@ -101,10 +107,21 @@ def render_status(
             escape(r.spec.offer.infra),
             escape(resources(r)),
             escape(state),
+            escape(r.spec.autostop.short) if r.spec.autostop else "-",
             ago(r.launched_at),
             fmt.usd(r.hourly_price * r.spec.num_nodes, hourly=True),
         )
     console.print(table)
+    scheduled = [
+        r
+        for r in records
+        if r.spec.autostop and r.status.value == "UP" and r.spec.offer.cloud != "local"
+    ]
+    if scheduled and not refreshed:  # SkyPilot's hint: the table is a local cache
+        console.print(
+            f"* {len(scheduled)} cluster(s) have autostop scheduled. "
+            "Refresh statuses with: skyform status --refresh"
+        )
     if verbose:
         for r in records:
             _verbose(console, r, jobs.get(r.name, []), health.get(r.name))

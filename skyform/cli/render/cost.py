@@ -111,6 +111,18 @@ def hours_text(value: float) -> str:
     return f"{round(value, 2):g}"
 
 
+def autostop_lines(cost: PlanCost) -> list[str]:
+    """What autostop bounds: the job's hours plus the idle tail, at the cluster's price."""
+    return [
+        f"Autostop {c.autostop} on {c.cluster}: compute at most {fmt.usd(c.compute_bound)} "
+        f"({hours_text(c.estimated_hours)} h of job + {round((c.idle_hours or 0) * 60):g} min "
+        f"idle at {fmt.usd(c.hourly_cost, hourly=True)}); without it, "
+        f"{fmt.usd(c.hourly_cost, hourly=True)} until `skyform down`"
+        for c in cost.clusters
+        if c.autostop is not None and c.compute_bound is not None
+    ]
+
+
 def render_cost(cost: PlanCost, console: Console) -> None:
     console.print(f"Cost estimate for {escape(cost.task_path)} (objective: {cost.objective})")
     console.print()
@@ -125,7 +137,7 @@ def render_cost(cost: PlanCost, console: Console) -> None:
             f"{escape(f.src_infra)} → {escape(f.dst_infra)}, {fmt.usd(f.cost)}"
         )
     console.print(total_line(cost))
-    for line in (saving_line(cost), twin_note(cost)):
+    for line in (saving_line(cost), twin_note(cost), *autostop_lines(cost)):
         if line:
             console.print(escape(line), soft_wrap=True)
     if cost.deleted:

@@ -10,6 +10,7 @@ from skyform.cli.render import fmt
 from skyform.cli.render.cost import (
     NO_TWIN,
     NOT_SPOT,
+    autostop_lines,
     hours_text,
     saving_line,
     total_line,
@@ -54,6 +55,7 @@ def cost_section(cost: PlanCost) -> list[str]:
         total_line(cost),
     ]
     lines += [line for line in (saving_line(cost), twin_note(cost)) if line]
+    lines += autostop_lines(cost)
     lines.append("")
     return lines
 

@@ -59,6 +59,8 @@ def spec_attributes(spec: ClusterSpec, placement: TaskPlacement | None) -> list[
         attrs.append(("ports", ", ".join(spec.ports)))
     if spec.labels:
         attrs.append(("labels", ", ".join(f"{k}={v}" for k, v in sorted(spec.labels.items()))))
+    if spec.autostop:
+        attrs.append(("autostop", spec.autostop.text))
     attrs.append(("hourly_cost", fmt.usd(spec.hourly_cost, hourly=True)))
     if placement is not None:
         attrs.append(

@@ -109,6 +109,13 @@ def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
             f"{cell(fmt.gpus(o))} | {spec.hourly_cost:.4f} | {est} | {cell(change.reason)} |"
         )
     lines.append("")
+    autostops = [
+        f"- `{cell(c.cluster)}`: {cell(c.after.autostop.text)}"
+        for c in plan.changes
+        if c.action in (Action.CREATE, Action.REPLACE) and c.after and c.after.autostop
+    ]
+    if autostops:
+        lines += ["Autostop (idle time before the node agent stops or tears down):", *autostops, ""]
     notes = [
         f"- ⚠️ `{cell(c.cluster)}`: {cell(note)}"
         for c in plan.changes

@@ -29,6 +29,8 @@ from skyform.stacks.pulumi.outputs import ENGINE, cluster_state, handle_from_out
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterHandle
 
+POWER_CLOUDS = ("aws", "gcp")
+POWER_STOPPED, POWER_RUNNING = "stopped", "running"  # the programs' optional `power` input
 PROVIDER_SDKS = {"aws": "pulumi_aws", "gcp": "pulumi_gcp", "kubernetes": "pulumi_kubernetes"}
 
 
@@ -164,3 +166,32 @@ class PulumiEngine:
             on_event(f"removed stack {op.stack}")
         else:
             on_event(f"stack {op.stack} does not exist: nothing to destroy")
+
+    # -- stop / start (aws, gcp): the same program with the instances' power state ----------
+
+    def _power(self, spec: ClusterSpec, handle: ClusterHandle, power: str, on_event) -> dict:
+        from skyform.stacks.pulumi import workspace
+
+        if self.cloud not in POWER_CLOUDS:
+            raise StackError(f"{self.cloud} clusters cannot be stopped, only torn down")
+        self._check_cloud(handle.offer.cloud, handle.name)
+        settings = self._settings_for(handle)
+        inputs = {**self.program_inputs(spec), "power": power}
+        op = self._op("stop" if power == POWER_STOPPED else "start", spec.name, placement(spec))
+        return workspace.up(settings, op, program_for(self.cloud, inputs), on_event)
+
+    def stop(self, spec: ClusterSpec, handle: ClusterHandle, on_event: EventSink = no_events):
+        """Stop the instances, keep their disks; the stack records them stopped."""
+        self._power(spec, handle, POWER_STOPPED, on_event)
+
+    def start(
+        self, spec: ClusterSpec, handle: ClusterHandle, on_event: EventSink = no_events
+    ) -> ClusterHandle:
+        """Run them again (same zone, same disks); their addresses may be new."""
+        outputs = self._power(spec, handle, POWER_RUNNING, on_event)
+        return handle_from_outputs(
+            spec,
+            outputs,
+            identity_file=str(ensure_key_pair().private_path),
+            stack=self._settings_for(handle).qualified(spec.name),
+        )

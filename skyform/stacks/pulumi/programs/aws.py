@@ -3,7 +3,8 @@
 Input: `cluster`, a plain dict (an exported project reads it from its `cluster` config):
   name, region, zone_id (an availability zone *ID* such as use1-az4) or zone_name, or neither;
   instance_type, num_nodes, image (AMI id), spot, disk {size_gb, type, iops, throughput},
-  ports [[from, to], ...], ssh_user, ssh_public_key, key_name, tags.
+  ports [[from, to], ...], ssh_user, ssh_public_key, key_name, tags; optional `power`
+  ("stopped" | "running", from `skyform stop` / `start`): each instance's power state.
 Resources: a key pair, a security group (SSH and the task's ports from anywhere, all traffic
 between the cluster's nodes) and one instance per node, in the account's default subnet of the
 chosen zone. Stack outputs: `nodes` (rank, id, public_ip, private_ip, port), `ssh_user`.
@@ -111,6 +112,13 @@ def register(cluster):
             tags=node_tags,
             opts=opts,
         )
+        if cluster.get("power"):  # stopped: billing for compute ends, the EBS disk stays
+            aws.ec2transitgateway.InstanceState(
+                "node-" + str(rank) + "-state",
+                instance_id=instance.id,
+                state=cluster["power"],
+                opts=opts,
+            )
         nodes.append(
             {
                 "rank": rank,

@@ -4,7 +4,8 @@ Input: `cluster`, a plain dict (an exported project reads it from its `cluster` 
   name, project (or null: GOOGLE_PROJECT / GOOGLE_CLOUD_PROJECT), region, zone, machine_type,
   num_nodes, instance_names, firewall_names {ssh, internal}, network_tag, image, spot, gpu,
   accelerator {type, count} (N1 only) or null, disk {size_gb, type, iops}, ports ["8080",
-  "9000-9010"], ssh_user, ssh_public_key, labels.
+  "9000-9010"], ssh_user, ssh_public_key, labels; optional `power` ("stopped" | "running",
+  from `skyform stop` / `start`): the VMs' desired status (TERMINATED keeps the disk).
 Resources: two firewall rules on the default network (SSH and the task's ports from anywhere;
 all traffic between the cluster's VMs) and one VM per node. Stack outputs: `nodes` (rank, id,
 public_ip, private_ip, port), `ssh_user`.
@@ -12,6 +13,8 @@ public_ip, private_ip, port), `ssh_user`.
 
 import pulumi
 import pulumi_gcp as gcp
+
+POWER = {"stopped": "TERMINATED", "running": "RUNNING"}
 
 NETWORK = "default"
 
@@ -107,6 +110,9 @@ def register(cluster):
             labels=cluster["labels"],
             tags=[cluster["network_tag"]],
             service_account={"scopes": ["cloud-platform"]},  # the default compute account
+            desired_status=POWER.get(cluster.get("power")),
+            # GCP refuses some updates of a running VM; a stopped one takes them
+            allow_stopping_for_update=True if cluster.get("power") else None,
             opts=opts,
         )
         interface = instance.network_interfaces[0]

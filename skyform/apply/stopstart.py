@@ -1,0 +1,165 @@
+"""`skyform stop` / `skyform start`, per engine, and recording a cluster STOPPED.
+
+- ssh pools: stop ends the cluster's processes (its jobs and the autostop agent) on every
+  node and keeps the reservation, the workdir and the setup marker; start resumes on the
+  same hosts (nothing to provision, setup is not repeated) and gives the head node its
+  autostop setting again.
+- aws / gcp: through the cluster's Pulumi stack, so the stack state stays true: the
+  instances are stopped (AWS `aws_ec2_instance_state`, GCP `desired_status: TERMINATED`),
+  their disks kept; start runs them again in the same zone and reads their new addresses.
+  AWS cannot stop spot instances: refused, offering autodown.
+- local and kubernetes: only `down` exists (refused with a clear error).
+A stopped cluster's usage interval is closed (no compute is billed while it is stopped) and
+a new one opens when it starts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from skyform.config import Config
+from skyform.errors import NodeUnreachable, SkyformError
+from skyform.plan.autostop import why_not_stoppable
+from skyform.state.db import StateDB
+from skyform.state.models import ClusterRecord, ClusterStatus
+
+Emit = Callable[[str], None]
+CLOUD_STACKS = ("aws", "gcp")
+
+
+def refuse_unstoppable(record: ClusterRecord) -> None:
+    why = why_not_stoppable(record.spec.offer)
+    if why is None:
+        return
+    raise SkyformError(
+        f"cluster {record.name!r} cannot be stopped: {why}",
+        f"Tear it down instead (skyform down {record.name}), or let it go when idle: "
+        f"skyform autostop {record.name} -i 10 --down",
+    )
+
+
+def _end_processes(record: ClusterRecord, emit: Emit) -> None:
+    """ssh nodes: kill the cluster's jobs and its agent; files and reservation stay."""
+    from skyform.exec.teardown import kill_jobs
+
+    assert record.handle is not None
+    for node in record.handle.nodes:
+        try:
+            emit(f"node {node.rank}: {kill_jobs(node)}")
+        except NodeUnreachable as err:
+            emit(f"node {node.rank}: not reachable ({err.message})")
+
+
+def _pulumi(record: ClusterRecord, config: Config, db: StateDB):
+    from skyform.stacks.pulumi.engine import PulumiEngine
+
+    return PulumiEngine(cloud=record.spec.offer.cloud, config=config, state=db)
+
+
+def record_stopped(
+    db: StateDB,
+    config: Config,
+    record: ClusterRecord,
+    *,
+    emit: Emit,
+    reason: str,
+    last_active: float | None = None,
+) -> ClusterRecord:
+    """Stop what still runs (per engine) and record the cluster STOPPED; `last_active` is
+    when it was last busy (default: now, for a stop by hand)."""
+    assert record.handle is not None
+    if record.spec.offer.cloud in CLOUD_STACKS:
+        _pulumi(record, config, db).stop(record.spec, record.handle, emit)
+    else:
+        _end_processes(record, emit)
+    now = time.time()
+    update = {
+        "status": ClusterStatus.STOPPED,
+        "stopped_at": now,
+        "last_active_at": last_active or now,
+    }
+    stopped = record.model_copy(update=update)
+    db.put_cluster(stopped)
+    db.close_usage(record.name)
+    db.add_event("cluster.stopped", reason, cluster=record.name)
+    return stopped
+
+
+def stop_cluster(db: StateDB, config: Config, name: str, *, emit: Emit) -> ClusterRecord:
+    from skyform.recovery.cancel import refuse_managed_clusters
+    from skyform.state.lock import cluster_lock
+
+    with cluster_lock(name, purpose=f"skyform stop {name}"):
+        refuse_managed_clusters(db, [name])
+        record = db.require_cluster(name)
+        refuse_unstoppable(record)
+        if record.status is ClusterStatus.STOPPED:
+            emit("already stopped")
+            return record
+        if record.handle is None or record.status is not ClusterStatus.UP:
+            raise SkyformError(
+                f"cluster {name!r} is {record.status.value}: only an UP cluster can be stopped",
+                f"Apply its plan again, or take it down: skyform down {name}",
+            )
+        return record_stopped(db, config, record, emit=emit, reason="skyform stop")
+
+
+def start_cluster(db: StateDB, config: Config, name: str, *, emit: Emit) -> ClusterRecord:
+    """Resume a STOPPED cluster where it was, with its autostop setting restored."""
+    from skyform.apply.autostop import push_setting
+    from skyform.state.lock import cluster_lock
+
+    with cluster_lock(name, purpose=f"skyform start {name}"):
+        record = db.require_cluster(name)
+        if record.status is ClusterStatus.UP:
+            emit("already up")
+            return record
+        if record.status is not ClusterStatus.STOPPED or record.handle is None:
+            raise SkyformError(
+                f"cluster {name!r} is {record.status.value}, not STOPPED: nothing to start",
+                f"Apply its plan again, or take it down: skyform down {name}",
+            )
+        return resume_stopped(db, config, record, emit=emit, push=push_setting)
+
+
+def resume_stopped(db: StateDB, config: Config, record: ClusterRecord, *, emit: Emit, push):
+    """The part of `start` that `apply` shares (a plan applied on a stopped cluster)."""
+    assert record.handle is not None
+    handle = record.handle
+    if record.spec.offer.cloud in CLOUD_STACKS:
+        handle = _pulumi(record, config, db).start(record.spec, record.handle, emit)
+    else:
+        _check_nodes(record, emit)
+    record = record.model_copy(
+        update={
+            "status": ClusterStatus.UP,
+            "stopped_at": None,
+            "last_active_at": None,
+            "handle": handle,
+        }
+    )
+    db.put_cluster(record)
+    db.open_usage(record, reason="start")
+    db.add_event("cluster.started", "started again", cluster=record.name)
+    if record.spec.autostop is not None:
+        record = push(db, config, record, record.spec.autostop)
+        emit(f"autostop {record.spec.autostop.short} restored")  # type: ignore[union-attr]
+    return record
+
+
+def _check_nodes(record: ClusterRecord, emit: Emit) -> None:
+    """ssh: the reserved hosts must still answer (nothing else to do: files are there)."""
+    from skyform.exec.connect import open_runner
+    from skyform.exec.teardown import QUICK
+
+    assert record.handle is not None
+    for node in record.handle.nodes:
+        try:
+            open_runner(node, timeouts=QUICK).close()
+        except NodeUnreachable as err:
+            raise SkyformError(
+                f"cluster {record.name!r}: node {node.rank} does not answer ({err.message})",
+                f"Bring the host back, or take the cluster down: skyform down {record.name}",
+            ) from None
+        emit(f"node {node.rank}: answers; workdir and setup kept")

@@ -1,0 +1,107 @@
+"""`autostop`, `stop`, `start`: SkyPilot's verbs for idle and stopped clusters."""
+
+from __future__ import annotations
+
+import functools
+
+import typer
+
+from skyform.cli import options
+
+
+def register(app: typer.Typer) -> None:
+    app.command("autostop")(autostop)
+    app.command("stop")(stop)
+    app.command("start")(start)
+
+
+def autostop(
+    clusters: list[str] = typer.Argument(..., help="Clusters to set autostop on."),
+    idle_minutes: int | None = typer.Option(
+        None,
+        "--idle-minutes",
+        "-i",
+        min=0,
+        help="Idle minutes before it stops (with --down: is torn down). Default 5.",
+    ),
+    down: bool = typer.Option(False, "--down", help="Tear it down when idle instead."),
+    wait_for: str | None = typer.Option(
+        None,
+        "--wait-for",
+        metavar="jobs_and_ssh|jobs|none",
+        help="What counts as activity (default: jobs and interactive SSH sessions).",
+    ),
+    cancel: bool = typer.Option(False, "--cancel", help="Cancel autostop on these clusters."),
+    yes: bool = options.YES,
+) -> None:
+    """Stop (or tear down) clusters after they have been idle: decided on the cluster."""
+    del yes  # accepted as in `sky autostop -y`; nothing here asks
+    from skyform.apply.autostop import new_setting, set_autostop
+    from skyform.cli.render.progress import ConsoleProgress
+    from skyform.config import load_config
+    from skyform.spec.errors import Problem
+    from skyform.spec.values import wait_for as parse_wait_for
+    from skyform.state.db import open_state
+
+    if wait_for is not None:
+        try:
+            wait_for = parse_wait_for(wait_for)
+        except Problem as exc:
+            from skyform.errors import SkyformError
+
+            raise SkyformError(f"--wait-for {wait_for!r}: {exc}", exc.hint) from None
+    config, db, progress = load_config(), open_state(), ConsoleProgress()
+    try:
+        for name in dict.fromkeys(clusters):
+            record = db.require_cluster(name)
+            setting = new_setting(
+                record, idle_minutes=idle_minutes, down=down, wait_for=wait_for, cancel=cancel
+            )
+            set_autostop(db, config, name, setting)
+            progress.stage(
+                name,
+                "autostop",
+                "cancelled" if setting is None else f"{setting.short} (the countdown starts now)",
+            )
+    finally:
+        db.close()
+
+
+def stop(
+    clusters: list[str] = typer.Argument(..., help="Clusters to stop."),
+    yes: bool = options.YES,
+) -> None:
+    """Stop clusters: compute stops, disks (ssh pools: hosts, workdir, setup) are kept."""
+    from skyform.apply.stopstart import stop_cluster
+    from skyform.cli.prompts import confirm
+
+    names = list(dict.fromkeys(clusters))
+    confirm(f"Stop {', '.join(names)}?", yes)
+    _each(names, "stop", stop_cluster, ("stopped", "`skyform start` resumes it"))
+
+
+def start(
+    clusters: list[str] = typer.Argument(..., help="Stopped clusters to start."),
+    yes: bool = options.YES,
+) -> None:
+    """Start stopped clusters where they were, with their autostop setting restored."""
+    del yes  # as `sky start -y`: starting asks nothing here
+    from skyform.apply.stopstart import start_cluster
+
+    _each(list(dict.fromkeys(clusters)), "start", start_cluster, ("started", "up again"))
+
+
+def _each(names: list[str], stage: str, act, done: tuple[str, str]) -> None:
+    from skyform.cli.render.progress import ConsoleProgress
+    from skyform.config import load_config
+    from skyform.state.db import open_state
+
+    config, db, progress = load_config(), open_state(), ConsoleProgress()
+    try:
+        for name in names:
+            before = db.require_cluster(name).status
+            after = act(db, config, name, emit=functools.partial(progress.event, name, stage, None))
+            if after.status != before:  # "already up/stopped" was said by the event
+                progress.stage(name, *done)
+    finally:
+        db.close()
