@@ -38,4 +38,5 @@ ROOT_HELP = (
     "  debug        Fault injection for rehearsing recovery.\n"
     "  catalog      Show the price catalog in use, or refresh it from...\n"
     "  cost         Cost of saved plans: `skyform cost PLAN.json` (estimate),...\n"
+    "  serve        Services: replicas behind a load balancer (SkyServe's `sky...\n"
 )

@@ -4,7 +4,6 @@ controller — or change nothing when the task or the plan is wrong.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -207,16 +206,9 @@ def spawn_controller(job_id: int) -> int:
 
 def controller_alive(job_id: int) -> bool:
     """A live controller holds its flock; if we can take it, nobody runs the job."""
-    path = jobdir.controller_lock(job_id)
-    if not path.exists():
-        return False
-    with open(path, "a") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(fh, fcntl.LOCK_UN)
-        return False
+    from skyform.state.lock import flock_held
+
+    return flock_held(jobdir.controller_lock(job_id))
 
 
 def ensure_controllers(db: StateDB) -> list[int]:

@@ -23,6 +23,7 @@ from skyform.spec.localpaths import (
 from skyform.spec.models import FileMount, GitWorkdir, SkyformExt, SourceRef, TaskSpec, is_uri
 from skyform.spec.raw import IGNORED_TASK_KEYS, RawSkyform, RawStorage, RawTask, RawWorkdirGit
 from skyform.spec.resources import parse_resources
+from skyform.spec.service import parse_service
 from skyform.spec.values import parse_minutes
 
 MAX_NUM_NODES = 4096
@@ -92,11 +93,12 @@ def parse_task(
                 f"{where.label}:{where.line((key,))}: secret {', '.join(leaked)} is substituted "
                 f"into {key}, so its value appears wherever {key} is shown"
             )
+    resources = parse_resources(raw.get("resources"), where, note)
     return TaskSpec(
         name=spec.name,
         workdir=_workdir(substituted["workdir"], raw.get("workdir"), where),
         num_nodes=num_nodes,
-        resources=parse_resources(raw.get("resources"), where, note),
+        resources=resources,
         envs=env_values,
         secrets={k: SecretStr(v) for k, v in secret_values.items()},
         file_mounts=_file_mounts(raw.get("file_mounts"), variables, where),
@@ -105,7 +107,7 @@ def parse_task(
         inputs=_data(spec.inputs, "inputs", where),
         outputs=_data(spec.outputs, "outputs", where),
         config=spec.config,
-        service=substituted["service"],
+        service=parse_service(substituted["service"], where, resources),
         pool=spec.pool,
         volumes=substituted["volumes"],
         skyform=_skyform(raw.get("skyform"), spec.inputs, where),

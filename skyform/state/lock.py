@@ -35,6 +35,19 @@ def _holder(path: Path) -> str:
     return f"pid {info.get('pid', '?')} (`{info.get('command', 'skyform')}`)"
 
 
+def flock_held(path: Path) -> bool:
+    """Whether a live process holds an flock on `path` (a controller's lock file)."""
+    if not path.exists():
+        return False
+    with open(path, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return False
+
+
 @contextmanager
 def cluster_lock(cluster: str, *, wait: float | None = None, purpose: str = "") -> Iterator[None]:
     """Hold the cluster's lock; wait up to `wait` seconds, then raise LockedError."""

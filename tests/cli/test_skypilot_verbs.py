@@ -16,7 +16,6 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize(
     "argv",
     [
-        ["serve", "up", "service.yaml"],
         ["storage", "ls"],
         ["volumes", "ls"],
         ["storage", "--help"],

@@ -324,6 +324,70 @@ EXAMPLES = [
     Step("skyform down NAME", run=("skyform down -y multinode",), says=("terminated",)),
 ]
 
+# Services: the plan of a two-replica service on this machine.
+SERVICE_FILE = (
+    "printf 'service:\\n  readiness_probe: /\\n  replicas: 2\\nresources:\\n  infra: local\\n"
+    "  ports: 8080\\nrun: python3 -m http.server 8080\\n' > service.yaml"
+)
+SERVE = [
+    Step(None, run=(SERVICE_FILE,)),
+    Step(
+        "skyform serve plan service.yaml [-n NAME] [--markdown|--json]",
+        run=(
+            "skyform serve plan service.yaml",
+            "skyform serve plan service.yaml -n web --markdown",
+            "skyform serve plan service.yaml --json",
+        ),
+        says=("Fixed 2 replicas", "local"),
+    ),
+    Step(
+        None,
+        run=("skyform serve plan service.yaml -n web --markdown | grep -F '### Service `web`'",),
+    ),
+]
+
+# Services brought up on this machine (needs network namespaces: root).
+SERVE_UP = [
+    Step(None, run=(SERVICE_FILE,)),
+    Step(
+        "skyform serve up service.yaml [-n NAME] [-y]",
+        run=("skyform serve up service.yaml -n web -y",),
+        says=("Service name: web", "Endpoint URL: http://127.0.0.1:300"),
+    ),
+    Step(
+        None,
+        run=(
+            "for i in $(seq 100); do skyform serve status web | grep -q 'READY   2/2' && break; "
+            "sleep 0.3; done; curl -sf $(skyform serve status web --endpoint)/ | grep -F Directory",
+        ),
+    ),
+    Step(
+        "skyform serve status [NAME...] [-v] [--endpoint] [--json]",
+        run=(
+            "skyform serve status",
+            "skyform serve status web -v",
+            "skyform serve status web --endpoint",
+            "skyform serve status web --json",
+        ),
+        says=("127.0.0.1:300",),
+    ),
+    Step(
+        "skyform serve logs NAME --controller|--load-balancer|REPLICA_ID [-f] [--tail N]",
+        run=(
+            "skyform serve logs web --controller --tail 50",
+            "skyform serve logs web --load-balancer",
+            "skyform serve logs web 1",
+        ),
+        says=("10.213.",),  # replica addresses: launched at, routed to, probed from
+    ),
+    Step(
+        "skyform serve down NAME...|-a [--purge] [-y]",
+        run=("skyform serve down web -y",),
+        says=("Service web is down.",),
+    ),
+    Step(None, run=("skyform serve status | grep -F 'No existing services'",)),
+]
+
 # Autostop on `local` (only down exists there): set, changed, cancelled; stop refused.
 AUTOSTOP = [
     Step(
@@ -392,4 +456,6 @@ SCENARIOS: dict[str, list[Step]] = {
     "catalog": CATALOG,
     "cloud": CLOUD,
     "examples": EXAMPLES,
+    "serve": SERVE,
+    "serve_up": SERVE_UP,
 }

@@ -95,6 +95,11 @@ def _managed_jobs_settle(env: dict[str, str], work: Path, timeout: float = 90.0)
 @pytest.mark.e2e
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_documented_commands_run(scenario, skyform_home, tmp_path):
+    if scenario == "serve_up":
+        from skyform.serve import sandbox
+
+        if sandbox.available() is not None:
+            pytest.skip(f"serve up needs network namespaces: {sandbox.available()}")
     work = _scratch(tmp_path)
     (skyform_home / "config.yaml").write_text("recovery: {check_interval: 0.5}\n")
     env = dict(
@@ -111,3 +116,8 @@ def test_documented_commands_run(scenario, skyform_home, tmp_path):
                 _run(step, line, work, env)
     finally:
         _managed_jobs_settle(env, work)
+        if scenario == "serve_up":  # a failed step must not leave a service running
+            subprocess.run(
+                ["skyform", "serve", "down", "-a", "-y", "--purge"],
+                cwd=work, env=env, capture_output=True, stdin=subprocess.DEVNULL,
+            )  # fmt: skip

@@ -155,6 +155,7 @@ file_mounts:
 service:
   readiness_probe:
     path: /v1/$SIZE
+  ports: 8080
 volumes:
   /mnt/data: vol-$SIZE
 setup: echo $BUCKET ${SIZE}
@@ -169,7 +170,7 @@ def test_substitution_in_file_mounts_workdir_service_volumes():
     assert mounts["/checkpoint/13b"].source == "s3://my-bucket/ckpt-13b"
     assert mounts["/data"].name == "my-bucket-2"
     assert mounts["/data"].source == ("~/13b",)
-    assert task.service == {"readiness_probe": {"path": "/v1/13b"}}
+    assert task.service is not None and task.service.readiness_probe.path == "/v1/13b"
     assert task.volumes == {"/mnt/data": "vol-13b"}
 
 

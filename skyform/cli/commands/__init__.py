@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "export",
     "cost",
     "cost_report",
+    "serve",
     # more verbs are added here, one per line
     "not_yet",  # last: SkyPilot verbs no module above provides
 )
