@@ -16,10 +16,19 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from helpers import sandboxes_exclusive
 
 from skyform.serve import sandbox
 
 pytestmark = pytest.mark.skipif(sandbox.available() is not None, reason=str(sandbox.available()))
+
+
+@pytest.fixture(autouse=True)
+def one_sandbox_test_at_a_time():
+    with sandboxes_exclusive():
+        yield
+
+
 APP = Path(__file__).parent / "replica_app.py"
 
 SERVICE = f"""\
