@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Start-up cost of the light commands, which must not load a Pulumi SDK (or PuLP, Fabric).
 
-Median and min over N fresh processes of `skyform --help`, `skyform show PLAN`,
-`skyform show PLAN --json` and `skyform export PLAN -o DIR` (the export renders templates
-only), on a plan with aws, gcp, kubernetes and local clusters; then, for scale, what
-importing each provider SDK costs on its own.
+Median and min over N fresh processes of `skyform --help`, `skyform status` (no state yet),
+`skyform show PLAN`, `skyform show PLAN --json` and `skyform export PLAN -o DIR` (the export
+renders templates only), on a plan with aws, gcp, kubernetes and local clusters; then, for
+scale, what importing each provider SDK costs on its own. Targets (issue 17): --help <= 60 ms,
+status <= 0.1 s, show <= 0.12 s; the exit status is 1 when a median misses one.
 
     .venv/bin/python bench/cli_startup.py [-n 9]
 """
@@ -36,6 +37,9 @@ IMPORTS = {
 }
 
 
+TARGETS = {"skyform --help": 0.060, "skyform status": 0.100, "skyform show PLAN": 0.120}
+
+
 def timed(argv: list[str], runs: int, env: dict[str, str]) -> tuple[float, float]:
     times = []
     for _ in range(runs):
@@ -45,7 +49,7 @@ def timed(argv: list[str], runs: int, env: dict[str, str]) -> tuple[float, float
     return statistics.median(times), min(times)
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=9, help="runs per command")
     runs = parser.parse_args().n
@@ -59,16 +63,22 @@ def main() -> None:
         write_plan(plan, plan_file)
         rows = {
             "skyform --help": [SKYFORM, "--help"],
+            "skyform status": [SKYFORM, "status"],
             "skyform show PLAN": [SKYFORM, "show", str(plan_file)],
             "skyform show PLAN --json": [SKYFORM, "show", str(plan_file), "--json"],
             "skyform export PLAN -o DIR": [SKYFORM, "export", str(plan_file), "-o", tmp + "/x"],
         }
         rows.update({label: [sys.executable, "-c", code] for label, code in IMPORTS.items()})
         print(f"{'command':<32} {'median':>8} {'min':>8}   ({runs} runs, {os.cpu_count()} cores)")
+        missed = 0
         for label, argv in rows.items():
             median, fastest = timed(argv, runs, env)
-            print(f"{label:<32} {median:>7.3f}s {fastest:>7.3f}s")
+            target = TARGETS.get(label)
+            verdict = "" if target is None else (" ok" if median <= target else f" OVER {target} s")
+            missed += verdict.startswith(" OVER")
+            print(f"{label:<32} {median:>7.3f}s {fastest:>7.3f}s{verdict}")
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -40,32 +40,50 @@ keys and known_hosts. The config file is optional: a fresh machine has none.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from skyform.errors import ConfigError
+from skyform.errors import ConfigError, UnsafePathError
+from skyform.paths import (  # re-exported: callers find them here; paths is the light home
+    DEFAULT_HOME,  # noqa: F401
+    ensure_dir,  # noqa: F401
+    ensure_home,  # noqa: F401
+    home,
+)
 
-DEFAULT_HOME = "~/.skyform"
 CATALOG_CLOUDS = ("aws", "gcp")
 
 
-def home() -> Path:
-    """SKYFORM_HOME as an absolute path (not created)."""
-    return Path(os.environ.get("SKYFORM_HOME") or DEFAULT_HOME).expanduser().resolve()
-
-
-def ensure_dir(path: Path) -> Path:
-    """Create `path` (and parents) with mode 0700 and tighten it if it already exists."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path, 0o700)
+def confined(root: Path, *names: str) -> Path:
+    """`root/names...`, refused unless every name is one plain path component and the result,
+    resolved (symlinks followed), lies strictly under `root`. Every path made from a name
+    (cluster, node, lock, job, export directory) goes through here before it is created or
+    removed, so an edited name like `..` or `../../x` can never reach outside its root."""
+    for name in names:
+        if (
+            not name
+            or name in (".", "..")
+            or "/" in name
+            or "\\" in name
+            or "\0" in name
+            or name != name.strip()
+        ):
+            raise UnsafePathError(
+                f"refusing the name {name!r}: it is not a plain file name "
+                f"(the path would not stay under {root})",
+                "Names come from the plan; make a new one with `skyform plan`.",
+            )
+    base = Path(root).resolve()
+    path = base.joinpath(*names)
+    resolved = path.resolve()
+    if not resolved.is_relative_to(base) or resolved == base:
+        raise UnsafePathError(
+            f"refusing {path}: it resolves to {resolved}, outside {base}",
+            "Remove the symlink, or make a new plan with `skyform plan`.",
+        )
     return path
-
-
-def ensure_home() -> Path:
-    return ensure_dir(home())
 
 
 class _Strict(BaseModel):

@@ -89,6 +89,14 @@ class PlanFileError(PlanError):
 # --- state, stacks, execution ---------------------------------------------------------------
 
 
+class PlanCorruptError(PlanFileError):
+    """A plan file that fails the loader's checks: edited, merged badly or tampered with."""
+
+
+class UnsafePathError(SkyformError):
+    """A path made from a name would lie outside the directory it belongs in."""
+
+
 class StateError(SkyformError):
     """The state database is unusable, or a record it should have is missing."""
 

@@ -15,8 +15,9 @@ from pathlib import Path
 from skyform.apply.interrupts import detaching
 from skyform.apply.jobrun import follow_job, start_job
 from skyform.errors import SkyformError
+from skyform.plan.jobdigest import sha256
 from skyform.plan.model import JobSpec
-from skyform.plan.planner import job_spec, sha256
+from skyform.plan.planner import job_spec
 from skyform.spec.overrides import ResourceOverrides, flag_name
 from skyform.state.db import open_state
 from skyform.state.lock import cluster_lock
@@ -128,6 +129,10 @@ def exec_on_cluster(
     secrets: dict[str, str] = {}
     task_dir = Path.cwd()
     task = None
+    if len(target) == 1:
+        from skyform.spec.loader import refuse_stdin
+
+        refuse_stdin(target[0])  # `exec C -`: a task on stdin, refused as every verb does
     if _is_task_file(target):
         from skyform.spec import load_task
 

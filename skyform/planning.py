@@ -23,13 +23,7 @@ class PlanResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def file_digest(path: Path) -> str:
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise SpecError(f"no task file at {path}", "Check the path.", path=str(path)) from None
-    except IsADirectoryError:
-        raise SpecError(f"{path} is a directory, not a task file", path=str(path)) from None
+def file_digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
@@ -57,11 +51,14 @@ def plan_task(
     from skyform.config import load_config
     from skyform.plan.catalog import load_catalog
     from skyform.plan.planner import PlanInputs, make_plan
-    from skyform.spec import check_supported, load_task
+    from skyform.spec import check_supported, load_task_text
+    from skyform.spec.loader import decode_task, read_task_bytes
     from skyform.state.snapshot import read_snapshot
 
-    digest = file_digest(task_file)
-    dag = load_task(task_file, **(load_kwargs or {}))
+    # read once: the digest apply checks is of the very bytes that were planned
+    data = read_task_bytes(task_file)
+    label = str(task_file)
+    dag = load_task_text(decode_task(data, label), path_label=label, **(load_kwargs or {}))
     warnings = list(dag.warnings) + check_supported(dag)
     config = load_config()
     catalog = load_catalog(config)
@@ -71,7 +68,7 @@ def plan_task(
     inputs = PlanInputs(
         dag=dag,
         task_path=recorded_task_path(task_file, out),
-        file_digest=digest,
+        file_digest=file_digest(data),
         objective=objective,
         cluster=cluster,
         blocked=tuple(blocked),
@@ -84,6 +81,8 @@ def plan_task(
     plan = make_plan(
         inputs, catalog=catalog, config=config, current=snapshot.clusters, prior=snapshot.prior
     )
+    if not destroy:
+        check_placed_mounts(plan, dag)
     return PlanResult(plan=plan, warnings=_unique(warnings))
 
 
@@ -106,6 +105,27 @@ def bucket_facts(dag: Dag, config) -> dict:
     finally:
         if db is not None:
             db.close()
+
+
+def check_placed_mounts(plan: Plan, dag: Dag) -> None:
+    """A `local` node is a directory on this machine: it takes mount destinations in its
+    home only. Known once the task is placed, so refused now rather than after provisioning."""
+    for placement in plan.tasks:
+        if placement.offer.cloud != "local":
+            continue
+        task = dag.tasks[placement.index]
+        for dst in sorted(task.file_mounts):
+            if dst.startswith("/"):
+                raise SpecError(
+                    f"file mount destination {dst!r}: task {placement.task!r} is placed on "
+                    "`local`, whose nodes are directories on this machine and take "
+                    "destinations in their home only",
+                    f"Write ~{dst} (the job sees it as $HOME{dst}), or place the task "
+                    "elsewhere (resources.infra).",
+                    path=task.source.path,
+                    line=task.source.line,
+                    field=f"file_mounts[{dst!r}]",
+                )
 
 
 def current_workdirs(dag: Dag, task_file: Path) -> dict[int, WorkdirFiles]:

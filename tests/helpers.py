@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -66,3 +67,16 @@ def closed_port() -> int:
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+@contextlib.contextmanager
+def sandboxes_exclusive():
+    """Held by every test that makes serve sandboxes. Their network namespaces are machine-wide
+    and a freed index is claimed again at once, so under pytest-xdist another worker's
+    service could take the index a test just checked was released."""
+    import fcntl
+    import tempfile
+
+    with open(os.path.join(tempfile.gettempdir(), "skyform-tests-sandboxes.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield

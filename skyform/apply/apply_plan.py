@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skyform.apply.runner import Applier, ApplyOptions, ApplyProgress, ClusterOutcome
+from skyform.apply.taskfile import check_jobs_match_task
 from skyform.plan.model import Plan
 from skyform.plan.planfile import plan_digest
 from skyform.state.models import JobExitCode
@@ -24,7 +25,13 @@ def apply_plan(
     from skyform.plan.catalog import load_catalog
     from skyform.state.db import open_state
 
+    # before state or locks exist: a refused plan leaves nothing behind
+    check_jobs_match_task(
+        plan, plan_path, secret_overrides=options.secret_overrides, environ=options.environ
+    )
     config = load_config()
+    catalog = load_catalog(config)
+    refuse_stale_early(plan, plan_path, catalog)
     db = open_state()
     try:
         applier = Applier(
@@ -33,11 +40,28 @@ def apply_plan(
             plan_digest(data),
             db=db,
             config=config,
-            catalog=load_catalog(config),
+            catalog=catalog,
             progress=progress,
             options=options,
         )
         return applier.run()
+    finally:
+        db.close()
+
+
+def refuse_stale_early(plan: Plan, plan_path: Path, catalog) -> None:
+    """Refuse a plan already known to be stale before anything is created (no state.db,
+    no lock files). The check that counts is made again under the clusters' locks."""
+    from skyform.apply.freshness import check_fresh, task_must_exist
+    from skyform.state.db import open_state, state_path
+
+    task_must_exist(plan, plan_path)
+    if not state_path().exists():
+        check_fresh(plan, plan_path, db=None, catalog=catalog)
+        return
+    db = open_state()
+    try:
+        check_fresh(plan, plan_path, db=db, catalog=catalog)
     finally:
         db.close()
 

@@ -214,6 +214,11 @@ def destroy(
         offer=record.spec.offer,
         nodes=[],
     )
+    if record.status is not ClusterStatus.INIT:
+        # Not UP while it is torn down: a `down` killed half-way leaves a cluster that
+        # `status` shows as INIT and that a second `down` (or an apply) finishes.
+        db.put_cluster(record.model_copy(update={"status": ClusterStatus.INIT}))
+        _event(db, "cluster.tearing_down", record.name, reason)
     try:
         engine.destroy(handle, emit)
     except SkyformError as err:

@@ -1,16 +1,19 @@
 """Is a saved plan still the plan? Terraform refuses a stale plan; so does skyform.
 
-A plan is stale when the state moved on (lineage or serial), the task file changed, or the
-catalog / on-prem config it was priced from changed. The error lists every reason found.
+A plan is stale when a cluster it acts on changed after the plan was made (or the state was
+recreated), the task file changed or is gone, or the catalog / on-prem config it was priced
+from changed. The error lists every reason found. Changes to other clusters do not count:
+five plans for five clusters made from one state all apply, in any order, at once.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 from pathlib import Path
 
-from skyform.errors import SpecError, StalePlanError
+from skyform.errors import SkyformError, StalePlanError
 from skyform.plan.model import Action, KubernetesProvenance, Plan
 from skyform.state.db import StateDB
 
@@ -21,51 +24,59 @@ def task_file_of(plan: Plan, plan_path: Path) -> Path:
     return recorded if recorded.is_absolute() else Path(plan_path).resolve().parent / recorded
 
 
-def _file_digest(path: Path) -> str | None:
+def _task_bytes(path: Path) -> bytes | None:
+    from skyform.spec.loader import read_task_bytes
+
     try:
-        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        return read_task_bytes(path)
+    except SkyformError:
         return None
 
 
-def _state_reasons(plan: Plan, db: StateDB) -> list[str]:
+def touched_clusters(plan: Plan) -> list[str]:
+    """The clusters a plan acts on: its freshness rests on these (and on nothing else in
+    state), so plans for other clusters made from the same state apply side by side."""
+    return sorted({c.cluster for c in plan.changes} | {t.cluster for t in plan.tasks})
+
+
+def _state_reasons(plan: Plan, db: StateDB | None) -> list[str]:
+    """`db` None: there is no state yet (nothing can have changed since any plan)."""
     prior = plan.prior
-    if prior.lineage is None:
-        if db.serial != 0:
-            return [
-                f"the plan was made against an empty state; state is now at serial "
-                f"{db.serial}{_changes_since(db, 0)}"
-            ]
+    if db is None:
         return []
-    if prior.lineage != db.lineage:
+    if prior.lineage is not None and prior.lineage != db.lineage:
         return [f"the state was recreated (lineage {prior.lineage[:8]} → {db.lineage[:8]})"]
-    if prior.serial != db.serial:
-        return [
-            f"the state changed since the plan was made (serial {prior.serial} → "
-            f"{db.serial}){_changes_since(db, prior.serial)}"
-        ]
-    return []
+    changed = [name for name in touched_clusters(plan) if db.cluster_version(name) > prior.serial]
+    if not changed:
+        return []
+    against = "an empty state" if prior.lineage is None else f"state serial {prior.serial}"
+    kinds = _latest_changes(db, prior.serial, changed)
+    described = ", ".join(f"{name} ({kinds.get(name, 'changed')})" for name in changed)
+    return [
+        f"cluster{'s' if len(changed) > 1 else ''} {described} changed since the plan was "
+        f"made (against {against}; now serial {db.serial})"
+    ]
 
 
-def _changes_since(db: StateDB, serial: int) -> str:
-    """`: hello (destroyed), train (up)` — each changed cluster with its latest change."""
+def _latest_changes(db: StateDB, serial: int, names: list[str]) -> dict[str, str]:
+    """{cluster: its latest recorded change after `serial`} — `up`, `destroyed` ..."""
     latest: dict[str, str] = {}
-    for e in db.events():
-        if e.kind.startswith("cluster.") and e.cluster and int(e.data.get("serial", 0)) > serial:
-            latest.pop(e.cluster, None)  # re-insert so the order follows the latest change
-            latest[e.cluster] = e.kind.removeprefix("cluster.")
-    if not latest:
-        return ""
-    return ": " + ", ".join(f"{name} ({kind})" for name, kind in list(latest.items())[-6:])
+    for name in names:
+        for e in db.events(cluster=name):
+            if e.kind.startswith("cluster.") and int(e.data.get("serial", 0)) > serial:
+                latest[name] = e.kind.removeprefix("cluster.")
+    return latest
 
 
-def stale_reasons(plan: Plan, plan_path: Path, *, db: StateDB, catalog) -> list[str]:
+def stale_reasons(
+    plan: Plan, plan_path: Path, task_data: bytes | None, *, db: StateDB | None, catalog
+) -> list[str]:
+    """Why the plan is stale (empty: it is fresh); `task_data`: its task file's bytes now."""
     reasons = _state_reasons(plan, db)
     task_file = task_file_of(plan, plan_path)
-    digest = _file_digest(task_file)
-    if digest is None:
+    if task_data is None:
         reasons.append(f"the task file {task_file} is gone")
-    elif digest != plan.task.file_digest:
+    elif "sha256:" + hashlib.sha256(task_data).hexdigest() != plan.task.file_digest:
         reasons.append(f"the task file {task_file} changed since the plan was made")
     if not plan.destroy:
         if "sha256:" + catalog.digest != plan.catalog_digest:
@@ -83,12 +94,11 @@ def stale_reasons(plan: Plan, plan_path: Path, *, db: StateDB, catalog) -> list[
     return reasons
 
 
-def bucket_reasons(plan: Plan, db: StateDB) -> list[str]:
+def bucket_reasons(plan: Plan, db: StateDB | None) -> list[str]:
     """A bucket the plan read is gone, or one it would create now exists and is not skyform's
     (someone else's data: skyform would write into it and, at down, delete it)."""
     from skyform.config import load_config
     from skyform.errors import StorageError
-    from skyform.state.buckets import get_bucket
     from skyform.storage.client import client_for
 
     settings = load_config().storage
@@ -103,9 +113,16 @@ def bucket_reasons(plan: Plan, db: StateDB) -> list[str]:
             continue
         if bucket.action is Action.NOOP and now.exists is False:
             reasons.append(f"bucket {bucket.uri} existed when the plan was made and is gone")
-        elif bucket.action is Action.CREATE and now.exists and not get_bucket(db, bucket.uri):
+        elif bucket.action is Action.CREATE and now.exists and not _ours(db, bucket.uri):
             reasons.append(f"bucket {bucket.uri} now exists and skyform did not create it")
     return reasons
+
+
+def _ours(db: StateDB | None, uri: str) -> bool:
+    """skyform created the bucket (no state yet: it created none)."""
+    from skyform.state.buckets import get_bucket
+
+    return db is not None and get_bucket(db, uri) is not None
 
 
 def kubernetes_reasons(recorded: KubernetesProvenance, catalog) -> list[str]:
@@ -135,20 +152,29 @@ def _for_shell(path: Path) -> str:
         return str(path)
 
 
-def check_fresh(plan: Plan, plan_path: Path, *, db: StateDB, catalog) -> None:
-    reasons = stale_reasons(plan, plan_path, db=db, catalog=catalog)
-    if reasons:
+def check_fresh(plan: Plan, plan_path: Path, *, db: StateDB | None, catalog) -> bytes:
+    """Refuse a stale plan; the task file's bytes, read once, as they were checked (what
+    apply then reads the secrets from)."""
+    data = _task_bytes(task_file_of(plan, plan_path))
+    reasons = stale_reasons(plan, plan_path, data, db=db, catalog=catalog)
+    if reasons or data is None:
         task = _for_shell(task_file_of(plan, plan_path))
         destroy = " --destroy" if plan.destroy else ""
         raise StalePlanError(
             f"plan {plan_path} is stale: " + "; ".join(reasons),
-            f"Make a new plan and review it: skyform plan{destroy} {task} -o "
-            f"{_for_shell(Path(plan_path))}",
+            f"Make a new plan and review it: skyform plan{destroy} {shlex.quote(task)} -o "
+            f"{shlex.quote(_for_shell(Path(plan_path)))}",
         )
+    return data
 
 
 def task_must_exist(plan: Plan, plan_path: Path) -> Path:
+    """A plan whose task file is gone is stale (exit 3): the task moved on without it."""
     path = task_file_of(plan, plan_path)
     if not path.is_file():
-        raise SpecError(f"the plan's task file {path} does not exist", path=str(path))
+        raise StalePlanError(
+            f"plan {plan_path} is stale: its task file {path} is gone",
+            "Restore the task file, or plan its new location: skyform plan TASK.yaml -o "
+            f"{shlex.quote(_for_shell(Path(plan_path)))}",
+        )
     return path

@@ -8,17 +8,35 @@ inside the command functions.
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
+import types
 
 # skyform uses no pydantic plugins; looking them up scans every installed package's entry
 # points the first time a model is built (tens of ms on every command).
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 import typer
+from typer.main import get_command_name
+from typer.models import CommandInfo
 
 from skyform import __version__
 from skyform.errors import Interrupted, SkyformError
+
+
+def _skip_pydantic_plugin_loader() -> None:
+    """With every plugin disabled, pydantic's plugin loader returns () without looking, yet
+    importing it imports importlib.metadata (~10 ms, a tenth of a cold `plan`). Stand in
+    for it with the answer it would give; if pydantic is already loaded, change nothing."""
+    if os.environ["PYDANTIC_DISABLE_PLUGINS"] != "__all__" or "pydantic" in sys.modules:
+        return
+    loader = types.ModuleType("pydantic.plugin._loader", "skyform: plugins are disabled")
+    loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
+    sys.modules.setdefault(loader.__name__, loader)
+
+
+_skip_pydantic_plugin_loader()
 
 app = typer.Typer(
     name="skyform",
@@ -56,6 +74,33 @@ def _register_commands() -> None:
 
 _register_commands()
 
+
+def app_for(args: list[str]) -> typer.Typer:
+    """`app` trimmed to the verb `args` name, when they name one: Typer turns every
+    registered verb into a click command (signature inspection, every option) on each run,
+    and one verb's is all a run needs. Usage lines and errors are the same, since each
+    verb's command is built the same way; anything else (`skyform`, `--help`, an unknown
+    or misspelt verb, which the full group's suggestions answer) gets the whole app."""
+    if not args or args[0].startswith("-"):
+        return app
+    verb = args[0]
+    commands = [c for c in app.registered_commands if _verb_name(c) == verb]
+    groups = [g for g in app.registered_groups if g.name == verb]
+    if not commands and not groups:
+        return app
+    trimmed = copy.copy(app)
+    trimmed.registered_commands = commands
+    trimmed.registered_groups = groups
+    return trimmed
+
+
+def _verb_name(command: CommandInfo) -> str | None:
+    if command.name:
+        return command.name
+    callback = command.callback
+    return None if callback is None else get_command_name(callback.__name__)
+
+
 USAGE_EXIT = 1  # click uses 2 for usage errors; skyform keeps 2 for "plan has changes".
 
 
@@ -63,7 +108,8 @@ def run(argv: list[str] | None = None) -> int:
     """Console-script entry point: run the app, map every outcome to an exit code."""
     code = 0
     try:
-        result = app(args=argv, standalone_mode=False, prog_name="skyform")
+        args = sys.argv[1:] if argv is None else argv
+        result = app_for(args)(args=args, standalone_mode=False, prog_name="skyform")
         code = result if isinstance(result, int) else 0
     except SkyformError as err:
         _report(err)

@@ -174,7 +174,7 @@ class ClusterSession:
         recovery_count: int,
         setup: bool,
     ) -> JobState:
-        missing = sorted(set(spec.secret_digests) - set(secrets or {}))
+        missing = sorted(set(spec.secrets) - set(secrets or {}))
         if missing:
             raise ExecError(
                 f"secret {missing[0]} has no value", hint=f"pass --secret {missing[0]}=..."

@@ -43,18 +43,6 @@ def _mounts(job: JobSpec) -> str | None:
     )
 
 
-def _secrets(before: JobSpec, after: JobSpec) -> tuple[str | None, str | None]:
-    """Names only; a secret whose value changed is marked, its value never shown."""
-    old = ", ".join(sorted(before.secret_digests)) or None
-    names = []
-    for name in sorted(after.secret_digests):
-        changed = name in before.secret_digests and (
-            before.secret_digests[name] != after.secret_digests[name]
-        )
-        names.append(f"{name} (value changed)" if changed else name)
-    return old, ", ".join(names) or None
-
-
 FIELDS = (
     ("setup", lambda j: j.setup),
     ("run", lambda j: j.run),
@@ -62,6 +50,7 @@ FIELDS = (
     ("workdir", lambda j: j.workdir),
     ("file_mounts", _mounts),
     ("checkpoint_dir", lambda j: j.checkpoint_dir),
+    ("secrets", lambda j: ", ".join(j.secrets) or None),  # names: values are never recorded
 )
 
 
@@ -71,9 +60,6 @@ def _field_changes(before: JobSpec, after: JobSpec) -> list[AttributeChange]:
         old, new = get(before), get(after)
         if old != new:
             found.append(AttributeChange(path=path, before=old, after=new))
-    if before.secret_digests != after.secret_digests:
-        old, new = _secrets(before, after)
-        found.append(AttributeChange(path="secrets", before=old, after=new))
     return found
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: a content digest, secrets by name only
 PRICE_DIGITS = 6  # every money and hour figure is rounded so float noise never reaches a file
 
 Objective = Literal["cost", "time"]
@@ -181,8 +181,9 @@ STORE_SCHEMES = {"s3": "s3", "gcs": "gs", "r2": "r2"}
 class JobSpec(_Model):
     """What runs on a cluster: everything needed to sync, set up and run, minus secret values.
 
-    Secrets are recorded by name and sha256 only; apply takes their values from the task file
-    or `--secret` again and refuses to run when a hash differs.
+    Secrets are recorded by name only (no digest of a value: a shared plan must reveal
+    nothing testable about it); apply takes their values from the task file, `--secret` or
+    the environment.
     """
 
     name: str
@@ -190,12 +191,12 @@ class JobSpec(_Model):
     setup: str | None = None
     run: str | None = None
     envs: dict[str, str] = {}
-    secret_digests: dict[str, str] = {}
+    secrets: list[str] = []  # names, sorted
     file_mounts: dict[str, FileMount] = {}
     num_nodes: int = 1
     checkpoint_dir: str | None = None
-    setup_digest: str
-    job_digest: str
+    setup_digest: str = ""  # jobdigest.with_digests fills both in
+    job_digest: str = ""
 
 
 WAIT_FOR_DEFAULT = "jobs_and_ssh"

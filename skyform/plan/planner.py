@@ -6,8 +6,6 @@ the same inputs give the same Plan, hence the same plan file bytes.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +31,7 @@ from skyform.plan.diff import (
     diff_clusters,
     untouched_clusters,
 )
+from skyform.plan.jobdigest import canonical, with_digests
 from skyform.plan.model import (
     Alternative,
     BlockedPlacement,
@@ -78,15 +77,6 @@ class PlanInputs:
     buckets: Mapping[str, BucketFact] = field(default_factory=dict)  # read at plan time, by URI
 
 
-def sha256(data: bytes | str) -> str:
-    raw = data.encode() if isinstance(data, str) else data
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
-
-
-def canonical(obj: object) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def _scrub(text: str, secrets: Mapping[str, str]) -> str:
     """Replace secret values substituted into a recorded field by `${NAME}` placeholders."""
     for name, value in sorted(secrets.items(), key=lambda kv: -len(kv[1])):
@@ -97,7 +87,6 @@ def _scrub(text: str, secrets: Mapping[str, str]) -> str:
 
 def job_spec(task: TaskSpec, label: str, offer: PlacedOffer | None = None) -> JobSpec:
     secrets = task.secret_values()
-    secret_digests = {k: sha256(v) for k, v in sorted(secrets.items())}
     workdir = (
         task.workdir
         if isinstance(task.workdir, str) or task.workdir is None
@@ -119,35 +108,18 @@ def job_spec(task: TaskSpec, label: str, offer: PlacedOffer | None = None) -> Jo
             source=_scrub(source, secrets), mode=mount.mode, bucket=bucket
         )
     workdir = _scrub(workdir, secrets) if workdir else None
-    setup_digest = sha256(
-        canonical({"setup": task.setup, "envs": task.envs, "secrets": secret_digests})
-    )
-    checkpoint = task.skyform.checkpoint_dir
-    job_digest = sha256(
-        canonical(
-            {
-                "run": task.run,
-                "envs": task.envs,
-                "secrets": secret_digests,
-                "workdir": workdir,
-                "file_mounts": {k: v.model_dump(mode="json") for k, v in mounts.items()},
-                "num_nodes": task.num_nodes,
-                **({"checkpoint_dir": checkpoint} if checkpoint else {}),
-            }
+    return with_digests(
+        JobSpec(
+            name=label,
+            workdir=workdir,
+            setup=task.setup,
+            run=task.run,
+            envs=dict(task.envs),
+            secrets=sorted(secrets),
+            file_mounts=mounts,
+            num_nodes=task.num_nodes,
+            checkpoint_dir=task.skyform.checkpoint_dir,
         )
-    )
-    return JobSpec(
-        name=label,
-        workdir=workdir,
-        setup=task.setup,
-        run=task.run,
-        envs=dict(task.envs),
-        secret_digests=secret_digests,
-        file_mounts=mounts,
-        num_nodes=task.num_nodes,
-        checkpoint_dir=checkpoint,
-        setup_digest=setup_digest,
-        job_digest=job_digest,
     )
 
 

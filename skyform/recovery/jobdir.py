@@ -16,12 +16,12 @@ import json
 import os
 from pathlib import Path
 
-from skyform.config import ensure_dir, home
+from skyform.config import confined, ensure_dir, home
 from skyform.plan.planfile import write_atomic
 
 
 def job_dir(job_id: int) -> Path:
-    return ensure_dir(home() / "jobs" / str(job_id))
+    return ensure_dir(confined(home() / "jobs", str(job_id)))
 
 
 def plans_dir(job_id: int) -> Path:

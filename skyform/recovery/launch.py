@@ -4,7 +4,6 @@ controller — or change nothing when the task or the plan is wrong.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -113,10 +112,11 @@ def launch(
     """Record the job (named `name`, else after the task), plan its first revision, start
     its controller. `load_kwargs` are load_task's (envs, secrets, resource flags)."""
     from skyform.config import load_config
-    from skyform.spec import check_supported, load_task
+    from skyform.spec import check_supported, load_task_text
+    from skyform.spec.loader import decode_task, read_task_bytes
 
     environ = dict(os.environ if environ is None else environ)
-    data = Path(task_file).read_bytes()
+    data = read_task_bytes(task_file)  # read once: what is parsed is what the job keeps
     envs = jobdir.resolve_overrides(list(load_kwargs.get("env_overrides", ())), environ)
     for env_file in load_kwargs.get("env_files", ()):  # fold env files in, --env wins
         from skyform.spec.envs import read_env_file
@@ -124,8 +124,9 @@ def launch(
         envs = [f"{k}={v}" for k, v in read_env_file(env_file)] + envs
     secrets = jobdir.resolve_overrides(list(load_kwargs.get("secret_overrides", ())), environ)
     flags = load_kwargs.get("resource_overrides")
-    dag = load_task(
-        task_file,
+    dag = load_task_text(
+        decode_task(data, str(task_file)),
+        path_label=str(task_file),
         env_overrides=envs,
         secret_overrides=secrets,
         environ=environ,
@@ -205,16 +206,9 @@ def spawn_controller(job_id: int) -> int:
 
 def controller_alive(job_id: int) -> bool:
     """A live controller holds its flock; if we can take it, nobody runs the job."""
-    path = jobdir.controller_lock(job_id)
-    if not path.exists():
-        return False
-    with open(path, "a") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(fh, fcntl.LOCK_UN)
-        return False
+    from skyform.state.lock import flock_held
+
+    return flock_held(jobdir.controller_lock(job_id))
 
 
 def ensure_controllers(db: StateDB) -> list[int]:

@@ -1,8 +1,8 @@
 """task_digest: a stable fingerprint of what a task file asks for (plans record it).
 
 The digest covers the normalized dag only: not the file path, line numbers, dict order
-or hash seed. Secret values are replaced by their sha256, so changing a secret changes
-the digest while the digest never contains it. Alternatives inside one group are a set,
+or hash seed. Secrets count by name only: a digest over a value could be tested offline
+against guesses by anyone holding the plan. Alternatives inside one group are a set,
 so they are sorted; the order of groups is meaning and is kept.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from skyform.spec.dag import Dag
 from skyform.spec.models import TaskSpec
 
-DIGEST_VERSION = 1
+DIGEST_VERSION = 2  # 2: secrets by name only
 OPTIONAL_EXT = ("stop_after", "down_after")  # `skyform:` keys left out of the digest when unset
 
 
@@ -25,7 +25,7 @@ def _sha256(text: str) -> str:
 
 def _canonical_task(task: TaskSpec) -> dict[str, Any]:
     data = task.model_dump(mode="json", exclude={"source", "resources"})
-    data["secrets"] = {k: _sha256(v) for k, v in task.secret_values().items()}
+    data["secrets"] = sorted(task.secret_values())
     for key in OPTIONAL_EXT:  # fields added later: unset, a task keeps the digest it had
         if data["skyform"].get(key) is None:
             data["skyform"].pop(key, None)

@@ -16,6 +16,7 @@ from typing import Any
 
 from skyform.errors import SpecError
 from skyform.spec.errors import Where, describe
+from skyform.spec.inputfile import read_input_file
 from skyform.spec.yamlpos import Path
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -24,7 +25,7 @@ _REFERENCE = re.compile(
     r"\$\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}"
     r"|\$(?P<bare>[A-Za-z_][A-Za-z0-9_]*)"
 )
-_DOTENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+MAX_ENV_FILE_BYTES = 1024 * 1024
 
 
 def parse_overrides(
@@ -55,47 +56,63 @@ def parse_overrides(
 
 
 def read_env_file(path: FsPath) -> list[tuple[str, str]]:
-    """A dotenv file: `KEY=VALUE`, `export KEY=VALUE`, quotes, `#` comments."""
+    """A dotenv file read as SkyPilot's `--env-file` reads it (python-dotenv's
+    `dotenv_values`): `KEY=VALUE`, `export KEY=VALUE`, `#` comments, single quotes literal,
+    double quotes with escapes (`\\n`, `\\\\`, `\\"`) and line breaks, `${VAR}` expanded,
+    CRLF line ends. A line that is not a binding is an error naming its line, not skipped."""
+    import io
+
+    from dotenv import dotenv_values
+    from dotenv.parser import parse_stream
+
     label = str(path)
+
+    def error(message: str, hint: str | None) -> SpecError:
+        return SpecError(
+            f"cannot read env file: {message}", hint or "Check the --env-file path.", path=label
+        )
+
+    data = read_input_file(path, MAX_ENV_FILE_BYTES, what="an env file", error=error)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(
-            f"cannot read env file: {exc.strerror or exc}", "Check the --env-file path.", path=label
-        ) from None
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise SpecError("env file is not UTF-8 text", path=label) from None
-    pairs = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        match = _DOTENV_LINE.match(line)
-        if not match:
+    for binding in parse_stream(io.StringIO(text)):
+        line = binding.original.line
+        if binding.error:
             raise SpecError(
                 "expected KEY=VALUE",
-                "Each line of an env file is KEY=VALUE (optionally prefixed by 'export').",
+                "Each line of an env file is KEY=VALUE (optionally prefixed by 'export'); "
+                "quote values with spaces or '#'.",
                 path=label,
-                line=number,
+                line=line,
                 column=1,
             )
-        name, raw = match.groups()
-        pairs.append((name, _dotenv_value(raw, label, number)))
-    return pairs
-
-
-def _dotenv_value(raw: str, label: str, number: int) -> str:
-    if raw[:1] in ("'", '"'):
-        quote = raw[0]
-        end = raw.find(quote, 1)
-        while quote == '"' and end > 0 and raw[end - 1] == "\\":
-            end = raw.find(quote, end + 1)
-        if end < 0:
-            raise SpecError(f"unterminated {quote} quote", path=label, line=number)
-        inner = raw[1:end]
-        if quote == '"':
-            inner = inner.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
-        return inner
-    return re.split(r"\s+#", raw, maxsplit=1)[0].strip()
+        if binding.key is not None and not ENV_NAME.fullmatch(binding.key):
+            raise SpecError(
+                f"{binding.key!r} is not a valid variable name",
+                "Names are letters, digits and '_' and do not start with a digit.",
+                path=label,
+                line=line,
+                column=1,
+            )
+        if binding.key is not None and binding.value is None:
+            raise SpecError(
+                f"{binding.key} has no value (no '=')",
+                f"Write {binding.key}=VALUE, or {binding.key}= for an empty value.",
+                path=label,
+                line=line,
+                column=1,
+            )
+        if binding.value is not None and "\x00" in binding.value:
+            raise SpecError(
+                f"the value of {binding.key} contains a NUL byte",
+                "Environment values cannot hold NUL bytes; remove it.",
+                path=label,
+                line=line,
+            )
+    values = dotenv_values(stream=io.StringIO(text), interpolate=True)
+    return [(k, v) for k, v in values.items() if v is not None]
 
 
 def yaml_variables(raw: Any, where: Where, key: str) -> dict[str, str | None]:

@@ -10,6 +10,8 @@ from skyform.errors import SpecError
 from skyform.spec.dag import MAX_TASKS, Dag, build_edges
 from skyform.spec.envs import parse_overrides, read_env_file
 from skyform.spec.errors import Where, describe
+from skyform.spec.inputfile import STDIN_HINT, STDIN_REFUSED, is_stdin, read_input_file
+from skyform.spec.localpaths import task_dir_of
 from skyform.spec.models import Execution
 from skyform.spec.overrides import ResourceOverrides, apply_overrides
 from skyform.spec.task import Overrides, parse_task
@@ -30,30 +32,7 @@ def load_task(
 ) -> Dag:
     """Load a SkyPilot-style task file (one task or a pipeline). Raises SpecError."""
     label = os.fspath(path)
-    file = Path(label)
-    try:
-        size = file.stat().st_size
-        if file.is_dir():
-            raise SpecError("is a directory, not a task file", "Pass a .yaml file.", path=label)
-        if size > MAX_FILE_BYTES:
-            raise SpecError(
-                f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB",
-                "A task file holds configuration, not data; move data to file_mounts.",
-                path=label,
-            )
-        data = file.read_bytes()
-    except FileNotFoundError:
-        raise SpecError("no such file", "Check the path to the task YAML.", path=label) from None
-    except OSError as exc:
-        raise SpecError(f"cannot read the file: {exc.strerror or exc}", path=label) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SpecError(
-            f"not UTF-8 text (bad byte at offset {exc.start})",
-            "Save the task file as UTF-8.",
-            path=label,
-        ) from None
+    text = decode_task(read_task_bytes(label), label)
     return load_task_text(
         text,
         path_label=label,
@@ -63,6 +42,35 @@ def load_task(
         environ=environ,
         resource_overrides=resource_overrides,
     )
+
+
+def read_task_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A task file's bytes, read once (capped; pipes, devices and stdin handled)."""
+    label = os.fspath(path)
+
+    def error(message: str, hint: str | None) -> SpecError:
+        return SpecError(message, hint, path=label)
+
+    return read_input_file(label, MAX_FILE_BYTES, what="a task file", error=error)
+
+
+def refuse_stdin(path: str | os.PathLike[str]) -> None:
+    """For verbs that act before reading the task (launch, jobs launch, exec): the same
+    refusal read_task_bytes gives, before anything is created."""
+    label = os.fspath(path)
+    if is_stdin(label):
+        raise SpecError(STDIN_REFUSED.format(what="a task file"), STDIN_HINT, path=label)
+
+
+def decode_task(data: bytes, label: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            f"not UTF-8 text (bad byte at offset {exc.start})",
+            "Save the task file as UTF-8.",
+            path=label,
+        ) from None
 
 
 def load_task_text(
@@ -79,8 +87,12 @@ def load_task_text(
     where a relative workdir starts)."""
     env = os.environ if environ is None else environ
     overrides = Overrides(
-        envs=tuple(_env_pairs(env_files, env_overrides, env)),
-        secrets=tuple(parse_overrides(secret_overrides, flag="--secret", environ=env)),
+        envs=tuple(_without_nul(_env_pairs(env_files, env_overrides, env), "--env")),
+        secrets=tuple(
+            _without_nul(
+                parse_overrides(secret_overrides, flag="--secret", environ=env), "--secret"
+            )
+        ),
     )
     docs = compose_documents(text, path_label)
     if not docs:
@@ -92,7 +104,7 @@ def load_task_text(
         raise SpecError(f"more than {MAX_TASKS} tasks in one file", path=path_label)
     recorded: dict[str, str] = {}
     if resource_overrides:
-        task_dir = Path.cwd() if path_label == "<task>" else Path(path_label).resolve().parent
+        task_dir = task_dir_of(path_label)
         docs = [_overridden(docs, resource_overrides, task_dir, path_label)]
         recorded = resource_overrides.recorded(task_dir)
     notes: list[str] = []
@@ -143,6 +155,18 @@ def _env_pairs(
     for env_file in env_files:
         pairs += read_env_file(Path(env_file))
     pairs += parse_overrides(env_overrides, flag="--env", environ=env)
+    return pairs
+
+
+def _without_nul(pairs: list[tuple[str, str]], flag: str) -> list[tuple[str, str]]:
+    """The OS ends environment strings at NUL: such a value cannot reach a job intact."""
+    for name, value in pairs:
+        if "\x00" in value:
+            raise SpecError(
+                f"{flag} {name}: the value contains a NUL byte",  # never echo the value
+                "Environment values cannot hold NUL bytes; remove it.",
+                field=flag,
+            )
     return pairs
 
 

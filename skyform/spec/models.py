@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, SecretStr, field_serializer
 
+from skyform.spec.service_models import ServiceSpec
+
 DEFAULT_DISK_SIZE_GB = 256
 DEFAULT_ESTIMATED_HOURS = 1.0
 REDACTED = "<redacted>"
@@ -191,7 +193,7 @@ class TaskSpec(_Frozen):
     inputs: dict[str, float] = {}
     outputs: dict[str, float] = {}
     config: dict[str, Any] | None = None
-    service: dict[str, Any] | None = None
+    service: ServiceSpec | None = None
     pool: dict[str, Any] | None = None
     volumes: dict[str, Any] | None = None
     skyform: SkyformExt = SkyformExt()

@@ -2,18 +2,25 @@
 
 A task whose every alternative names a cloud skyform does not run is an error; a task
 with some such alternatives keeps the others (a warning says which were dropped).
-`service:` / `pool:` / `volumes:` / `config:` are kept but not acted on: like
-`sky launch` on a service YAML, the task runs as a plain job.
+A `service:` section is validated when the file is loaded (skyform/spec/service.py); plan,
+launch and apply run the task as a plain job, like `sky launch` on a service YAML, and point
+to `skyform serve up` for the service. `pool:` / `volumes:` / `config:` are kept but not acted on.
 """
 
 from __future__ import annotations
+
+import shlex
 
 from skyform.errors import UnsupportedError
 from skyform.spec.dag import Dag
 from skyform.spec.infra import SUPPORTED_CLOUDS
 
 _IGNORED_SECTIONS = {
-    "service": "service: (SkyServe) is ignored; the task runs as a plain job, like `sky launch`",
+    "service": (
+        "service: is served by `skyform serve up {path}` (replicas behind a load balancer; "
+        "review it first with `skyform serve plan {path}`); here the task runs as one plain "
+        "job, like `sky launch`"
+    ),
     "pool": "pool: (worker pools) is ignored; the task runs as a plain job",
     "volumes": "volumes: is ignored; use file_mounts for data",
     "config": "config: overrides are kept but not applied by skyform",
@@ -54,7 +61,8 @@ def check_supported(dag: Dag) -> list[str]:
             )
         for section, message in _IGNORED_SECTIONS.items():
             if getattr(task, section) is not None:
-                warnings.append(f"{task.source.path}:{task.source.line}: {name}: {message}")
+                shown = message.format(path=shlex.quote(task.source.path))
+                warnings.append(f"{task.source.path}:{task.source.line}: {name}: {shown}")
     return warnings
 
 

@@ -14,9 +14,16 @@ from skyform.spec.accelerators import canonical_name
 from skyform.spec.envs import references, require_values, substitute, yaml_variables
 from skyform.spec.errors import Problem, Where, describe
 from skyform.spec.infra import format_location, infer_location, parse_infra
+from skyform.spec.localpaths import (
+    check_env_value,
+    check_mount_destination,
+    check_mount_source,
+    check_workdir,
+)
 from skyform.spec.models import FileMount, GitWorkdir, SkyformExt, SourceRef, TaskSpec, is_uri
 from skyform.spec.raw import IGNORED_TASK_KEYS, RawSkyform, RawTask, RawWorkdirGit
 from skyform.spec.resources import parse_resources
+from skyform.spec.service import parse_service
 from skyform.spec.storage import is_bucket_uri, storage_mount, uri_mount
 from skyform.spec.values import parse_minutes
 
@@ -63,8 +70,12 @@ def parse_task(
         )
 
     envs = yaml_variables(raw.get("envs"), where, "envs")
-    envs.update(overrides.envs)
     secrets = yaml_variables(raw.get("secrets"), where, "secrets")
+    for key, values in (("envs", envs), ("secrets", secrets)):
+        for name, value in values.items():
+            if value is not None:
+                check_env_value(name, value, (key, name), where)
+    envs.update(overrides.envs)
     secrets.update(overrides.secrets)
     env_values = require_values(envs, where, "envs", "--env")
     secret_values = require_values(secrets, where, "secrets", "--secret")
@@ -81,11 +92,12 @@ def parse_task(
                 f"{where.label}:{where.line((key,))}: secret {', '.join(leaked)} is substituted "
                 f"into {key}, so its value appears wherever {key} is shown"
             )
+    resources = parse_resources(raw.get("resources"), where, note)
     return TaskSpec(
         name=spec.name,
-        workdir=_workdir(substituted["workdir"], where),
+        workdir=_workdir(substituted["workdir"], raw.get("workdir"), where),
         num_nodes=num_nodes,
-        resources=parse_resources(raw.get("resources"), where, note),
+        resources=resources,
         envs=env_values,
         secrets={k: SecretStr(v) for k, v in secret_values.items()},
         file_mounts=_file_mounts(raw.get("file_mounts"), variables, where),
@@ -94,7 +106,7 @@ def parse_task(
         inputs=_data(spec.inputs, "inputs", where),
         outputs=_data(spec.outputs, "outputs", where),
         config=spec.config,
-        service=substituted["service"],
+        service=parse_service(substituted["service"], where, resources),
         pool=spec.pool,
         volumes=substituted["volumes"],
         skyform=_skyform(raw.get("skyform"), spec.inputs, where),
@@ -112,8 +124,11 @@ def _source(where: Where) -> SourceRef:
     )
 
 
-def _workdir(value: Any, where: Where) -> str | GitWorkdir | None:
-    if value is None or isinstance(value, str):
+def _workdir(value: Any, raw: Any, where: Where) -> str | GitWorkdir | None:
+    if value is None:
+        return value
+    if isinstance(value, str):
+        check_workdir(value, raw, where)
         return value
     if isinstance(value, dict):
         git = where.validate(RawWorkdirGit, value, ("workdir",))
@@ -143,6 +158,7 @@ def _file_mounts(raw: Any, variables: dict[str, str], where: Where) -> dict[str,
                 f"Write '{dst.rstrip('/')}'.",
                 at_key=True,
             )
+        check_mount_destination(dst, path, where)
         if dst in mounts:
             where.fail(
                 path, f"two file mounts resolve to the same destination '{dst}'", at_key=True
@@ -150,9 +166,11 @@ def _file_mounts(raw: Any, variables: dict[str, str], where: Where) -> dict[str,
         if isinstance(src, str):
             if not src.strip():
                 where.fail(path, "file mount source is empty")
-            mounts[dst] = (
-                uri_mount(src, path, where) if is_bucket_uri(src) else FileMount(source=src)
-            )
+            if is_bucket_uri(src):
+                mounts[dst] = uri_mount(src, path, where)
+            else:
+                check_mount_source(src, value, path, where)
+                mounts[dst] = FileMount(source=src)
         elif isinstance(src, dict):
             mounts[dst] = storage_mount(src, path, where)
         else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from skyform.config import Config, ensure_dir, home
+from skyform.config import Config, confined, ensure_dir, home
 from skyform.errors import StackError
 from skyform.plan.model import ClusterSpec
 from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
@@ -20,11 +20,11 @@ PREEMPTED_MARKER = ".skyform_preempted"
 
 
 def cluster_dir(name: str) -> Path:
-    return home() / "local" / name
+    return confined(home() / "local", name)
 
 
 def node_dir(name: str, rank: int) -> Path:
-    return cluster_dir(name) / f"node-{rank}"
+    return confined(cluster_dir(name), f"node-{rank}")
 
 
 class LocalEngine:
@@ -98,11 +98,17 @@ class LocalEngine:
     def destroy(self, handle: ClusterHandle, on_event: EventSink = no_events) -> None:
         from skyform.exec.teardown import teardown_nodes
 
-        live = [n for n in handle.nodes if Path(n.root or "").is_dir()]
+        root = cluster_dir(handle.name)  # refused before anything is touched
+        # A node's recorded root is a path in a state record (untrusted too): tear down the
+        # directory the node must have, never the one the record names.
+        nodes = [
+            n.model_copy(update={"root": str(node_dir(handle.name, n.rank))}) for n in handle.nodes
+        ]
+        live = [n for n in nodes if Path(n.root or "").is_dir()]
         teardown_nodes(live, on_event=on_event)
-        refuse_live_mounts(cluster_dir(handle.name))
-        shutil.rmtree(cluster_dir(handle.name), ignore_errors=True)
-        on_event(f"removed {cluster_dir(handle.name)}")
+        refuse_live_mounts(root)
+        shutil.rmtree(root, ignore_errors=True)
+        on_event(f"removed {root}")
 
 
 def refuse_live_mounts(root: Path) -> None:

@@ -1,9 +1,11 @@
 """skyform's state: one SQLite database under SKYFORM_HOME, in WAL mode, schema-versioned.
 
 Like Terraform state it has a lineage (fixed when the database is created) and a serial
-bumped by every change to the set of clusters (create, update, status, delete). Plans record
-both; apply refuses a plan whose serial no longer matches. Job status changes and events do
-not bump the serial: a job finishing does not make a reviewed plan stale.
+bumped by every change to the set of clusters (create, update, status, delete); each cluster
+also keeps the serial of its own last change. Plans record lineage and serial; apply refuses
+a plan when a cluster it touches changed after that serial (or the state was recreated).
+Job status changes and events do not bump the serial: a job finishing does not make a
+reviewed plan stale.
 
 Every write runs in a BEGIN IMMEDIATE transaction, so concurrent skyform processes serialize
 on the database instead of interleaving half-done updates.
@@ -21,8 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from skyform import __version__
-from skyform.config import ensure_dir, home
+from skyform.config import ensure_dir
 from skyform.errors import StateError
+from skyform.paths import state_path
 from skyform.plan.model import PlacedOffer
 from skyform.state.models import (
     ClusterRecord,
@@ -118,8 +121,20 @@ class StateDB:
     def _meta(self, key: str) -> str:
         return self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()["value"]
 
-    def _bump(self, conn: sqlite3.Connection) -> None:
+    def _bump(self, conn: sqlite3.Connection, cluster: str) -> None:
         conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='serial'")
+        conn.execute(
+            "INSERT INTO cluster_versions (name, serial) SELECT ?, CAST(value AS INTEGER) "
+            "FROM meta WHERE key='serial' ON CONFLICT(name) DO UPDATE SET serial=excluded.serial",
+            (cluster,),
+        )
+
+    def cluster_version(self, name: str) -> int:
+        """The serial at the cluster's last change (0: it never existed in this state)."""
+        row = self._conn.execute(
+            "SELECT serial FROM cluster_versions WHERE name=?", (name,)
+        ).fetchone()
+        return int(row["serial"]) if row else 0
 
     @property
     def lineage(self) -> str:
@@ -164,7 +179,7 @@ class StateDB:
             conn.execute("DELETE FROM nodes WHERE cluster=?", (record.name,))
             for node in record.handle.nodes if record.handle else []:
                 self._insert_node(conn, record.name, node)
-            self._bump(conn)
+            self._bump(conn, record.name)
 
     def set_cluster_status(self, name: str, status: ClusterStatus) -> None:
         record = self.get_cluster(name)
@@ -181,7 +196,7 @@ class StateDB:
             conn.execute("DELETE FROM clusters WHERE name=?", (name,))
             conn.execute("DELETE FROM jobs WHERE cluster=?", (name,))
             conn.execute("DELETE FROM job_ids WHERE cluster=?", (name,))
-            self._bump(conn)
+            self._bump(conn, name)
 
     # -- nodes and host reservations ---------------------------------------------------------
 
@@ -393,10 +408,6 @@ def _cluster(text: str, name: str) -> ClusterRecord:
 
 def _job(text: str, cluster: str, job_id: int) -> JobRecord:
     return load_record(JobRecord, text, what=f"job {job_id} of cluster {cluster!r}")
-
-
-def state_path() -> Path:
-    return home() / "state.db"
 
 
 def open_state(path: Path | None = None) -> StateDB:

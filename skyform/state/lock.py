@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from skyform.config import ensure_dir, home
+from skyform.config import confined, ensure_dir, home
 from skyform.errors import LockedError
 
 DEFAULT_WAIT = float(os.environ.get("SKYFORM_LOCK_WAIT", "5"))
@@ -24,7 +24,7 @@ POLL = 0.1
 
 
 def lock_path(cluster: str) -> Path:
-    return ensure_dir(home() / "locks") / f"{cluster}.lock"
+    return confined(ensure_dir(home() / "locks"), f"{cluster}.lock")
 
 
 def _holder(path: Path) -> str:
@@ -33,6 +33,19 @@ def _holder(path: Path) -> str:
     except (OSError, ValueError):
         return "another skyform process"
     return f"pid {info.get('pid', '?')} (`{info.get('command', 'skyform')}`)"
+
+
+def flock_held(path: Path) -> bool:
+    """Whether a live process holds an flock on `path` (a controller's lock file)."""
+    if not path.exists():
+        return False
+    with open(path, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return False
 
 
 @contextmanager

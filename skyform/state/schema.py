@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -85,6 +85,19 @@ MIGRATIONS: dict[int, list[str]] = {
         )""",
     ],
     3: [
+        # The state serial at each cluster's last change (create, update, status, delete),
+        # kept after a delete: a plan is stale only when a cluster it touches changed after
+        # the serial it was made at, so plans for other clusters apply side by side.
+        """CREATE TABLE cluster_versions (
+            name TEXT PRIMARY KEY,
+            serial INTEGER NOT NULL
+        )""",
+        # clusters from before this table: changed "now", so older plans for them are stale
+        """INSERT INTO cluster_versions (name, serial)
+            SELECT name, (SELECT CAST(value AS INTEGER) FROM meta WHERE key='serial')
+            FROM clusters""",
+    ],
+    4: [
         # Buckets skyform created (only those: it never deletes one it did not create);
         # `record` is a BucketRecord as JSON. `uri` is s3://name, gs://name or r2://name.
         """CREATE TABLE buckets (

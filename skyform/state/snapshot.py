@@ -7,12 +7,17 @@ Planning never creates SKYFORM_HOME or the database: with no state yet, the snap
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from skyform.paths import state_path
 from skyform.plan.diff import SETUP_FAILED, CurrentCluster
 from skyform.plan.model import Prior
-from skyform.state.db import StateDB, state_path
-from skyform.state.managed import ManagedJobs
-from skyform.state.models import ClusterRecord, ClusterStatus
+
+# The database modules are loaded only when there is a database: planning on a fresh machine
+# (CI, a new checkout) starts without them.
+if TYPE_CHECKING:
+    from skyform.state.db import StateDB
+    from skyform.state.models import ClusterRecord
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,8 @@ class StateSnapshot:
 def _status(record: ClusterRecord) -> str:
     """The recorded status, unless the cluster's Pulumi stack says its nodes are gone, or its
     setup never completed (the diff's SETUP_FAILED: applying again runs it again)."""
+    from skyform.state.models import ClusterStatus
+
     if record.handle is not None and record.handle.engine == "pulumi":
         from skyform.stacks.pulumi.backend import stack_has_nodes  # reads files; no SDK
 
@@ -41,6 +48,11 @@ def _status(record: ClusterRecord) -> str:
 
 
 def snapshot_of(db: StateDB) -> StateSnapshot:
+    from skyform.state.managed import ManagedJobs
+
+    # The serial first: a change landing while the clusters are read is then newer than the
+    # plan's serial, so the plan is refused as stale, never wrongly taken as fresh.
+    lineage, serial = db.lineage, db.serial
     jobs = ManagedJobs(db)
 
     def managed_job(name: str) -> int | None:
@@ -59,13 +71,15 @@ def snapshot_of(db: StateDB) -> StateSnapshot:
         for r in db.list_clusters()
     }
     return StateSnapshot(
-        lineage=db.lineage, serial=db.serial, clusters=clusters, reserved=db.taken_nodes()
+        lineage=lineage, serial=serial, clusters=clusters, reserved=db.taken_nodes()
     )
 
 
 def read_snapshot() -> StateSnapshot:
     if not state_path().exists():
         return StateSnapshot()
+    from skyform.state.db import StateDB
+
     db = StateDB(state_path())
     try:
         return snapshot_of(db)

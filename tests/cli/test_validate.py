@@ -49,7 +49,7 @@ def test_summary_shows_groups_pipeline_shape_and_warnings(cli, tmp_path: Path):
         "name: p\n---\nname: a\nresources:\n  ordered:\n    - {infra: aws, accelerators: A10G}\n"
         "    - {infra: gcp, accelerators: L4, use_spot: true}\nrun: echo\n---\n"
         "name: b\nresources:\n  accelerators: {A100: 1, V100: 2}\n  any_of:\n    - infra: oci\n"
-        "    - {infra: aws/us-east-1, cpus: 8+}\nservice: {replicas: 1}\nrun: echo\n"
+        "    - {infra: aws/us-east-1, cpus: 8+}\nservice: {replicas: 1, ports: 80}\nrun: echo\n"
     )
     out = cli("validate", path).stdout
     assert "pipeline 'p' (serial) of 2 tasks" in out
@@ -62,7 +62,8 @@ def test_summary_shows_groups_pipeline_shape_and_warnings(cli, tmp_path: Path):
     assert "pipeline: a -> b\n" in out
     assert "warnings:\n" in out
     assert "alternatives on oci are skipped" in out
-    assert "service: (SkyServe) is ignored" in out
+    assert "  service: Fixed 1 replica · port 80 · probe GET / · least_load\n" in out
+    assert f"service: is served by `skyform serve up {path}`" in out
 
 
 def test_json_output(cli):

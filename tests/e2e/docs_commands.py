@@ -335,6 +335,71 @@ STORAGE = [
     ),
 ]
 
+
+# Services: the plan of a two-replica service on this machine.
+SERVICE_FILE = (
+    "printf 'service:\\n  readiness_probe: /\\n  replicas: 2\\nresources:\\n  infra: local\\n"
+    "  ports: 8080\\nrun: python3 -m http.server 8080\\n' > service.yaml"
+)
+SERVE = [
+    Step(None, run=(SERVICE_FILE,)),
+    Step(
+        "skyform serve plan service.yaml [-n NAME] [--markdown|--json]",
+        run=(
+            "skyform serve plan service.yaml",
+            "skyform serve plan service.yaml -n web --markdown",
+            "skyform serve plan service.yaml --json",
+        ),
+        says=("Fixed 2 replicas", "local"),
+    ),
+    Step(
+        None,
+        run=("skyform serve plan service.yaml -n web --markdown | grep -F '### Service `web`'",),
+    ),
+]
+
+# Services brought up on this machine (needs network namespaces: root).
+SERVE_UP = [
+    Step(None, run=(SERVICE_FILE,)),
+    Step(
+        "skyform serve up service.yaml [-n NAME] [-y]",
+        run=("skyform serve up service.yaml -n web -y",),
+        says=("Service name: web", "Endpoint URL: http://127.0.0.1:300"),
+    ),
+    Step(
+        None,
+        run=(
+            "for i in $(seq 100); do skyform serve status web | grep -q 'READY   2/2' && break; "
+            "sleep 0.3; done; curl -sf $(skyform serve status web --endpoint)/ | grep -F Directory",
+        ),
+    ),
+    Step(
+        "skyform serve status [NAME...] [-v] [--endpoint] [--json]",
+        run=(
+            "skyform serve status",
+            "skyform serve status web -v",
+            "skyform serve status web --endpoint",
+            "skyform serve status web --json",
+        ),
+        says=("127.0.0.1:300",),
+    ),
+    Step(
+        "skyform serve logs NAME --controller|--load-balancer|REPLICA_ID [-f] [--tail N]",
+        run=(
+            "skyform serve logs web --controller --tail 50",
+            "skyform serve logs web --load-balancer",
+            "skyform serve logs web 1",
+        ),
+        says=("10.213.",),  # replica addresses: launched at, routed to, probed from
+    ),
+    Step(
+        "skyform serve down NAME...|-a [--purge] [-y]",
+        run=("skyform serve down web -y",),
+        says=("Service web is down.",),
+    ),
+    Step(None, run=("skyform serve status | grep -F 'No existing services'",)),
+]
+
 # Autostop on `local` (only down exists there): set, changed, cancelled; stop refused.
 AUTOSTOP = [
     Step(
@@ -369,12 +434,41 @@ AUTOSTOP = [
     Step(None, run=("skyform down -y hello",), says=("terminated",)),
 ]
 
+DIGEST = 'python3 -c \'import json; print(json.load(open("plan.json"))["digest"])\''
+
+# "Plans you did not make": an edited plan is refused; CI applies only the reviewed digest.
+TRUST = [
+    Step(None, run=("skyform plan task.yaml -o plan.json",), says=("Plan digest: sha256:",)),
+    Step(
+        "skyform apply plan.json --expect-digest sha256:…",
+        run=("skyform apply plan.json --expect-digest sha256:0123",),
+        exit=1,
+        says=("it is not the plan that was reviewed",),
+    ),
+    Step(
+        None,
+        run=("sed 's/hostname/id/' plan.json > edited.json && skyform apply edited.json",),
+        exit=1,
+        says=("plan is corrupt or was edited", "job_digest does not match"),
+    ),
+    Step(None, run=('test ! -e "$SKYFORM_HOME/state.db"',)),
+    Step(
+        None,
+        run=(f'skyform apply plan.json --expect-digest "$({DIGEST})"',),
+        says=("Apply complete!",),
+    ),
+    Step(None, run=("skyform down -y hello",), says=("terminated",)),
+]
+
 SCENARIOS: dict[str, list[Step]] = {
     "storage": STORAGE,
     "autostop": AUTOSTOP,
+    "trust": TRUST,
     "local": LOCAL,
     "managed": MANAGED,
     "catalog": CATALOG,
     "cloud": CLOUD,
     "examples": EXAMPLES,
+    "serve": SERVE,
+    "serve_up": SERVE_UP,
 }

@@ -7,6 +7,7 @@ commands that need a cloud run as far as a user without credentials gets.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from docs_commands import REPO, SCENARIOS, Step, documented_commands
+from helpers import sandboxes_exclusive
 
 
 def test_every_documented_command_has_a_step():
@@ -95,6 +97,18 @@ def _managed_jobs_settle(env: dict[str, str], work: Path, timeout: float = 90.0)
 @pytest.mark.e2e
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_documented_commands_run(scenario, skyform_home, tmp_path):
+    with contextlib.ExitStack() as held:
+        if scenario == "serve_up":
+            held.enter_context(sandboxes_exclusive())
+        _run_scenario(scenario, skyform_home, tmp_path)
+
+
+def _run_scenario(scenario, skyform_home, tmp_path):
+    if scenario == "serve_up":
+        from skyform.serve import sandbox
+
+        if sandbox.available() is not None:
+            pytest.skip(f"serve up needs network namespaces: {sandbox.available()}")
     work = _scratch(tmp_path)
     (skyform_home / "config.yaml").write_text("recovery: {check_interval: 0.5}\n")
     env = dict(
@@ -111,3 +125,8 @@ def test_documented_commands_run(scenario, skyform_home, tmp_path):
                 _run(step, line, work, env)
     finally:
         _managed_jobs_settle(env, work)
+        if scenario == "serve_up":  # a failed step must not leave a service running
+            subprocess.run(
+                ["skyform", "serve", "down", "-a", "-y", "--purge"],
+                cwd=work, env=env, capture_output=True, stdin=subprocess.DEVNULL,
+            )  # fmt: skip

@@ -236,16 +236,22 @@ def _cmdlines(pool, i: int) -> list[str]:
 def test_two_concurrent_applies_on_one_cluster(sky, skyform_home, pool, tmp_path):
     task = sleepy(tmp_path, setup="sleep 8", run="echo hi")
     sky("plan", task, "-o", "a.json", check=0)
-    sky("plan", task, "-o", "b.json", check=0)
+    sky("plan", task, "-o", "old.json", check=0)
     first = _apply_in_background(skyform_home, tmp_path, "a.json")
     _wait_for(lambda: _job_status(skyform_home) == "SETTING_UP")
+    # planned before a started: a has changed the cluster since, refused at once
     started = time.monotonic()
-    second = sky("apply", "b.json")
+    old = sky("apply", "old.json")
+    assert old.exit_code == 3 and "cluster job (provisioned) changed" in old.stderr
+    assert time.monotonic() - started < 4  # no wait for the lock: nothing to wait for
+    # anything else that changes the cluster meanwhile waits for a's lock, then gives up
+    started = time.monotonic()
+    second = sky("exec", "job", "echo hi")
     waited = time.monotonic() - started
     assert second.exit_code == 1
     assert "is locked by pid" in second.stderr and "skyform apply a.json" in second.stderr
     assert 4 < waited < 20  # waited briefly (SKYFORM_LOCK_WAIT, default 5 s), then gave up
     assert first.wait(timeout=60) == 0
-    after = sky("apply", "b.json")
-    assert after.exit_code == 3  # b was planned before a was applied: stale
+    after = sky("apply", "old.json")
+    assert after.exit_code == 3  # still stale once a is done
     sky("down", "-y", "job", check=0)

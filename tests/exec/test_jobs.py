@@ -85,7 +85,7 @@ def test_envs_and_secrets_arrive_byte_exact_and_secrets_leak_nowhere(cluster, mo
         'printf "%s" "$TRAILING_NL" > ~/nl.out; printf "[%s]" "$EMPTY" > ~/empty.out; '
         "echo visible-output; sleep 1.5"
     )
-    spec = job_spec(run=script, envs=envs, secret_digests={"API_TOKEN": "digest"})
+    spec = job_spec(run=script, envs=envs, secrets=["API_TOKEN"])
     with open_cluster(cluster) as session:
         session.submit(spec, job_key="sec", task_id="t", secrets=secrets)
         time.sleep(0.5)  # the job is running: look at every process's command line
@@ -120,7 +120,7 @@ def _cmdlines() -> list[bytes]:
 
 
 def test_bad_secret_errors_do_not_echo_the_value(cluster):
-    spec = job_spec(run="true", secret_digests={"TOKEN": "d"})
+    spec = job_spec(run="true", secrets=["TOKEN"])
     with open_cluster(cluster) as session:
         with pytest.raises(ExecError) as err:
             session.submit(spec, job_key="nul", task_id="t", secrets={"TOKEN": "hunter2\0x"})
@@ -259,10 +259,12 @@ def test_a_job_cancelled_right_after_it_was_submitted_never_runs(cluster):
     just after launch reached it while it still did, and the job ran on regardless)."""
     with open_cluster(cluster) as session:
         for i in range(10):
-            spec = job_spec(run=f"sleep 0.3; touch ~/ran-{i}")
+            # 3 s: long enough that a loaded machine still cancels before the job would touch
+            # its file, so a file found means the job outlived the cancel, not a slow cancel.
+            spec = job_spec(run=f"sleep 3; touch ~/ran-{i}")
             session.submit(spec, job_key=f"early-{i}", task_id="t")
             assert session.cancel(f"early-{i}", grace=3).status is JobStatus.CANCELLED
-        time.sleep(1)
+        time.sleep(4)
         for rank, runner in session.runners.items():
             ran = [f for f in runner.run("ls ~").stdout.split() if f.startswith("ran-")]
             assert ran == [], rank

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from skyform.plan.jobdigest import with_digests
 from skyform.plan.model import (
     Action,
     Alternative,
@@ -55,20 +56,12 @@ G5 = PlacedOffer(
 
 
 def job(name: str = "train", run: str = "python train.py", setup: str = "pip install -r r.txt"):
-    return JobSpec(
-        name=name,
-        run=run,
-        setup=setup,
-        workdir=".",
-        envs={"EPOCHS": "3"},
-        setup_digest="sha256:" + "a" * 64,
-        job_digest="sha256:" + ("b" if run else "c") * 64,
-    )
+    return with_digests(JobSpec(name=name, run=run, setup=setup, workdir=".", envs={"EPOCHS": "3"}))
 
 
 def spec(name: str = "train", offer: PlacedOffer = P4D_SPOT, nodes: int = 1, **kw) -> ClusterSpec:
-    kw.setdefault("setup_digest", "sha256:" + "a" * 64)
-    kw.setdefault("job_digest", "sha256:" + "b" * 64)
+    kw.setdefault("setup_digest", job(name).setup_digest)
+    kw.setdefault("job_digest", job(name).job_digest)
     return ClusterSpec(name=name, offer=offer, num_nodes=nodes, **kw)
 
 

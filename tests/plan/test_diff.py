@@ -65,8 +65,7 @@ def test_setup_change_is_update_that_reruns_setup():
 
 def test_run_change_shows_the_old_and_new_text_when_the_job_is_recorded():
     old, new = job(run="python train.py --lr 0.1"), job(run="python train.py --lr 0.01")
-    new = new.model_copy(update={"job_digest": "sha256:" + "d" * 64})
-    before = CurrentCluster(spec=spec(), source=OWNER.path, job=old)
+    before = CurrentCluster(spec=spec(job_digest=old.job_digest), source=OWNER.path, job=old)
     change = diff_cluster(spec(job_digest=new.job_digest), before, job=new, owner=OWNER)
     assert change.action is Action.UPDATE
     assert change.reason == "run changed: the job will run again"

@@ -75,9 +75,11 @@ def test_failed_write_leaves_previous_file(tmp_path, monkeypatch):
         ('{"hello": 1}', "is not a skyform plan (no format_version)"),
         (
             '{"format_version": 99, "skyform_version": "9.9"}',
-            "plan format version 99 (written by skyform 9.9); this skyform reads format version 1",
+            "plan format version 99 (written by skyform 9.9); this skyform reads format version 2",
         ),
-        ('{"format_version": 1}', "is corrupt: skyform_version: Field required"),
+        ('{"format_version": 1}', "format version 1 (written by skyform an unknown version)"),
+        ('{"format_version": 2}', "corrupt or was edited: skyform_version: Field required"),
+        ('{"format_version": true}', "corrupt or was edited: format_version: format_version is"),
     ],
 )
 def test_bad_files_are_refused_clearly(tmp_path, content, message):
@@ -94,7 +96,7 @@ def test_edited_field_of_wrong_type_is_corrupt(tmp_path):
     raw["tasks"][0]["num_nodes"] = "many"
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(raw))
-    with pytest.raises(PlanFileError, match=r"is corrupt: tasks\.0\.num_nodes"):
+    with pytest.raises(PlanFileError, match=r"edited: tasks\.0\.num_nodes: Input should be"):
         read_plan(path)
 
 

@@ -19,6 +19,15 @@ run: echo $MODEL
 """
 
 
+@pytest.fixture(autouse=True)
+def home_with_workdirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """SUBST's workdir `~/${SIZE}/code` must exist: validate checks local paths."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for size in ("13b", "70b"):
+        (tmp_path / size / "code").mkdir(parents=True)
+    return tmp_path
+
+
 def load(text: str = TASK, **kw):
     kw.setdefault("environ", {})
     return load_task_text(text, path_label="task.yaml", **kw)
@@ -145,6 +154,7 @@ file_mounts:
 service:
   readiness_probe:
     path: /v1/$SIZE
+  ports: 8080
 volumes:
   /mnt/data: vol-$SIZE
 setup: echo $BUCKET ${SIZE}
@@ -159,7 +169,7 @@ def test_substitution_in_file_mounts_workdir_service_volumes():
     assert mounts["/checkpoint/13b"].source == "s3://my-bucket/ckpt-13b"
     assert mounts["/data"].name == "my-bucket-2"
     assert mounts["/checkpoint/13b"].bucket.prefix == "ckpt-13b"
-    assert task.service == {"readiness_probe": {"path": "/v1/13b"}}
+    assert task.service is not None and task.service.readiness_probe.path == "/v1/13b"
     assert task.volumes == {"/mnt/data": "vol-13b"}
 
 
@@ -185,3 +195,37 @@ def test_secret_substituted_into_file_mounts_is_flagged():
     dag = load(text)
     assert dag.tasks[0].file_mounts["/d"].source == "s3://hidden-bucket"
     assert any("secret B is substituted into file_mounts" in w for w in dag.warnings)
+
+
+def test_env_file_is_read_as_python_dotenv_reads_it(tmp_path: Path):
+    """SkyPilot's --env-file is python-dotenv's dotenv_values; so is skyform's."""
+    env_file = tmp_path / ".env"
+    env_file.write_bytes(
+        b'ESCAPED="a\\\\nb"\n'  # an escaped backslash then n: backslash-n, not a line break
+        b'NEWLINE="a\\nb"\n'
+        b'WINDOWS="c:\\\\dir\\\\"\n'  # a value ending in a backslash
+        b"TRAILING=ends\\\n"
+        b'CR="x\\ry"\r\n'
+        b"CRLF=1\r\n"
+        b"LITERAL='$HOME\\n'\n"
+        b'MULTI="two\nlines"\n'
+        b"export EXPORTED=yes # a comment\n"
+    )
+    envs = load("run: echo\n", env_files=[env_file]).tasks[0].envs
+    assert envs["ESCAPED"] == "a\\nb"
+    assert envs["NEWLINE"] == "a\nb"
+    assert envs["WINDOWS"] == "c:\\dir\\"
+    assert envs["TRAILING"] == "ends\\"
+    assert envs["CR"] == "x\ry"
+    assert envs["CRLF"] == "1"
+    assert envs["LITERAL"] == "$HOME\\n"
+    assert envs["MULTI"] == "two\nlines"
+    assert envs["EXPORTED"] == "yes"
+
+
+def test_env_file_key_without_value_is_an_error(tmp_path: Path):
+    env_file = tmp_path / ".env"
+    env_file.write_text("A=1\nBARE\n")
+    with pytest.raises(SpecError, match="BARE has no value") as caught:
+        load("run: echo\n", env_files=[env_file])
+    assert caught.value.location == f"{env_file}:2:1"

@@ -39,11 +39,14 @@ def test_some_unsupported_alternatives_are_a_warning():
 
 def test_service_pool_volumes_config_are_warnings():
     warnings = check(
-        "name: s\nservice:\n  replicas: 2\npool:\n  workers: 2\nvolumes:\n  /data: v\n"
+        "name: s\nservice:\n  replicas: 2\n  ports: 8080\npool:\n  workers: 2\n"
+        "volumes:\n  /data: v\n"
         "config:\n  kubernetes: {}\nrun: echo\n"
     )
     assert len(warnings) == 4
-    assert "service: (SkyServe) is ignored; the task runs as a plain job" in warnings[0]
+    assert "service: is served by `skyform serve up t.yaml`" in warnings[0]
+    assert "review it first with `skyform serve plan t.yaml`" in warnings[0]
+    assert "runs as one plain job" in warnings[0]
     assert all(w.startswith("t.yaml:1: task 's': ") for w in warnings)
 
 

@@ -157,3 +157,27 @@ def test_managed_job_records_are_read_leniently(cli, tmp_path, monkeypatch, skyf
     logs = cli("jobs", "logs", "1")
     assert logs.exit_code == 0 and "hello" in logs.stdout
     assert cli("cost-report").exit_code == 0
+
+
+def test_a_schema_2_state_gains_cluster_versions_and_older_plans_for_its_clusters_go_stale(
+    cli, applied, skyform_home
+):
+    """Clusters from before per-cluster versions count as changed at the migration: a plan
+    made before it for one of them is refused, not wrongly taken as fresh."""
+    applied.write_text(HELLO.replace("echo hello", "echo again"))
+    assert cli("plan", applied, "-o", "plan.json").exit_code == 0  # an update of hello
+    conn = sqlite3.connect(skyform_home / "state.db")  # as an older skyform left it
+    conn.execute("DROP TABLE cluster_versions")
+    conn.execute("DROP TABLE buckets")  # schema 4, after it
+    conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
+    conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='serial'")
+    conn.commit()
+    conn.close()
+    assert "hello" in cli("status").stdout  # migrated to the current schema
+    conn = sqlite3.connect(skyform_home / "state.db")
+    versions = dict(conn.execute("SELECT name, serial FROM cluster_versions").fetchall())
+    serial = int(conn.execute("SELECT value FROM meta WHERE key='serial'").fetchone()[0])
+    conn.close()
+    assert versions == {"hello": serial}
+    stale = cli("apply", "plan.json")
+    assert stale.exit_code == 3 and "cluster hello" in stale.stderr

@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cost",
     "cost_report",
     "storage",
+    "serve",
     # more verbs are added here, one per line
     "not_yet",  # last: SkyPilot verbs no module above provides
 )

@@ -21,8 +21,34 @@ TAKE_OVER = typer.Option(
 )
 
 
+EXPECT_DIGEST = typer.Option(
+    None,
+    "--expect-digest",
+    metavar="sha256:…",
+    help="Apply only if the plan's content digest is this one (the digest `show --markdown` "
+    "posted for review); for CI.",
+)
+
+
 def register(app: typer.Typer) -> None:
     app.command("apply")(apply)
+
+
+def require_digest(plan, expected: str | None, label: str) -> None:
+    """Refuse a plan that is not the one reviewed (its digest is in the PR comment)."""
+    from skyform.errors import PlanFileError
+    from skyform.plan.planfile import content_digest
+
+    if expected is None:
+        return
+    actual = content_digest(plan)
+    if actual != expected.strip():
+        raise PlanFileError(
+            f"{label} has content digest {actual}, not the expected {expected.strip()}: "
+            "it is not the plan that was reviewed",
+            "Apply the reviewed plan file, or review this one (skyform show --markdown) and "
+            "pass its digest.",
+        )
 
 
 def plan_and_show(task_file: Path, *, minimize: Minimize, cluster: str | None, load_kwargs: dict):
@@ -65,6 +91,7 @@ def apply(
     env_file: list[Path] = options.ENV_FILE,
     secret: list[str] = options.SECRET,
     take_over: bool = TAKE_OVER,
+    expect_digest: str | None = EXPECT_DIGEST,
     overrides=None,
 ) -> int:
     """Apply a saved plan exactly; or plan a task file, show it, confirm, and apply."""
@@ -75,7 +102,9 @@ def apply(
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.errors import SkyformError
     from skyform.plan.planfile import plan_bytes, read_plan
+    from skyform.spec.loader import refuse_stdin
 
+    refuse_stdin(target)  # a plan or a task: neither is read from stdin
     if is_plan_file(target):
         if env or env_file or cluster or overrides:
             raise SkyformError(
@@ -85,9 +114,11 @@ def apply(
             )
         plan, data = read_plan(target)
         plan_path = target
+        require_digest(plan, expect_digest, str(target))
     else:
         inputs = options.task_inputs(env, env_file, secret, overrides)
         plan = plan_and_show(target, minimize=minimize, cluster=cluster, load_kwargs=inputs)
+        require_digest(plan, expect_digest, "the plan made now")
         data = plan_bytes(plan)
         plan_path = Path.cwd() / UNSAVED_PLAN  # only its directory is used
         if not plan.summary.has_changes:

@@ -34,12 +34,16 @@ def status(
     What a cluster's autostop did is taken in here: local clusters on every call, the others
     with --refresh (a torn-down cluster disappears, a stopped one shows STOPPED)."""
     del all_users  # accepted for SkyPilot users' habit; there is no other user's state here
-    from skyform.cli.render.clusters import render_status
-    from skyform.state.db import open_state, state_path
+    from skyform.paths import state_path
 
-    if not state_path().exists():
-        render_status([], {}, {}, verbose=verbose, as_json=json_out)
+    if not state_path().exists():  # a fresh machine: answer without loading models or rich
+        from skyform.cli.render.empty import render_no_clusters
+
+        render_no_clusters(as_json=json_out)
         return
+    from skyform.cli.render.clusters import render_status
+    from skyform.state.db import open_state
+
     db = open_state()
     try:
         records = [db.require_cluster(n) for n in clusters] if clusters else db.list_clusters()

@@ -57,7 +57,9 @@ def launch(
     from skyform.cli.render.jobs import render_launched
     from skyform.errors import SkyformError
     from skyform.recovery import launch as launching
+    from skyform.spec.loader import refuse_stdin
 
+    refuse_stdin(target)
     strategy = recovery.value if recovery else None
     if is_plan_file(target) and (env or env_file or overrides):
         raise SkyformError(

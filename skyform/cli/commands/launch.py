@@ -50,14 +50,19 @@ def launch(
     from skyform.cli.render.apply import render_apply_result
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.plan.planfile import plan_bytes
+    from skyform.spec.loader import refuse_stdin
 
+    refuse_stdin(task_file)
     if not task_file.exists() and not task_file.name.endswith((".yaml", ".yml")):
+        import shlex
+
         from skyform.errors import SkyformError
 
+        shown = shlex.quote(str(task_file))
         raise SkyformError(
-            f"launch takes a task YAML, and {str(task_file)!r} is not a file",
+            f"launch takes a task YAML, and {shown} is not a file",
             "Put the command in a task file's `run:` and launch that; on a cluster that is "
-            f"up, run it directly: skyform exec CLUSTER {str(task_file)!r}",
+            f"up, run it directly: skyform exec CLUSTER {shown}",
         )
     inputs = options.task_inputs(env, env_file, secret, overrides)
     plan = plan_and_show(task_file, minimize=minimize, cluster=cluster, load_kwargs=inputs)

@@ -8,7 +8,6 @@ import typer
 
 # verb -> what it does in SkyPilot
 SKYPILOT_ONLY: dict[str, str] = {
-    "serve": "services behind a load balancer",
     "volumes": "persistent volumes",
     "volume": "persistent volumes",
     "dashboard": "the web dashboard",

@@ -60,6 +60,10 @@ def plan(
         raise SkyformError("--json and --markdown are exclusive: pick one output format")
     if check is not None and (out is not None or markdown):
         raise SkyformError("--check compares and writes nothing: drop -o/--markdown")
+    options.require_cost_limit("--max-hourly-cost", max_hourly_cost)
+    options.require_cost_limit("--max-total-cost", max_total_cost)
+    if out is not None:
+        options.refuse_overwriting_input(out, task_file)
     result = plan_task(
         task_file,
         out=out if check is None else check,

@@ -23,5 +23,14 @@ def show(
 
     if json_out and markdown:
         raise SkyformError("--json and --markdown are exclusive: pick one output format")
+    if plan_file.suffix in (".yaml", ".yml") and plan_file.is_file():
+        import shlex
+
+        task = shlex.quote(str(plan_file))
+        raise SkyformError(
+            f"{task} is a task file; show prints a saved plan",
+            f"Plan it first: skyform plan {task} -o plan.json, then: skyform show plan.json "
+            f"(or see the task itself: skyform validate {task})",
+        )
     plan, _ = read_plan(plan_file)
     emit_plan(plan, as_json=json_out, markdown=markdown)

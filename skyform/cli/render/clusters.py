@@ -10,6 +10,7 @@ from rich.table import Table
 
 from skyform.cli.render import fmt
 from skyform.cli.render.console import make_console
+from skyform.cli.render.empty import NO_CLUSTERS
 from skyform.cli.render.output import print_json
 from skyform.stacks.engine import ClusterState
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus
@@ -91,7 +92,7 @@ def render_status(
     for note in notes or []:  # what autostop did since the last look
         console.print(escape(note), soft_wrap=True)
     if not records:
-        console.print("No existing clusters.")
+        console.print(NO_CLUSTERS)
         return
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     for col in ("NAME", "INFRA", "RESOURCES", "STATUS", "AUTOSTOP", "LAUNCHED", "COST/hr"):
@@ -153,7 +154,7 @@ def render_queues(
         return
     console = make_console()
     if not queues:
-        console.print("No existing clusters.")
+        console.print(NO_CLUSTERS)
     for i, (cluster, jobs) in enumerate(queues):
         if headings:
             console.print(("\n" if i else "") + f"Job queue of cluster [bold]{escape(cluster)}[/]")

@@ -4,22 +4,30 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+if TYPE_CHECKING:  # rich.console is imported by the first console made, not by this module
+    from rich.console import Console
 
 PIPE_WIDTH = 120  # rich assumes 80 columns when not on a terminal; tables need more
 
 
 def make_console(*, stderr: bool = False, width: int | None = None) -> Console:
+    from rich.console import Console
+
     stream = sys.stderr if stderr else sys.stdout
     if width is None and not stream.isatty() and not os.environ.get("COLUMNS"):
         width = PIPE_WIDTH
-    return Console(file=stream, width=width, highlight=False, soft_wrap=False)
+    # emoji=False: user text (paths, commands) is printed as written — `root:x:0:0` must
+    # not turn into `root❌0:0`; markup in it is escaped by the callers
+    return Console(file=stream, width=width, highlight=False, soft_wrap=False, emoji=False)
 
 
 def plain_console(width: int = 100) -> Console:
     """No colour, fixed width: what golden tests render against."""
     import io
+
+    from rich.console import Console
 
     return Console(
         file=io.StringIO(),
@@ -27,6 +35,7 @@ def plain_console(width: int = 100) -> Console:
         no_color=True,
         color_system=None,
         highlight=False,
+        emoji=False,
         force_terminal=False,
         legacy_windows=False,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from rich import box
 from rich.console import Console
 from rich.markup import escape
@@ -33,7 +35,7 @@ def missing_text(r: Reprice) -> str:
     return (
         f"{n} offer{' is' if n == 1 else 's are'} no longer in this catalog: {gone}. "
         f"The total keeps {'its' if n == 1 else 'their'} planned price; re-plan to place "
-        f"{'it' if n == 1 else 'them'} again: skyform plan {r.task_path} -o PLAN.json"
+        f"{'it' if n == 1 else 'them'} again: skyform plan {shlex.quote(r.task_path)} -o PLAN.json"
     )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shlex
 
 from skyform.plan.model import PlacedOffer, Plan
-from skyform.spec.overrides import words
 
 
 def usd(value: float, *, hourly: bool = False) -> str:
@@ -54,4 +53,6 @@ def short_digest(digest: str, n: int = 12) -> str:
 
 def flags(plan: Plan) -> str:
     """The resource flags a plan was made with, as typed: `--gpus A100:1 --use-spot`."""
+    from skyform.spec.overrides import words  # the spec package is not needed to show a plan
+
     return shlex.join(words(plan.task.overrides))

@@ -1,8 +1,7 @@
-"""Warnings and notes on stderr, so stdout stays clean for --json and markdown."""
+"""Warnings and notes on stderr, so stdout stays clean for --json and markdown. rich is
+imported only when there is one to print: most runs have none."""
 
 from __future__ import annotations
-
-from rich.markup import escape
 
 from skyform.cli.render.console import make_console
 
@@ -10,6 +9,8 @@ from skyform.cli.render.console import make_console
 def print_warnings(warnings: list[str]) -> None:
     if not warnings:
         return
+    from rich.markup import escape
+
     console = make_console(stderr=True)
     for warning in warnings:
         console.print(f"[yellow]Warning:[/] {escape(warning)}", soft_wrap=True)
@@ -20,6 +21,8 @@ def print_notes(notes: list[str]) -> None:
     empty), on stderr."""
     if not notes:
         return
+    from rich.markup import escape
+
     console = make_console(stderr=True)
     for note in notes:
         console.print(f"[cyan]Note:[/] {escape(note)}", soft_wrap=True)

@@ -1,11 +1,14 @@
 """`skyform plan` / `skyform show`: the plan as a person reads it, Terraform style.
 
 Reads only the serialized Plan. Layout:
-  legend (only the symbols used) · one block per cluster change with its attributes and the
-  "considered resources" table · the multi-task "Best plan" table · egress · summary line.
+  legend (only the symbols used) · one block per cluster change with its attributes, what it
+  runs and the "considered resources" table · the multi-task "Best plan" table · egress ·
+  summary line · the plan's content digest.
 """
 
 from __future__ import annotations
+
+import shlex
 
 from rich import box
 from rich.console import Console, JustifyMethod
@@ -14,10 +17,12 @@ from rich.table import Table
 
 from skyform.cli.render import fmt
 from skyform.cli.render.plan_buckets import bucket_lines
+from skyform.cli.render.plan_job import job_text_lines
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, heredoc
 from skyform.plan.model import Action, ClusterChange, ClusterSpec, Plan, TaskPlacement
+from skyform.plan.planfile import content_digest
 
 LEGEND = {
     Action.CREATE: "create",
@@ -251,10 +256,12 @@ def render_plan(plan: Plan, console: Console, *, saved_to: str | None = None) ->
         console.print(f"[bold]{summary_line(plan)}[/]")
     if not plan.destroy:
         console.print(cost_line(plan))
+    console.print(f"Plan digest: {content_digest(plan)}", highlight=False)
     if saved_to and visible:
         console.print()
         console.print(f"Saved the plan to: {escape(saved_to)}")
-        console.print(f"To perform exactly these actions, run: skyform apply {escape(saved_to)}")
+        command = f"skyform apply {shlex.quote(saved_to)}"
+        console.print(f"To perform exactly these actions, run: {escape(command)}")
 
 
 def _render_change(change: ClusterChange, plan: Plan, console: Console) -> None:
@@ -269,6 +276,9 @@ def _render_change(change: ClusterChange, plan: Plan, console: Console) -> None:
     for line in _attr_lines(change, placement):  # user text: printed as is, never as markup
         console.print(f"      {line}", soft_wrap=True, markup=False)
     console.print("    }")
+    if placement is not None and change.action is not Action.NOOP:
+        for line in job_text_lines(placement):
+            console.print(line, soft_wrap=True, markup=False, highlight=False)
     if placement is not None and placement.alternatives and change.action is not Action.DELETE:
         console.print()
         console.print(

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from skyform.cli.render import fmt
+from skyform.cli.render.plan_job import job_markdown
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, fenced_diff
 from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
+from skyform.plan.planfile import content_digest
 
 ICON = {
     Action.CREATE: "➕",
@@ -131,6 +133,7 @@ def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
         for t in plan.tasks:
             if t.alternatives:
                 lines += _considered(t, plan.objective)
+    lines += job_markdown(plan)
     if plan.egress:
         lines += ["| Egress | Data | Route | Cost | Time |", "|---|--:|---|--:|--:|"]
         for f in plan.egress:
@@ -159,6 +162,12 @@ def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
         lines.append("")
     k8s_lines = kubernetes_lines(plan)
     lines += [f"- {cell(line)}" for line in k8s_lines] + ([""] if k8s_lines else [])
+    digest = content_digest(plan)
+    lines += [
+        f"Plan digest: `{digest}` (CI applies exactly this plan with "
+        f"`skyform apply PLAN.json --expect-digest {digest}`)",
+        "",
+    ]
     lines.append(
         f"<sub>skyform {plan.skyform_version} · task {fmt.short_digest(plan.task.digest)} · "
         f"catalog {fmt.short_digest(plan.catalog_digest)} · state serial {plan.prior.serial}"

@@ -79,6 +79,12 @@ def task_lines(task: TaskSpec, index: int) -> list[str]:
         script = getattr(task, key)
         if script is not None:
             lines.append(f"  {key}: {_script(script)}")
+    if task.service is not None:
+        service, probe = task.service, task.service.readiness_probe
+        lines.append(
+            f"  service: {service.replica_policy.describe()} · port {service.ports} · "
+            f"probe {probe.method} {probe.path} · {service.load_balancing_policy}"
+        )
     ext = task.skyform
     if ext.estimated_hours is not None:
         lines.append(f"  estimated_hours: {_hours(ext.estimated_hours)}")

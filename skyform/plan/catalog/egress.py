@@ -50,6 +50,7 @@ class EgressTable:
             tiers.sort(key=lambda r: r.tier_start_gb)
         self._clouds = {row.cloud for row in rows}
         self._worst: dict[str, list[EgressRow]] = {}  # cloud -> its dearest internet tiers
+        self._transfers: dict[tuple, Transfer] = {}
 
     def cost(self, source: Location, destination: Location, gb: float) -> float:
         """USD to move `gb` GB from `source` to `destination`."""
@@ -68,7 +69,23 @@ class EgressTable:
         return gb * 8.0 / BANDWIDTH_GBPS
 
     def transfer(self, source: Location, destination: Location, gb: float) -> Transfer:
-        return Transfer(self.cost(source, destination, gb), self.seconds(source, destination, gb))
+        # Both figures depend on the two regions and on whether the places are the same,
+        # not on which zones: pruning a DAG over a big catalog asks for ~10^5 zone pairs
+        # of a few hundred region pairs, so answers are kept per region pair.
+        key = (
+            source.cloud,
+            source.region,
+            destination.cloud,
+            destination.region,
+            _same_place(source, destination),
+            gb,
+        )
+        found = self._transfers.get(key)
+        if found is None:
+            found = self._transfers[key] = Transfer(
+                self.cost(source, destination, gb), self.seconds(source, destination, gb)
+            )
+        return found
 
     def _tiered(self, cloud: str, region: str | None, destination: str, gb: float) -> float:
         tiers = self._tiers.get((cloud, region or "", destination))

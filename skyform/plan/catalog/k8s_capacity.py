@@ -17,7 +17,6 @@ import json
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,6 +145,8 @@ class KubernetesCapacity:
                 fetch.append((name, identity))
         if not fetch:
             return
+        from concurrent.futures import ThreadPoolExecutor  # only when a context is asked
+
         with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(fetch))) as pool:
             results = list(pool.map(lambda item: self._fetch(item[0]), fetch))
         for (name, _), (records, error) in zip(fetch, results, strict=True):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from skyform.config import Config, ensure_dir, home, load_config
+from skyform.config import Config, confined, ensure_dir, home, load_config
 from skyform.errors import ConfigError, StackError
 
 PASSPHRASE_FILE = ("secrets", "pulumi-passphrase")
@@ -50,7 +50,7 @@ class PulumiSettings:
         return f"{self.project}/{self.stack_name(cluster)}"
 
     def work_dir(self, cluster: str) -> Path:
-        return self.home / "pulumi-work" / self.project / self.stack_name(cluster)
+        return confined(self.home / "pulumi-work", self.project, self.stack_name(cluster))
 
     @property
     def passphrase_path(self) -> Path:

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from skyform import __version__
-from skyform.config import Config
+from skyform.config import Config, confined
 from skyform.errors import PlanError
 from skyform.plan.model import ClusterSpec, Plan
 from skyform.plan.planfile import write_atomic
@@ -133,7 +133,7 @@ def export_plan(
     if out_dir.exists() and not out_dir.is_dir():
         raise PlanError(f"cannot export to {out_dir}: it is a file, not a directory")
     settings = pulumi_settings(config)
-    rendered: list[tuple[ClusterSpec, dict[str, str]]] = []
+    rendered: list[tuple[ClusterSpec, Path, dict[str, str]]] = []
     skipped = []
     for change in plan.changes:
         spec = change.after
@@ -163,10 +163,10 @@ def export_plan(
         )
         inputs = program_inputs(spec, ctx)
         files = render_project(spec, inputs, project=settings.project, plan_digest=plan_digest)
-        rendered.append((spec, files))
+        # checked before anything is written: a name never reaches outside DIR
+        rendered.append((spec, confined(out_dir, spec.name), files))
     projects = []
-    for spec, files in rendered:
-        directory = out_dir / spec.name
+    for spec, directory, files in rendered:
         directory.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():
             write_atomic(directory / name, text.encode())

@@ -6,14 +6,17 @@ from functools import cache
 
 from skyform.config import Config
 from skyform.plan.catalog import BUNDLED_DIR, Catalog, load_catalog
+from skyform.plan.jobdigest import with_digests
 from skyform.plan.model import (
     Action,
     ClusterChange,
     ClusterSpec,
+    JobSpec,
     PlacedOffer,
     Plan,
     Prior,
     Summary,
+    TaskPlacement,
     TaskSource,
 )
 from skyform.stacks.pulumi.inputs import InputContext
@@ -154,7 +157,13 @@ LOCAL = PlacedOffer(cloud="local", region="local", zone=None, instance_type="loc
 
 
 def plan_of(*specs: ClusterSpec) -> Plan:
-    """A plan that creates these clusters (enough for export and show)."""
+    """A plan that creates these clusters (enough for export and show), consistent as the
+    plan loader requires: one task per cluster, running `echo` on it."""
+    jobs = [with_digests(JobSpec(name=s.name, run="echo", num_nodes=s.num_nodes)) for s in specs]
+    after = [
+        s.model_copy(update={"setup_digest": j.setup_digest, "job_digest": j.job_digest})
+        for s, j in zip(specs, jobs, strict=True)
+    ]
     return Plan(
         skyform_version="0.1.0",
         objective="cost",
@@ -163,9 +172,15 @@ def plan_of(*specs: ClusterSpec) -> Plan:
         catalog_digest="sha256:" + "3" * 64,
         onprem_digest="sha256:" + "4" * 64,
         prior=Prior(),
+        tasks=[
+            TaskPlacement(task=s.name, index=i, cluster=s.name, num_nodes=s.num_nodes,
+                          request="", offer=s.offer, hourly_cost=s.hourly_cost,
+                          estimated_hours=0.0, estimated_cost=0.0, job=j)
+            for i, (s, j) in enumerate(zip(after, jobs, strict=True))
+        ],
         changes=[
             ClusterChange(cluster=s.name, action=Action.CREATE, reason="new cluster", after=s)
-            for s in specs
+            for s in after
         ],
         summary=Summary(add=len(specs), change=0, destroy=0, hourly_before=0.0,
                         hourly_after=sum(s.hourly_cost for s in specs), estimated_cost=0.0,

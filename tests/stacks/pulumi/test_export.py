@@ -231,3 +231,15 @@ def test_cli_refuses_a_bad_plan_and_writes_nothing(cli, tmp_path):
     write_plan(plan_of(CASES[0]), tmp_path / "ok.json")
     result = cli("export", tmp_path / "ok.json", "-o", taken)
     assert result.exit_code == 1 and "it is a file, not a directory" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["..", "../../escaped"])
+def test_export_writes_nothing_for_a_name_that_leaves_the_directory(tmp_path, name):
+    """Confinement (issue 11): `export -o DIR` joins the cluster name into DIR only after
+    checking the result stays inside, and checks every cluster before writing any."""
+    from skyform.errors import UnsafePathError
+
+    with pytest.raises(UnsafePathError):
+        export(tmp_path, spec(AWS_G5, name="fine"), spec(AWS_M5, name=name))
+    assert not (tmp_path / "out" / "fine").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

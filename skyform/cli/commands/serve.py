@@ -1,0 +1,228 @@
+"""`skyform serve ...`: services, SkyServe's verbs: plan, up, status, logs, down."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+import typer
+
+from skyform.cli import options
+
+serve_app = typer.Typer(
+    help="Services: replicas behind a load balancer (SkyServe's `sky serve`).",
+    no_args_is_help=True,
+)
+
+
+# SkyServe verbs not built yet: one line each, exit 1, pointing at what exists
+NOT_YET = ("update",)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(serve_app, name="serve")
+    for verb in NOT_YET:
+        serve_app.command(
+            verb,
+            hidden=True,
+            add_help_option=False,
+            context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        )(_not_yet(verb))
+
+
+def _not_yet(verb: str):
+    def command(ctx: typer.Context) -> None:
+        from skyform.errors import SkyformError
+
+        del ctx
+        raise SkyformError(
+            f"skyform has no `serve {verb}` yet; `skyform serve plan TASK` shows the "
+            "service's plan (replicas, placements, cost)"
+        )
+
+    command.__doc__ = f"Not in skyform yet: SkyPilot's `sky serve {verb}`."
+    return command
+
+
+@serve_app.command("plan")
+@options.resource_flags
+def plan(
+    task_file: Path = typer.Argument(..., help="Service YAML (a SkyPilot task with service:)."),
+    service_name: str | None = typer.Option(
+        None, "--service-name", "-n", help="The service's name (default: the task's name)."
+    ),
+    env: list[str] = options.ENV,
+    env_file: list[Path] = options.ENV_FILE,
+    secret: list[str] = options.SECRET,
+    json_out: bool = options.JSON,
+    markdown: bool = options.MARKDOWN,
+    overrides=None,
+) -> int:
+    """The service's plan without applying it: load balancer, each replica's placement, cost."""
+    from skyform.cli.render.messages import print_warnings
+    from skyform.cli.render.output import print_json
+    from skyform.cli.render.serve import service_plan_markdown, service_plan_text
+    from skyform.errors import SkyformError
+    from skyform.serve.planning import plan_service_file
+
+    if json_out and markdown:
+        raise SkyformError("--json and --markdown are exclusive: pick one output format")
+    result = plan_service_file(
+        task_file,
+        name=service_name,
+        load_kwargs=options.task_inputs(env, env_file, secret, overrides),
+    )
+    print_warnings(result.warnings)
+    if json_out:
+        print_json(result.plan.model_dump(mode="json"))
+    elif markdown:
+        sys.stdout.write(service_plan_markdown(result.plan))
+    else:
+        sys.stdout.write(service_plan_text(result.plan))
+    return 0
+
+
+@serve_app.command("up")
+def up(
+    task_file: Path = typer.Argument(..., help="Service YAML (a SkyPilot task with service:)."),
+    service_name: str | None = typer.Option(
+        None, "--service-name", "-n", help="The service's name (default: the task's name)."
+    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    env: list[str] = options.ENV,
+    env_file: list[Path] = options.ENV_FILE,
+    secret: list[str] = options.SECRET,
+) -> int:
+    """Bring a service up: its plan, a controller, the load balancer and its replicas."""
+    from skyform.cli.prompts import confirm_on_terminal
+    from skyform.cli.render.messages import print_warnings
+    from skyform.cli.render.serve import render_up, service_plan_text
+    from skyform.serve import ops
+    from skyform.serve.planning import plan_service_file
+    from skyform.spec.envs import parse_overrides, read_env_file
+
+    inputs = options.task_inputs(env, env_file, secret)
+    result = plan_service_file(task_file, name=service_name, load_kwargs=inputs)
+    print_warnings(result.warnings)
+    sys.stdout.write(service_plan_text(result.plan))
+    ops.check_can_serve(result)
+    confirm_on_terminal(f"Bring up service {result.plan.service}?", yes=yes)
+    envs = dict(pair for path in env_file for pair in read_env_file(path))
+    envs.update(parse_overrides(env, flag="--env", environ=os.environ))
+    secrets = dict(parse_overrides(secret, flag="--secret", environ=os.environ))
+    record = ops.up(result, task_file, envs, secrets)
+    render_up(record)
+    return 0
+
+
+@serve_app.command("status")
+def status(
+    service_names: list[str] = typer.Argument(None, help="Services (default: all)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Policies; every replica."),
+    endpoint: bool = typer.Option(False, "--endpoint", help="Print only the endpoint URL."),
+    json_out: bool = options.JSON,
+) -> int:
+    """Services and their replicas, as `sky serve status` shows them."""
+    from skyform.cli.render.output import print_json
+    from skyform.cli.render.serve import render_status
+    from skyform.errors import SkyformError
+    from skyform.serve import ops
+
+    records = ops.statuses(list(service_names or []))
+    if endpoint:
+        if len(records) != 1:
+            raise SkyformError("--endpoint needs exactly one service", "Name one service.")
+        typer.echo(records[0].endpoint or "-")
+        return 0
+    if json_out:
+        print_json([r.model_dump(mode="json") for r in records])
+        return 0
+    render_status(records, verbose=verbose)
+    return 0
+
+
+@serve_app.command("down")
+def down(
+    service_names: list[str] = typer.Argument(None, help="Services to tear down."),
+    all_services: bool = typer.Option(False, "--all", "-a", help="Every service."),
+    purge: bool = typer.Option(
+        False, "--purge", "-p", help="Also forget a service whose controller died."
+    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+) -> int:
+    """Tear services down: replicas, load balancer, controller, records."""
+    from skyform.cli.prompts import confirm_on_terminal
+    from skyform.cli.render.console import make_console
+    from skyform.errors import SkyformError
+    from skyform.serve import ops, state
+
+    names = list(service_names or [])
+    if all_services == bool(names):
+        raise SkyformError("name services or pass -a/--all (one of them)")
+    if all_services:
+        names = state.list_services()
+    for name in names:
+        state.require(name)
+    if not names:
+        make_console().print("No services to tear down.")
+        return 0
+    confirm_on_terminal(f"Tear down service(s) {', '.join(names)}?", yes=yes)
+    console = make_console()
+    for name in names:
+        ops.down(name, purge=purge, emit=console.print)
+        console.print(f"Service {name} is down.")
+    return 0
+
+
+@serve_app.command("logs")
+def logs(
+    service_name: str = typer.Argument(..., help="The service."),
+    replica_id: int | None = typer.Argument(None, help="A replica's id."),
+    controller: bool = typer.Option(False, "--controller", help="The controller's log."),
+    load_balancer: bool = typer.Option(False, "--load-balancer", help="The load balancer's log."),
+    follow: bool = typer.Option(False, "--follow", "-f", help="Keep streaming."),
+    tail: int | None = typer.Option(None, "--tail", min=0, help="Only the last N lines."),
+) -> int:
+    """One log of a service: its controller, its load balancer, or one replica's job."""
+    from skyform.errors import SkyformError
+    from skyform.serve import state
+
+    record = state.require(service_name)
+    if sum([controller, load_balancer, replica_id is not None]) != 1:
+        raise SkyformError("choose one: --controller, --load-balancer or a replica id")
+    if replica_id is not None:
+        from skyform.cli.commands.jobs_cluster import logs as cluster_logs
+
+        replica = next((r for r in record.replicas if r.replica_id == replica_id), None)
+        if replica is None or not replica.cluster:
+            known = ", ".join(str(r.replica_id) for r in record.replicas) or "none"
+            raise SkyformError(f"service {service_name!r} has no replica {replica_id}",
+                               f"Replicas: {known}.")  # fmt: skip
+        cluster_logs(replica.cluster, None, follow, None, False)
+        return 0  # a replica still serving is the normal case, not "job not finished" (101)
+    name = "controller.log" if controller else "lb.log"
+    _print_file(state.service_dir(service_name) / name, follow=follow, tail=tail,
+               alive=lambda: state.read_record(service_name) is not None)  # fmt: skip
+    return 0
+
+
+def _print_file(path: Path, *, follow: bool, tail: int | None, alive: Callable[[], bool]) -> None:
+    """A log file (its last `tail` lines), then what is appended while `alive()`."""
+    if not path.exists():
+        return
+    with open(path, "rb") as fh:
+        lines = fh.readlines()
+        shown = lines if tail is None else list(deque(lines, maxlen=tail))
+        sys.stdout.buffer.write(b"".join(shown))
+        sys.stdout.flush()
+        while follow and alive():
+            chunk = fh.read()
+            if chunk:
+                sys.stdout.buffer.write(chunk)
+                sys.stdout.flush()
+            else:
+                time.sleep(0.2)

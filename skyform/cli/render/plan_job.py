@@ -1,0 +1,98 @@
+"""What a plan runs, as the text and markdown plans show it (pure).
+
+A reviewer must see exactly what `apply` will execute: the setup and run text, the envs with
+their values, the secrets by name, the workdir path and the file mounts. An edit to any of
+them in the plan file then shows in `show`, `show --markdown` and `cost --markdown`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from skyform.plan.model import Action, JobSpec, Plan, TaskPlacement
+
+SECRET_NOTE = "names only: values come from the task file, --secret or the environment"
+
+
+def running(plan: Plan) -> list[TaskPlacement]:
+    """The tasks whose job this plan starts (a change other than no-op or delete)."""
+    out = []
+    for t in plan.tasks:
+        change = plan.change_for(t.cluster)
+        if change is not None and change.action not in (Action.NOOP, Action.DELETE):
+            out.append(t)
+    return out
+
+
+def _fields(job: JobSpec) -> list[tuple[str, str]]:
+    fields = [("workdir", job.workdir or "none")]
+    if job.file_mounts:
+        fields.append(
+            (
+                "file_mounts",
+                ", ".join(
+                    f"{dst} <- {m.source}" + (f" ({m.mode})" if m.mode else "")
+                    for dst, m in sorted(job.file_mounts.items())
+                ),
+            )
+        )
+    if job.envs:
+        fields.append(("envs", ", ".join(f"{k}={v!r}" for k, v in sorted(job.envs.items()))))
+    if job.secrets:
+        fields.append(("secrets", ", ".join(job.secrets)))
+    if job.checkpoint_dir:
+        fields.append(("checkpoint_dir", job.checkpoint_dir))
+    return fields
+
+
+def job_text_lines(t: TaskPlacement) -> list[str]:
+    """The text plan's block, printed without markup (it is user text)."""
+    job = t.job
+    nodes = f"{t.num_nodes} node{'s' if t.num_nodes != 1 else ''}"
+    lines = [f'  # runs on cluster "{t.cluster}" (task {t.task!r}, {nodes}):']
+    width = max(len(k) for k, _ in _fields(job))
+    for k, v in _fields(job):
+        note = f"  # {SECRET_NOTE}" if k == "secrets" else ""
+        lines.append(f"      {k.ljust(width)} = {v}{note}")
+    for name, text in (("setup", job.setup), ("run", job.run)):
+        if text:
+            lines.append(f"      {name} = <<-EOT")
+            lines += [f"        {line}" for line in text.splitlines()]
+            lines.append("      EOT")
+        else:
+            lines.append(f"      {name} = null")
+    return lines
+
+
+def _fence(text: str, info: str = "") -> list[str]:
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{info}", *text.splitlines(), fence]
+
+
+def _code(text: str) -> str:
+    """Inline code that survives any backticks in `text`."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    text = text.replace("\n", " ")
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def job_markdown(plan: Plan) -> list[str]:
+    tasks = running(plan)
+    if not tasks:
+        return []
+    lines = ["#### What will run", ""]
+    for t in tasks:
+        nodes = f"{t.num_nodes} node{'s' if t.num_nodes != 1 else ''}"
+        lines += [f"On {_code(t.cluster)} (task {_code(t.task)}, {nodes}):", ""]
+        lines += [
+            f"- {k}" + (f" ({SECRET_NOTE})" if k == "secrets" else "") + f": {_code(v)}"
+            for k, v in _fields(t.job)
+        ]
+        lines.append("")
+        for name, text in (("setup", t.job.setup), ("run", t.job.run)):
+            if text:
+                lines += [f"`{name}`:", "", *_fence(text, "sh"), ""]
+    return lines

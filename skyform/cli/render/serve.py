@@ -1,0 +1,165 @@
+"""A service's plan on the terminal and as a pull-request comment. Pure: ServicePlan -> text."""
+
+from __future__ import annotations
+
+import time
+
+from skyform.serve.plan import ReplicaSlot, ServicePlan
+from skyform.serve.state import ServiceRecord
+
+ROLE_MARK = {"spot": "spot", "on-demand": "on-demand", "on-demand fallback": "on-demand (fallback)"}
+
+
+def _settings(plan: ServicePlan) -> list[tuple[str, str]]:
+    return [
+        ("Task", plan.task_path),
+        ("Replica port", str(plan.port)),
+        ("Readiness probe", plan.readiness_probe),
+        ("Replica policy", plan.autoscaling),
+        ("Spot policy", plan.spot_policy),
+        ("Load balancing", plan.load_balancing_policy),
+        ("Load balancer", f"{plan.load_balancer} ({plan.scheme})"),
+    ]
+
+
+def _cost_lines(plan: ServicePlan) -> list[str]:
+    lines = [
+        f"Hourly cost at min ({plan.min_replicas} replicas): ${plan.hourly_cost_at_min:.4f}/h",
+        f"Hourly cost at max ({plan.max_replicas} replicas): ${plan.hourly_cost_at_max:.4f}/h",
+    ]
+    if plan.hourly_cost_worst_case is not None:
+        lines.append(
+            "Worst case (every spot replica replaced by on-demand fallback): "
+            f"${plan.hourly_cost_worst_case:.4f}/h"
+        )
+    return lines
+
+
+def _row(slot: ReplicaSlot) -> list[str]:
+    nodes = f"{slot.num_nodes}x " if slot.num_nodes > 1 else ""
+    return [
+        str(slot.slot),
+        ROLE_MARK[slot.role],
+        slot.runs,
+        slot.infra,
+        f"{nodes}{slot.instance_type}",
+        slot.accelerator or "-",
+        f"{slot.hourly_cost:.4f}",
+    ]
+
+
+HEADER = ["#", "ROLE", "RUNS", "INFRA", "INSTANCE", "GPUS", "$/H"]
+
+
+def service_plan_text(plan: ServicePlan) -> str:
+    lines = [f"Service {plan.service}"]
+    width = max(len(k) for k, _ in _settings(plan))
+    lines += [f"  {key.ljust(width)}  {value}" for key, value in _settings(plan)]
+    lines += ["", "Replicas"]
+    rows = [HEADER, *(_row(s) for s in plan.replicas)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    for row in rows:
+        lines.append(
+            "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        )
+    lines += ["", *_cost_lines(plan)]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def service_plan_markdown(plan: ServicePlan) -> str:
+    lines = [f"### Service `{plan.service}`", ""]
+    lines += [f"- **{key}:** {_cell(value)}" for key, value in _settings(plan)]
+    lines += [
+        "",
+        "| " + " | ".join(HEADER) + " |",
+        "|--:|---|---|---|---|---|--:|",
+    ]
+    lines += ["| " + " | ".join(_cell(c) for c in _row(s)) + " |" for s in plan.replicas]
+    lines += ["", *(f"- **{line}**" for line in _cost_lines(plan))]
+    return "\n".join(lines) + "\n"
+
+
+def render_up(record: ServiceRecord) -> None:
+    from skyform.cli.render.console import make_console
+
+    console = make_console()
+    console.print(f"Service name: {record.name}", soft_wrap=True, highlight=False)
+    console.print(f"Endpoint URL: {record.endpoint}", soft_wrap=True, highlight=False)
+    console.print(
+        f"  status: skyform serve status {record.name} · logs: skyform serve logs "
+        f"{record.name} --controller · down: skyform serve down {record.name}",
+        soft_wrap=True,
+        highlight=False,
+    )
+
+
+def _since(start: float | None, now: float) -> str:
+    if start is None:
+        return "-"
+    seconds = int(max(0, now - start))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m {seconds}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes}m"
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+FAILED_REPLICA = ("FAILED", "FAILED_CLEANUP", "FAILED_INITIAL_DELAY", "FAILED_PROBING",
+                  "FAILED_PROVISION", "UNKNOWN")  # fmt: skip
+TRUNCATE = 10
+
+
+def status_text(records: list[ServiceRecord], *, verbose: bool, now: float) -> str:
+    """SkyPilot's two tables (serve_utils.format_service_table / _format_replica_table)."""
+    if not records:
+        return "No existing services.\n"
+    head = ["NAME", "VERSION", "UPTIME", "STATUS", "REPLICAS", "ENDPOINT"]
+    if verbose:
+        head += ["AUTOSCALING_POLICY", "LOAD_BALANCING_POLICY"]
+    rows = [head]
+    for r in records:
+        ready = sum(1 for x in r.replicas if x.status == "READY")
+        counted = sum(1 for x in r.replicas if x.status not in FAILED_REPLICA)
+        versions = sorted({x.version for x in r.replicas if x.status == "READY"})
+        row = [
+            r.name,
+            ",".join(map(str, versions)) or "-",
+            _since(r.ready_since, now),
+            r.status,
+            f"{ready}/{counted}",
+            r.endpoint or "-",
+        ]
+        if verbose:
+            row += [r.autoscaling or "-", r.load_balancing_policy]
+        rows.append(row)
+    lines = ["Services", *_table(rows), "", "Service Replicas"]
+    replica_rows = [["SERVICE_NAME", "ID", "VERSION", "ENDPOINT", "LAUNCHED", "INFRA", "STATUS"]]
+    every = [(r, x) for r in records for x in r.replicas]
+    shown = every if verbose else every[:TRUNCATE]
+    for r, x in shown:
+        launched = "-" if x.launched_at is None else f"{_since(x.launched_at, now)} ago"
+        replica_rows.append(
+            [r.name, str(x.replica_id), str(x.version), x.endpoint or "-", launched,
+             x.infra or "-", x.status]
+        )  # fmt: skip
+    lines += _table(replica_rows) if len(replica_rows) > 1 else ["No replicas."]
+    if len(every) > len(shown):
+        lines.append(f"... {len(every) - len(shown)} more (see all with -v)")
+    return "\n".join(lines) + "\n"
+
+
+def render_status(records: list[ServiceRecord], *, verbose: bool) -> None:
+    import sys
+
+    sys.stdout.write(status_text(records, verbose=verbose, now=time.time()))

@@ -1,0 +1,84 @@
+"""Prometheus-style metrics of the load balancer (text exposition format 0.0.4).
+
+Requests by status code, a latency histogram (request start to the last byte relayed),
+in-flight requests per replica, retries, and the number of routable replicas.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from collections.abc import Mapping
+
+BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.by_code: Counter[int] = Counter()
+        self.by_replica: Counter[int] = Counter()
+        self.bucket_counts = [0] * (len(BUCKETS) + 1)
+        self.latency_sum = 0.0
+        self.retries = 0
+
+    def observe(self, code: int, seconds: float, replica_id: int | None) -> None:
+        self.by_code[code] += 1
+        if replica_id is not None:
+            self.by_replica[replica_id] += 1
+        self.bucket_counts[bisect.bisect_left(BUCKETS, seconds)] += 1
+        self.latency_sum += seconds
+
+    def render(self, service: str, inflight: Mapping[int, int], ready: int, draining: int) -> str:
+        svc = _label(service)
+        lines = [
+            "# HELP skyform_lb_requests_total Requests answered by the load balancer.",
+            "# TYPE skyform_lb_requests_total counter",
+        ]
+        lines += [
+            f'skyform_lb_requests_total{{service="{svc}",code="{code}"}} {n}'
+            for code, n in sorted(self.by_code.items())
+        ]
+        lines += [
+            "# HELP skyform_lb_replica_requests_total Requests routed to each replica.",
+            "# TYPE skyform_lb_replica_requests_total counter",
+        ]
+        lines += [
+            f'skyform_lb_replica_requests_total{{service="{svc}",replica="{rid}"}} {n}'
+            for rid, n in sorted(self.by_replica.items())
+        ]
+        lines += [
+            "# HELP skyform_lb_request_duration_seconds Time from request to last byte.",
+            "# TYPE skyform_lb_request_duration_seconds histogram",
+        ]
+        total = 0
+        for bound, count in zip((*BUCKETS, float("inf")), self.bucket_counts, strict=True):
+            total += count
+            le = "+Inf" if bound == float("inf") else f"{bound:g}"
+            lines.append(
+                f'skyform_lb_request_duration_seconds_bucket{{service="{svc}",le="{le}"}} {total}'
+            )
+        lines.append(
+            f'skyform_lb_request_duration_seconds_sum{{service="{svc}"}} {self.latency_sum}'
+        )
+        lines.append(f'skyform_lb_request_duration_seconds_count{{service="{svc}"}} {total}')
+        lines += [
+            "# HELP skyform_lb_replica_inflight Requests in flight per replica.",
+            "# TYPE skyform_lb_replica_inflight gauge",
+        ]
+        lines += [
+            f'skyform_lb_replica_inflight{{service="{svc}",replica="{rid}"}} {n}'
+            for rid, n in sorted(inflight.items())
+        ]
+        lines += [
+            "# TYPE skyform_lb_retries_total counter",
+            f'skyform_lb_retries_total{{service="{svc}"}} {self.retries}',
+            "# TYPE skyform_lb_ready_replicas gauge",
+            f'skyform_lb_ready_replicas{{service="{svc}"}} {ready}',
+            "# TYPE skyform_lb_draining_replicas gauge",
+            f'skyform_lb_draining_replicas{{service="{svc}"}} {draining}',
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

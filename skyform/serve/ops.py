@@ -1,0 +1,172 @@
+"""The use cases behind `serve up`, `serve down` and `serve status` (no printing here)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from skyform.errors import SkyformError
+from skyform.serve import sandbox, state
+from skyform.serve.planning import ServicePlanResult
+
+REGISTER_TIMEOUT_SECONDS = 60.0
+DOWN_TIMEOUT_SECONDS = 300.0
+
+
+def check_can_serve(result: ServicePlanResult) -> None:
+    """What `serve up` runs today: replicas on `local` (each in a network namespace)."""
+    foreign = sorted({s.infra for s in result.plan.replicas if s.infra != "local"})
+    if foreign:
+        raise SkyformError(
+            f"`serve up` runs replicas on local only so far; this service places them on "
+            f"{', '.join(foreign)}",
+            "Use `skyform serve plan` to review it, or set resources.infra: local.",
+        )
+    why = sandbox.available()
+    if why is not None:
+        raise SkyformError(
+            f"replicas on this machine each need their own network namespace: {why}",
+            "Run skyform as root (network namespaces need CAP_NET_ADMIN).",
+        )
+
+
+def up(
+    result: ServicePlanResult,
+    task_file: Path,
+    envs: dict[str, str],
+    secrets: dict[str, str],
+) -> state.ServiceRecord:
+    """Register the service and start its controller; returns once the endpoint is known."""
+    name = result.plan.service
+    existing = state.read_record(name)
+    if existing is not None:
+        if state.controller_alive(name):
+            raise SkyformError(
+                f"service {name!r} is already running",
+                f"To update it, run: skyform serve update {name} {task_file}",
+            )
+        raise SkyformError(
+            f"service {name!r} exists but its controller is not running ({existing.status})",
+            f"Clean it up with: skyform serve down {name} --purge",
+        )
+    folder = state.make_dir(name)
+    (folder / "inputs.json").write_text(json.dumps({"envs": envs}))
+    os.chmod(folder / "inputs.json", 0o600)
+    record = state.ServiceRecord(
+        name=name,
+        task_path=str(Path(task_file).resolve()),
+        created_at=time.time(),
+        autoscaling=result.plan.autoscaling,
+        load_balancing_policy=result.plan.load_balancing_policy,
+    )
+    state.write_record(record)
+    _spawn(name, secrets)
+    deadline = time.monotonic() + REGISTER_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        current = state.read_record(name)
+        if current is not None and current.endpoint:
+            return current
+        if current is not None and current.status == state.CONTROLLER_FAILED:
+            break
+        time.sleep(0.1)
+    current = state.read_record(name)
+    reason = current.reason if current is not None else ""
+    raise SkyformError(
+        f"the controller of service {name!r} did not start{': ' + reason if reason else ''}",
+        f"See skyform serve logs {name} --controller; clean up with skyform serve down "
+        f"{name} --purge",
+    )
+
+
+def _spawn(name: str, secrets: dict[str, str]) -> int:
+    out = open(state.service_dir(name) / "controller.log", "ab")  # noqa: SIM115 - to the child
+    try:
+        env = dict(os.environ)
+        # secrets reach the controller in memory only, never in a file
+        env["SKYFORM_SERVE_SECRETS"] = json.dumps(secrets)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "skyform.serve.controller", name],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+            env=env,
+        )
+    finally:
+        out.close()
+    return proc.pid
+
+
+def statuses(names: list[str]) -> list[state.ServiceRecord]:
+    chosen = names or state.list_services()
+    out = []
+    for name in chosen:
+        record = state.require(name)
+        settled = (state.CONTROLLER_INIT, state.FAILED_CLEANUP, state.CONTROLLER_FAILED)
+        if record.status not in settled and not state.controller_alive(name):
+            record = record.model_copy(update={"status": state.CONTROLLER_FAILED})
+        out.append(record)
+    return out
+
+
+def down(name: str, *, purge: bool, emit: Callable[[str], None]) -> None:
+    record = state.require(name)
+    if state.controller_alive(name) and record.controller_pid:
+        os.kill(record.controller_pid, 15)
+        deadline = time.monotonic() + DOWN_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            current = state.read_record(name)
+            if current is None:
+                return
+            if current.status == state.FAILED_CLEANUP and not state.controller_alive(name):
+                break
+            time.sleep(0.2)
+        current = state.read_record(name)
+        if current is None:
+            return
+        if not purge:
+            raise SkyformError(
+                f"service {name!r} was not torn down cleanly ({current.status} {current.reason})",
+                f"Retry, or forget it with: skyform serve down {name} --purge",
+            )
+    elif not purge:
+        raise SkyformError(
+            f"the controller of service {name!r} is not running ({record.status})",
+            f"Tear down what is left with: skyform serve down {name} --purge",
+        )
+    _purge(name, emit)
+
+
+def _purge(name: str, emit: Callable[[str], None]) -> None:
+    from skyform.serve.replica_launch import teardown
+
+    record = state.read_record(name)
+    for replica in record.replicas if record is not None else []:
+        if replica.cluster and not teardown(replica.cluster, emit):
+            emit(f"replica cluster {replica.cluster} may be left: skyform down {replica.cluster}")
+        if replica.sandbox is not None:
+            sandbox.destroy(sandbox.Sandbox(replica.sandbox))
+    ports = state.service_dir(name) / "lb.ports.json"
+    lb_pid = _lb_pid(name)
+    if lb_pid is not None and ports.exists():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(lb_pid, 15)
+    state.remove(name)
+
+
+def _lb_pid(name: str) -> int | None:
+    config = state.service_dir(name) / "lb.json"
+    try:
+        out = subprocess.run(
+            ["pgrep", "-f", f"skyform.serve.lb {config}"], capture_output=True, text=True
+        ).stdout.split()
+    except FileNotFoundError:
+        return None
+    return int(out[0]) if out else None

@@ -1,0 +1,89 @@
+"""Versions: rolling and blue-green updates, and automatic rollback (beyond SkyPilot).
+
+SkyPilot (notes §1.8): rolling keeps `final_target - latest READY` old replicas, dropping
+launching ones first, and routes to every READY replica; blue-green routes only to the
+newest version with its min_replicas READY (else the oldest ready one) and drops versions
+older than that. SkyPilot has no rollback (#4312): here, a new version that never had a
+READY replica is rolled back when one of its replicas failed unrecoverably (app exited, or
+no probe passed in initial_delay_seconds) or when it is not READY within its budget; the
+old version's replicas are still up (neither mode removes them before the new version is
+READY), so nothing stops serving.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from skyform.serve.autoscaler import ReplicaView, scale_down_order
+from skyform.serve.replicas import ReplicaStatus
+
+READY = ReplicaStatus.READY
+UNRECOVERABLE = (ReplicaStatus.FAILED, ReplicaStatus.FAILED_INITIAL_DELAY)
+
+
+def active_versions(
+    replicas: Sequence[ReplicaView], mode: str, min_replicas_of: Callable[[int], int]
+) -> list[int]:
+    """The versions the load balancer routes to."""
+    ready_versions = sorted({r.version for r in replicas if r.status is READY})
+    if mode == "rolling" or not ready_versions:
+        return ready_versions
+    for version in reversed(ready_versions):
+        ready = sum(1 for r in replicas if r.version == version and r.status is READY)
+        if ready >= max(1, min_replicas_of(version)):
+            return [version]
+    return [ready_versions[0]]
+
+
+def outdated_to_terminate(
+    replicas: Sequence[ReplicaView],
+    latest: int,
+    final_target: int,
+    mode: str,
+    min_replicas_of: Callable[[int], int],
+) -> list[int]:
+    old = [r for r in replicas if r.version < latest and r.live]
+    if not old:
+        return []
+    if mode == "blue_green":
+        floor = min(active_versions(replicas, mode, min_replicas_of) or [latest])
+        return [r.replica_id for r in old if r.version < floor]
+    latest_ready = sum(1 for r in replicas if r.version == latest and r.status is READY)
+    keep = max(0, final_target - latest_ready)
+    # drop the least useful old replicas first (launching before READY)
+    ordered = scale_down_order(old)
+    return [r.replica_id for r in ordered[: max(0, len(old) - keep)]]
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """A version being rolled out: when it started and how long it may take to be READY."""
+
+    version: int
+    previous: int | None  # the last version that served (None on the first deploy)
+    started_at: float
+    budget_seconds: float
+
+
+def rollback_reason(
+    replicas: Sequence[ReplicaView], rollout: Rollout, now: float, ever_ready: bool
+) -> str | None:
+    """Why the rollout must be undone, or None. `ever_ready`: any replica of the new version
+    has passed a probe (then failures are replaced as usual, never rolled back)."""
+    if rollout.previous is None or ever_ready:
+        return None
+    mine = [r for r in replicas if r.version == rollout.version]
+    failed = [r for r in mine if r.status in UNRECOVERABLE]
+    if failed:
+        first = min(failed, key=lambda r: r.replica_id)
+        return (
+            f"version {rollout.version} never became READY: replica {first.replica_id} is "
+            f"{first.status.value}; rolled back to version {rollout.previous}"
+        )
+    if now - rollout.started_at > rollout.budget_seconds:
+        return (
+            f"version {rollout.version} was not READY within {rollout.budget_seconds:g} s; "
+            f"rolled back to version {rollout.previous}"
+        )
+    return None
