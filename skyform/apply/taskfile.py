@@ -131,4 +131,4 @@ def _mismatch(placement: TaskPlacement, dag: Dag) -> str | None:
         return "name"
     from skyform.plan.planner import job_spec
 
-    return _differs(placement.job, job_spec(task, label))
+    return _differs(placement.job, job_spec(task, label, placement.offer))  # buckets: its cloud

@@ -149,7 +149,7 @@ file_mounts:
   /checkpoint/${SIZE}: s3://$BUCKET/ckpt-${SIZE}
   /data:
     name: ${BUCKET}-2
-  /unknown: ./${NOT_SET}/x-$ALSO_NOT_SET
+  /unknown: s3://literal/${NOT_SET}/x-$ALSO_NOT_SET
   /defaults: s3://${NOT_SET:-fallback}/${EMPTY:-was-empty}/${BUCKET:-unused}
 service:
   readiness_probe:
@@ -175,7 +175,7 @@ def test_substitution_in_file_mounts_workdir_service_volumes():
 
 def test_unknown_names_stay_literal_and_defaults_apply():
     mounts = load(SUBST).tasks[0].file_mounts
-    assert mounts["/unknown"].source == "./${NOT_SET}/x-$ALSO_NOT_SET"
+    assert mounts["/unknown"].source == "s3://literal/${NOT_SET}/x-$ALSO_NOT_SET"
     assert mounts["/defaults"].source == "s3://fallback/was-empty/my-bucket"
 
 
