@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from skyform.errors import PlanCorruptError, PlanFileError
+from skyform.inputfile import read_input_file
 from skyform.plan.model import FORMAT_VERSION, Plan
 
 REPLAN_HINT = "Make a new one: skyform plan TASK.yaml -o {path}"
@@ -180,15 +181,15 @@ def parse_plan(data: bytes, label: str) -> Plan:
 def read_plan(path: Path) -> tuple[Plan, bytes]:
     """The plan and the exact bytes it was read from (apply records their digest)."""
     path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_PLAN_BYTES + 1)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         raise PlanFileError(
             f"no plan file at {path}", "Make one first: skyform plan TASK.yaml -o PLAN.json"
-        ) from None
-    except IsADirectoryError:
-        raise PlanFileError(f"{path} is a directory, not a plan file") from None
-    except OSError as exc:
-        raise PlanFileError(f"cannot read the plan {path}: {exc.strerror}") from None
+        )
+    # read once and bounded: a device, a FIFO or a symlink loop is an error, never a hang
+    data = read_input_file(
+        path,
+        MAX_PLAN_BYTES,
+        what="a plan file",
+        error=lambda message, hint: PlanFileError(f"{path}: {message}", hint),
+    )
     return parse_plan(data, str(path)), data

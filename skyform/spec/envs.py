@@ -15,8 +15,8 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from skyform.errors import SpecError
+from skyform.inputfile import read_input_file
 from skyform.spec.errors import Where, describe
-from skyform.spec.inputfile import read_input_file
 from skyform.spec.yamlpos import Path
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

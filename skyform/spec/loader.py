@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from skyform.errors import SpecError
+from skyform.inputfile import STDIN_HINT, STDIN_REFUSED, is_stdin, read_input_file
 from skyform.spec.dag import MAX_TASKS, Dag, build_edges
 from skyform.spec.envs import parse_overrides, read_env_file
 from skyform.spec.errors import Where, describe
-from skyform.spec.inputfile import STDIN_HINT, STDIN_REFUSED, is_stdin, read_input_file
 from skyform.spec.localpaths import task_dir_of
 from skyform.spec.models import Execution
 from skyform.spec.overrides import ResourceOverrides, apply_overrides

@@ -121,3 +121,15 @@ def test_show_cli_exit_codes(cli, tmp_path):
     bad = cli("show", path)
     assert bad.exit_code == 1 and "is not a skyform plan" in bad.stderr
     assert "Traceback" not in bad.output
+
+
+@pytest.mark.parametrize("verb", [("show",), ("apply", "-y"), ("cost",)])
+def test_a_plan_from_a_fifo_or_a_device_is_an_error_not_a_hang(cli, tmp_path, monkeypatch, verb):
+    monkeypatch.setenv("SKYFORM_INPUT_WAIT", "0.5")
+    fifo = tmp_path / "plan.json"
+    os.mkfifo(fifo)
+    result = cli(*verb, fifo)
+    assert result.exit_code == 1
+    assert "nothing arrived within 0.5 s (a pipe or FIFO with no writer?)" in result.stderr
+    zero = cli(*verb, "/dev/zero")
+    assert zero.exit_code == 1 and "/dev/zero: file is larger than" in zero.stderr  # apply: a task

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from skyform.errors import SkyformError
-from skyform.spec.inputfile import read_input_file
+from skyform.inputfile import read_input_file
 
 
 def test_regular_file_is_read_whole(tmp_path: Path):
