@@ -80,3 +80,29 @@ def sandboxes_exclusive():
     with open(os.path.join(tempfile.gettempdir(), "skyform-tests-sandboxes.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+def corpus_checkout(path, tmp_path):
+    """A SkyPilot corpus file copied into `tmp_path/tasks`, with the workdir and plain mount
+    sources it names made as folders, as the author's checkout has them (the corpus comes
+    without its folders, and plan time now requires them). Set HOME for `~` paths."""
+    from pathlib import Path
+
+    import yaml
+
+    copy = Path(tmp_path) / "tasks" / Path(path).name
+    copy.parent.mkdir(exist_ok=True)
+    text = Path(path).read_text()
+    copy.write_text(text)
+    for doc in yaml.safe_load_all(text):
+        if not isinstance(doc, dict):
+            continue
+        local = [doc["workdir"]] if isinstance(doc.get("workdir"), str) else []
+        mounts = doc.get("file_mounts") or {}
+        # buckets and sources with unresolved variables are not local folders
+        local += [
+            s for s in mounts.values() if isinstance(s, str) and "://" not in s and "$" not in s
+        ]
+        for name in local:
+            (copy.parent / Path(name).expanduser()).mkdir(parents=True, exist_ok=True)
+    return copy

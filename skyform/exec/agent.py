@@ -13,8 +13,8 @@ from functools import cache
 
 from skyform.errors import ExecError
 from skyform.exec.connect import NodeRunner
-from skyform.exec.jobs import NODE_BASE, cluster_prefix
-from skyform.exec.templating import digest, render
+from skyform.exec.jobs import NODE_BASE, cluster_prefix, install_command, install_failed
+from skyform.exec.templating import render
 from skyform.plan.model import AutostopSetting
 
 AGENT = f"$HOME/{NODE_BASE}/agent.sh"
@@ -51,21 +51,9 @@ def action_for(cloud: str) -> str:
 
 def _install(runner: NodeRunner) -> None:
     script = agent_script()
-    base = f"$HOME/{NODE_BASE}"
-    cmd = (
-        f'mkdir -p "{base}" && chmod 700 "{base}" && '
-        f'h=$(sha256sum < "{base}/agent.sh" 2>/dev/null); '
-        f'if [ "${{h%% *}}" != {digest(script)} ]; then '
-        f'cat > "{base}/.agent.tmp.$$" && chmod 700 "{base}/.agent.tmp.$$" && '
-        f'mv -f "{base}/.agent.tmp.$$" "{base}/agent.sh" || exit 3; fi'
-    )
-    result = runner.run(cmd, stdin=script)
+    result = runner.run(install_command(script, "agent.sh"), stdin=script)
     if not result.ok:
-        raise ExecError(
-            f"{runner.label}: cannot install the autostop agent in ~/{NODE_BASE}: "
-            f"{result.stderr.strip() or f'exit code {result.exit_code}'}",
-            hint="check free disk space and that the home directory is writable",
-        )
+        raise install_failed(runner, "the autostop agent", result)
 
 
 def _agent(runner: NodeRunner, *args: str | int, stdin: str | None = None) -> str:

@@ -15,7 +15,7 @@ from enum import Enum
 from functools import cache
 
 from skyform.errors import ExecError
-from skyform.exec.connect import NodeRunner
+from skyform.exec.connect import CommandResult, NodeRunner
 from skyform.exec.templating import digest, render
 
 NODE_BASE = ".skyform_node"
@@ -100,25 +100,37 @@ def runner_script() -> str:
     return render("runner.sh.j2", base=NODE_BASE)
 
 
+def install_command(script: str, name: str, *, subdir: str = "") -> str:
+    """Shell that writes `script` (given on stdin) to ~/NODE_BASE/`name` unless the file
+    already holds those bytes, atomically (temp + rename): one round trip either way."""
+    base = f"$HOME/{NODE_BASE}"
+    tmp = f'"{base}/.{name.removesuffix(".sh")}.tmp.$$"'
+    return (
+        f'mkdir -p "{base}{subdir}" && chmod 700 "{base}" && '
+        f'h=$(sha256sum < "{base}/{name}" 2>/dev/null); '
+        f'if [ "${{h%% *}}" != {digest(script)} ]; then '
+        f'cat > {tmp} && chmod 700 {tmp} && mv -f {tmp} "{base}/{name}" || exit 3; fi'
+    )
+
+
+def install_failed(runner: NodeRunner, what: str, result: CommandResult) -> ExecError:
+    return ExecError(
+        f"{runner.label}: cannot install {what} in ~/{NODE_BASE}: "
+        f"{result.stderr.strip() or f'exit code {result.exit_code}'}",
+        hint="check free disk space and that the home directory is writable",
+    )
+
+
 def prepare_node(runner: NodeRunner) -> NodeFacts:
     """Install the runner if its content changed (one round trip either way); probe rsync."""
     script = runner_script()
-    base = f"$HOME/{NODE_BASE}"
     cmd = (
-        f'mkdir -p "{base}/jobs" && chmod 700 "{base}" && '
-        f'h=$(sha256sum < "{base}/runner.sh" 2>/dev/null); '
-        f'if [ "${{h%% *}}" != {digest(script)} ]; then '
-        f'cat > "{base}/.runner.tmp.$$" && chmod 700 "{base}/.runner.tmp.$$" && '
-        f'mv -f "{base}/.runner.tmp.$$" "{base}/runner.sh" || exit 3; fi; '
-        "command -v rsync >/dev/null 2>&1 && echo rsync=yes || echo rsync=no"
+        install_command(script, "runner.sh", subdir="/jobs")
+        + "; command -v rsync >/dev/null 2>&1 && echo rsync=yes || echo rsync=no"
     )
     result = runner.run(cmd, stdin=script)
     if not result.ok:
-        raise ExecError(
-            f"{runner.label}: cannot install the job runner in ~/{NODE_BASE}: "
-            f"{result.stderr.strip() or f'exit code {result.exit_code}'}",
-            hint="check free disk space and that the home directory is writable",
-        )
+        raise install_failed(runner, "the job runner", result)
     return NodeFacts(rsync="rsync=yes" in result.stdout)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-import yaml
+from helpers import corpus_checkout
 
 from skyform.errors import SpecError
 from skyform.spec import load_task, load_task_text
@@ -659,31 +659,12 @@ def test_instance_aware_policy_takes_a_per_accelerator_target():
     assert spec.replica_policy.target_qps_per_replica == {"A100": 10.0, "L4:1": 2.0}
 
 
-def _local_paths_of(path: Path) -> list[str]:
-    """The local workdir and mount sources a corpus file names (SkyPilot's examples come
-    without their folders)."""
-    found = []
-    for doc in yaml.safe_load_all(path.read_text()):
-        if not isinstance(doc, dict):
-            continue
-        if isinstance(doc.get("workdir"), str):
-            found.append(doc["workdir"])
-        for src in (doc.get("file_mounts") or {}).values():
-            if isinstance(src, str) and "://" not in src:
-                found.append(src)
-    return found
-
-
 def test_every_skypilot_service_example_loads(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     names = [p for p in sorted(CORPUS.glob("*.yaml")) if "\nservice:" in p.read_text()]
     assert len(names) >= 15
     env = ["TLS_KEYFILE_ENV_VAR=k.pem", "TLS_CERTFILE_ENV_VAR=c.pem"]
     for path in names:
-        copy = tmp_path / "tasks" / path.name
-        copy.parent.mkdir(exist_ok=True)
-        copy.write_text(path.read_text())
-        for local in _local_paths_of(path):  # give each its folder, as a checkout would
-            (copy.parent / Path(local).expanduser()).mkdir(parents=True, exist_ok=True)
+        copy = corpus_checkout(path, tmp_path)
         dag = load_task(copy, env_overrides=env, secret_overrides=["HF_TOKEN=x"], environ={})
         assert any(t.service is not None for t in dag.tasks), path.name

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
+from helpers import corpus_checkout
 from motoserver import make_bucket
 
 from skyform.errors import SkyformError, SpecError
@@ -38,27 +38,6 @@ def _load(path: Path):
     raise AssertionError("too many variables")
 
 
-def _checkout(path: Path, tmp_path: Path) -> Path:
-    """The corpus file in a folder that has the workdir and plain mount sources it names, as
-    the author's checkout does (SkyPilot's examples come without their folders; only buckets
-    are tested here)."""
-    copy = tmp_path / "tasks" / path.name
-    copy.parent.mkdir(exist_ok=True)
-    copy.write_text(path.read_text())
-    for doc in yaml.safe_load_all(path.read_text()):
-        if not isinstance(doc, dict):
-            continue
-        local = [doc["workdir"]] if isinstance(doc.get("workdir"), str) else []
-        local += [
-            src
-            for src in (doc.get("file_mounts") or {}).values()
-            if isinstance(src, str) and "://" not in src and "$" not in src
-        ]
-        for name in local:
-            (copy.parent / Path(name).expanduser()).mkdir(parents=True, exist_ok=True)
-    return copy
-
-
 @pytest.mark.skipif(not BUCKETY, reason="compat corpus not found")
 def test_corpus_bucket_tasks_plan_with_region_or_note(s3, tmp_path, monkeypatch):
     from skyform.planning import plan_task
@@ -66,7 +45,7 @@ def test_corpus_bucket_tasks_plan_with_region_or_note(s3, tmp_path, monkeypatch)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     planned = refused = unplaced = 0
     for original in BUCKETY:
-        path = _checkout(original, tmp_path)
+        path = corpus_checkout(original, tmp_path)
         try:
             dag, envs = _load(path)
         except SpecError as err:
