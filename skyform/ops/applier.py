@@ -151,6 +151,8 @@ class Applier:
                     self.db,
                     self.config.storage,
                     lambda message: self.progress.stage("buckets", "buckets", message),
+                    config=self.config,
+                    plan_digest=self.plan_digest,
                 )
             follow_later = not multi
             for task in _task_order(plan):

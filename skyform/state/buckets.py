@@ -29,6 +29,9 @@ class BucketRecord(BaseModel):
     task: str | None = None  # the task file that made it
     # made by its cluster's Pulumi stack (and deleted with it), not by skyform's own client
     stack_owned: bool = False
+    # made by a Pulumi storage stack of its own (`<project>-storage/<store>-<name>`), deleted
+    # by destroying that stack
+    storage_stack: str | None = None
 
     @property
     def uri(self) -> str:

@@ -13,8 +13,29 @@ from skyform.state.db import StateDB
 from skyform.storage.client import client_for
 
 
-def delete_bucket(db: StateDB, config: Config, record: BucketRecord) -> str:
-    """Empty and delete a bucket skyform created, then forget it; what happened, in words."""
+def _quiet(message: str) -> None:
+    pass
+
+
+def delete_bucket(
+    db: StateDB, config: Config, record: BucketRecord, emit: Callable[[str], None] = _quiet
+) -> str:
+    """Empty and delete a bucket skyform created, then forget it; what happened, in words.
+    One a Pulumi storage stack made goes by destroying that stack (unprotected first)."""
+    if record.storage_stack:
+        from skyform.plan.model import PlannedBucket
+        from skyform.stacks.pulumi.storage import StorageStacks
+
+        planned = PlannedBucket(
+            name=record.name, store=record.store, region=record.region, used_by=record.used_by
+        )
+        gone = not StorageStacks(config).destroy(planned, emit)
+        forget_bucket(db, record.uri)
+        return f"bucket {record.uri} " + (
+            "had no storage stack left"
+            if gone
+            else f"deleted with its stack {record.storage_stack}"
+        )
     gone = not client_for(record.store, config.storage).delete(record.name)
     forget_bucket(db, record.uri)
     return f"bucket {record.uri} " + ("was already gone" if gone else "deleted")
@@ -33,6 +54,6 @@ def delete_ephemeral(
             emit(f"bucket {record.uri} kept: {', '.join(others)} still use it")
             continue
         try:
-            emit(delete_bucket(db, config, record))
+            emit(delete_bucket(db, config, record, emit))
         except StorageError as exc:
             emit(f"bucket {record.uri} not deleted: {exc.message}")

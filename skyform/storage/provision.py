@@ -14,8 +14,9 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Literal
 
-from skyform.config import StorageSettings
+from skyform.config import Config, StorageSettings
 from skyform.errors import StorageError
 from skyform.plan.buckets import CLOUD_STORE
 from skyform.plan.model import Action, Plan, PlannedBucket
@@ -33,12 +34,24 @@ def ensure_buckets(
     db: StateDB,
     settings: StorageSettings,
     on_event: Callable[[str], None] = lambda message: None,
+    *,
+    config: Config | None = None,
+    plan_digest: str | None = None,
 ) -> None:
     for bucket in plan.buckets:
-        if bucket.action is Action.CREATE and made_by_stack(bucket, plan):
+        home = bucket_home(bucket, plan, settings) if bucket.action is Action.CREATE else None
+        if home == "cluster":
             _record(bucket, plan, db, settings, stack_owned=True)
             on_event(f"bucket {bucket.uri} is made by the Pulumi stack of {bucket.used_by[0]}")
-        elif bucket.action is Action.CREATE:
+        elif home == "storage":
+            from skyform.stacks.pulumi.storage import StorageStacks
+
+            stacks = StorageStacks(config or Config(), plan_digest)
+            # recorded first: a failed `up` may have made it, and `storage delete` finds it
+            _record(bucket, plan, db, settings, storage_stack=stacks.qualified(bucket))
+            stack = stacks.up(bucket, keep=bucket.persistent, on_event=on_event)
+            on_event(f"created bucket {bucket.uri} in {bucket.region} (Pulumi stack {stack})")
+        elif home == "client":
             _create(bucket, plan, db, settings)
             on_event(f"created bucket {bucket.uri} in {bucket.region}")
         elif bucket.created_by_skyform:
@@ -66,6 +79,39 @@ def _create(bucket: PlannedBucket, plan: Plan, db: StateDB, settings: StorageSet
     _record(bucket, plan, db, settings)
 
 
+BucketHome = Literal["cluster", "storage", "client"]
+
+
+def bucket_home(bucket: PlannedBucket, plan: Plan, settings: StorageSettings) -> BucketHome:
+    """Who makes a bucket the plan creates (and so who deletes it).
+
+    - "cluster": the one cluster's Pulumi stack (`made_by_stack`), gone with the stack;
+    - "storage": a Pulumi storage stack of its own, for a bucket in AWS's or GCP's own store
+      used by an aws/gcp cluster that must outlive one cluster's stack: persistent (kept at
+      `down`), or `persistent: false` but with uploads (made before any cluster), shared, or
+      in another region (destroyed at `down` once no cluster uses it);
+    - "client": skyform's bucket client, for local/ssh/kubernetes clusters and for
+      S3-compatible stores (an endpoint in config.yaml `storage:` or AWS_ENDPOINT_URL,
+      r2): there is no Pulumi on those infras.
+    """
+    if made_by_stack(bucket, plan) and not _s3_compatible(bucket, settings):
+        return "cluster"
+    if bucket.store not in ("s3", "gcs") or _s3_compatible(bucket, settings):
+        return "client"
+    clouds = set()
+    for cluster in bucket.used_by:
+        placement = plan.placement_for(cluster)
+        if placement is not None:
+            clouds.add(placement.offer.cloud)
+    if any(CLOUD_STORE.get(cloud) == bucket.store for cloud in clouds):
+        return "storage"
+    return "client"
+
+
+def _s3_compatible(bucket: PlannedBucket, settings: StorageSettings) -> bool:
+    return bucket.store == "s3" and s3_access(settings, "s3").endpoint is not None
+
+
 def made_by_stack(bucket: PlannedBucket, plan: Plan) -> bool:
     """A scratch bucket (`persistent: false`, nothing to upload) of one cluster on aws/gcp,
     in its cloud's store and region, is a resource of that cluster's Pulumi stack."""
@@ -85,6 +131,7 @@ def _record(
     settings: StorageSettings,
     *,
     stack_owned: bool = False,
+    storage_stack: str | None = None,
 ) -> None:
     endpoint = s3_access(settings, bucket.store).endpoint if bucket.store != "gcs" else None
     put_bucket(
@@ -99,6 +146,7 @@ def _record(
             created_at=time.time(),
             task=plan.task.path,
             stack_owned=stack_owned,
+            storage_stack=storage_stack,
         ),
     )
 

@@ -292,22 +292,30 @@ def cluster_buckets(spec: ClusterSpec, ctx: InputContext) -> list[PlannedBucket]
     ]
 
 
-def storage_inputs(bucket: PlannedBucket, ctx: InputContext) -> dict:
-    """The input dict of a persistent bucket's storage stack (aws or gcp `register_storage`)."""
+def storage_inputs(
+    bucket: PlannedBucket,
+    *,
+    plan_digest: str | None = None,
+    gcp_project: str | None = None,
+    keep: bool = True,
+) -> dict:
+    """The input dict of a bucket's storage stack (aws or gcp `register_storage`). `keep`:
+    protected and never emptied by Pulumi (a persistent bucket); False for a shared
+    `persistent: false` bucket, and for the last update before `storage delete` destroys it."""
     cloud = {v: k for k, v in CLOUD_STORE.items()}.get(bucket.store)
     if cloud is None or bucket.region is None:
         raise StackError(f"bucket {bucket.uri} has no Pulumi storage program (store, region)")
     users = "_".join(bucket.used_by)
     if cloud == "aws":
         tags = {"skyform:bucket": bucket.name, "skyform:clusters": users}
-        if ctx.plan_digest:
-            tags["skyform:plan"] = ctx.plan_digest
+        if plan_digest:
+            tags["skyform:plan"] = plan_digest
         spec = {"name": bucket.name, "region": bucket.region, "tags": tags}
-        return {"cloud": "aws", "bucket": spec}
+        return {"cloud": "aws", "keep": keep, "bucket": spec}
     labels = {"skyform-bucket": naming.gcp_label_value(bucket.name)}
     labels["skyform-clusters"] = naming.gcp_label_value(users)
-    plan = naming.plan_label(ctx.plan_digest)
+    plan = naming.plan_label(plan_digest)
     if plan:
         labels["skyform-plan"] = plan
     spec = {"name": bucket.name, "region": bucket.region, "labels": labels}
-    return _without_nulls({"cloud": "gcp", "project": ctx.gcp_project, "bucket": spec})
+    return _without_nulls({"cloud": "gcp", "project": gcp_project, "keep": keep, "bucket": spec})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 
+import pulumi
 from pulumi_harness import program, run_program
 from pulumi_specs import AWS_M5, GCP_N2, PLAN_DIGEST, context, spec
 
@@ -78,19 +79,55 @@ def test_no_buckets_leaves_the_cluster_inputs_as_they_were():
     assert "buckets" not in program_inputs(spec(GCP_N2), context())
 
 
-def _storage_run(bucket):
-    inputs = storage_inputs(bucket, context())
+def _storage_run(bucket, keep=True):
+    """The storage program's run, and each resource's `protect` option (which the mock
+    runtime does not pass on: a stack transformation sees it)."""
+    inputs = storage_inputs(bucket, plan_digest=PLAN_DIGEST, keep=keep)
     module = importlib.import_module(f"skyform.stacks.pulumi.programs.{inputs['cloud']}")
-    return run_program(lambda: module.register_storage(inputs), stack="storage-" + bucket.name)
+    protected: dict[str, bool] = {}
+
+    def record(args):
+        protected[args.name] = bool(args.opts.protect)
+
+    def go():
+        pulumi.runtime.register_stack_transformation(record)
+        module.register_storage(inputs)
+
+    run = run_program(go, stack="storage-" + bucket.name)
+    return run, protected
 
 
 def test_persistent_bucket_has_a_protected_storage_stack_that_keeps_its_objects():
-    got = _storage_run(_bucket("kept-b", "s3", "eu-central-1", persistent=True, users=("a", "b")))
+    got, protected = _storage_run(
+        _bucket("kept-b", "s3", "eu-central-1", persistent=True, users=("a", "b"))
+    )
     assert got.of_type("pulumi:providers:aws")[0].inputs["region"] == "eu-central-1"
     (made,) = got.of_type(AWS_BUCKET)
     assert made.inputs["forceDestroy"] is False
-    assert made.inputs["tags"]["skyform:clusters"] == "a_b"
+    # `pulumi destroy` refuses it until an update lifts the protection
+    assert protected == {"aws": False, "bucket-kept-b": True, "bucket-kept-b-private": True}
+    assert made.inputs["tags"] == {
+        "skyform:bucket": "kept-b",
+        "skyform:clusters": "a_b",
+        "skyform:plan": PLAN_DIGEST,
+    }
+    (private,) = got.of_type("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")
+    assert private.inputs["blockPublicPolicy"] is True
+    assert not [r for r in got.resources if "ersioning" in r.type]
     assert got.outputs["bucket"] == "kept-b"
-    gcs = _storage_run(_bucket("kept-g", "gcs", "us-central1", persistent=True))
+    gcs, protected = _storage_run(_bucket("kept-g", "gcs", "us-central1", persistent=True))
     (made,) = gcs.of_type(GCS_BUCKET)
     assert made.inputs["location"] == "US-CENTRAL1" and made.inputs["forceDestroy"] is False
+    assert protected["bucket-kept-g"] is True
+
+
+def test_an_unkept_storage_stack_bucket_is_unprotected_and_destroyed_with_its_objects():
+    """A shared `persistent: false` bucket, and the update `storage delete` makes first."""
+    got, protected = _storage_run(_bucket("gone-b", "s3", "us-west-2"), keep=False)
+    (made,) = got.of_type(AWS_BUCKET)
+    assert made.inputs["forceDestroy"] is True and not any(protected.values())
+    gcs, protected = _storage_run(_bucket("gone-g", "gcs", "europe-west4"), keep=False)
+    (made,) = gcs.of_type(GCS_BUCKET)
+    assert made.inputs["forceDestroy"] is True and not any(protected.values())
+    assert made.inputs["labels"]["skyform-clusters"] == "c1"
+    assert made.inputs["versioning"] == {"enabled": False}

@@ -10,7 +10,8 @@ between the cluster's nodes) and one instance per node, in the account's default
 chosen zone; the cluster's `persistent: false` buckets (`buckets` [{name, tags}], in the
 cluster's region, emptied and deleted with the stack). Stack outputs: `nodes` (rank, id,
 public_ip, private_ip, port), `ssh_user`. `register_storage` is the program of a storage stack:
-one persistent bucket (`bucket` {name, region, tags}) that outlives every cluster.
+one bucket (`bucket` {name, region, tags}; `keep`: protected, never emptied) that outlives
+a cluster's stack.
 """
 
 import pulumi
@@ -108,8 +109,9 @@ def bucket(spec, force_destroy, opts):
 
 def register_storage(storage):
     spec = storage["bucket"]
+    keep = storage.get("keep", True)  # persistent: protected, never emptied by Pulumi
     provider = aws.Provider("aws", region=spec["region"])
-    made = bucket(spec, False, pulumi.ResourceOptions(provider=provider, protect=True))
+    made = bucket(spec, not keep, pulumi.ResourceOptions(provider=provider, protect=keep))
     pulumi.export("bucket", made.bucket)
 
 

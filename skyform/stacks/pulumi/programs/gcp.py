@@ -10,7 +10,8 @@ Resources: two firewall rules on the default network (SSH and the task's ports f
 all traffic between the cluster's VMs) and one VM per node; the cluster's `persistent: false`
 buckets (`buckets` [{name, labels}], in the cluster's region, deleted with the stack). Stack
 outputs: `nodes` (rank, id, public_ip, private_ip, port), `ssh_user`. `register_storage` is the
-program of a storage stack: one persistent bucket (`bucket` {name, region, labels}).
+program of a storage stack: one bucket (`bucket` {name, region, labels}; `keep`: protected,
+never emptied by Pulumi).
 """
 
 import pulumi
@@ -107,8 +108,9 @@ def bucket(spec, region, force_destroy, opts):
 def register_storage(storage):
     spec = storage["bucket"]
     provider = gcp.Provider("gcp", project=storage.get("project"), region=spec["region"])
+    keep = storage.get("keep", True)  # persistent: protected, never emptied by Pulumi
     made = bucket(
-        spec, spec["region"], False, pulumi.ResourceOptions(provider=provider, protect=True)
+        spec, spec["region"], not keep, pulumi.ResourceOptions(provider=provider, protect=keep)
     )
     pulumi.export("bucket", made.name)
 
