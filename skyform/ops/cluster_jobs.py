@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from skyform.errors import JobNotFoundError, LockedError, NodeUnreachable, StateError
-from skyform.exec.jobs import NodeState, setup_log_key
+from skyform.exec.jobs import NodeJobState, setup_log_key
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle.interrupts import cancel_unstarted, detaching
@@ -175,7 +175,7 @@ def _print_setup(
     if not follow:
         copy = setup_log_key(job_key(job))
         kept = session.status(copy).nodes.values()
-        if any(n.state is not NodeState.MISSING for n in kept):
+        if any(n.state is not NodeJobState.MISSING for n in kept):
             key = copy
     try:
         for line in session.logs(key, rank=node, follow=follow, setup=True):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from skyform.config import Config
 from skyform.errors import LockedError, PlanError
-from skyform.exec.jobs import NodeState
+from skyform.exec.jobs import NodeJobState
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle import clusters
 from skyform.lifecycle.jobrun import job_key, mark_ready, start_job
@@ -106,7 +106,7 @@ def adoptable_job(
     if job.status is JobStatus.RUNNING or job.status.is_terminal:
         return job
     state = session.status(job_key(job))
-    if any(n.state is not NodeState.MISSING for n in state.nodes.values()):
+    if any(n.state is not NodeJobState.MISSING for n in state.nodes.values()):
         adopted = job.model_copy(update={"status": JobStatus.RUNNING})
         db.put_job(adopted)
         return adopted
