@@ -257,7 +257,6 @@ CLI_KNOWN_REACH: dict[str, set[str]] = {
         "skyform.state.db",
         "skyform.state.managed",
     },
-    "jobs_cluster": {"skyform.state.db"},
     "known_hosts": {"skyform.exec.hostkeys"},
     "launch": {"skyform.plan.planfile", "skyform.spec.loader"},
     "plan": {"skyform.plan.planfile"},
