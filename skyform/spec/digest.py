@@ -36,13 +36,17 @@ def _canonical_task(task: TaskSpec) -> dict[str, Any]:
 
 
 def canonical_dag(dag: Dag) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "digest_version": DIGEST_VERSION,
         "name": dag.name,
         "execution": dag.execution,
         "edges": sorted([list(e) for e in dag.edges]),
         "tasks": [_canonical_task(t) for t in dag.tasks],
     }
+    if dag.primary_tasks:  # added later: a file without a job group keeps its digest
+        data["primary_tasks"] = dag.primary_tasks
+        data["termination_delay"] = dag.termination_delay
+    return data
 
 
 def task_digest(dag: Dag) -> str:

@@ -52,6 +52,8 @@ def sub_dag(dag: Dag, keep: Sequence[int]) -> Dag:
     return Dag(
         name=dag.name,
         execution=dag.execution,
+        primary_tasks=dag.primary_tasks,
+        termination_delay=dag.termination_delay,
         tasks=[dag.tasks[i] for i in keep],
         edges=edges,
         warnings=dag.warnings,
