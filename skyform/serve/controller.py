@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 from skyform.errors import SkyformError
-from skyform.serve import state, versions
+from skyform.serve import revisions, state, versions
 from skyform.serve.autoscaler import Autoscaler, Launch
 from skyform.serve.controller_base import Version, interval, load_version, log
 from skyform.serve.lb.config import (
@@ -177,7 +177,7 @@ class ServiceController(Rollouts):
         for rid in decision.terminate:
             self.teardown_replica(rid, scale_down=True)
         if decision:
-            kind = "up" if self.revision == 0 else "scale"
+            kind: revisions.Kind = "up" if self.revision == 0 else "scale"
             why = f"autoscaler (qps {self._qps():.3f}, target {self.autoscaler.target}): "
             self.save_revision(kind, why + decision.reason, launched, list(decision.terminate))
         self.retire_outdated()

@@ -14,6 +14,7 @@ from pathlib import Path
 from skyform.errors import SkyformError
 from skyform.serve import sandbox, state, versions
 from skyform.serve.planning import ServicePlanResult
+from skyform.serve.updates import UpdatePreview
 
 REGISTER_TIMEOUT_SECONDS = 60.0
 DOWN_TIMEOUT_SECONDS = 300.0
@@ -114,7 +115,9 @@ def running_for_update(name: str) -> state.ServiceRecord:
     return record
 
 
-def preview(name: str, new_version: int, mode: str, target: int, why_new: str | None):  # type: ignore[no-untyped-def]
+def preview(
+    name: str, new_version: int, mode: str, target: int, why_new: str | None
+) -> UpdatePreview:
     """What the update will do to the replicas now running (updates.preview_update)."""
     from skyform.serve.autoscaler import ReplicaView
     from skyform.serve.replicas import ReplicaStatus

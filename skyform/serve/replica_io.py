@@ -19,6 +19,7 @@ from skyform.serve.replica_launch import (
     write_replica_task,
 )
 from skyform.serve.replicas import DRAIN_SECONDS, ReplicaFacts, ReplicaStatus, kept_after_teardown
+from skyform.spec.service_models import ReadinessProbe
 
 LAUNCHES_AT_ONCE = 4
 
@@ -151,6 +152,6 @@ class ReplicaIO(ControllerBase):
                     self.record = self.record.model_copy(update={"ready_since": now})
         return lost
 
-    def _probe_spec(self, replica: Replica):  # type: ignore[no-untyped-def]
+    def _probe_spec(self, replica: Replica) -> ReadinessProbe:
         """Each replica is probed with its own version's probe (SkyPilot: per version)."""
         return self.versions[replica.facts.version].spec.readiness_probe
