@@ -129,7 +129,7 @@ def write_replica_task(
 
 def planned_infra(inputs: ReplicaInputs, task: Path, cluster: str) -> str:
     """Where the optimizer puts the replica (`local`, `ssh/lab/zone-a`, `aws/...`)."""
-    from skyform.planning import plan_task
+    from skyform.ops.plan import plan_task
 
     secrets = [f"{k}={v}" for k, v in inputs.secrets.items()]
     result = plan_task(
@@ -142,10 +142,10 @@ def planned_infra(inputs: ReplicaInputs, task: Path, cluster: str) -> str:
 def launch(inputs: ReplicaInputs, task: Path, cluster: str, log: Any) -> tuple[str, str]:
     """Plan and apply the replica's cluster (job detached); returns its infra and the host
     its head node is reached at."""
-    from skyform.apply.apply_plan import apply_plan
-    from skyform.apply.runner import ApplyOptions
+    from skyform.ops.applier import ApplyOptions
+    from skyform.ops.apply import apply_plan
+    from skyform.ops.plan import plan_task
     from skyform.plan.planfile import write_plan
-    from skyform.planning import plan_task
 
     secrets = [f"{k}={v}" for k, v in inputs.secrets.items()]
     plan_path = task.with_suffix(".plan.json")
@@ -212,8 +212,8 @@ def cluster_lost(cluster: str) -> str | None:
 
 def teardown(cluster: str, log: Any) -> bool:
     """`skyform down` of the replica's cluster; False when it could not be torn down."""
-    from skyform.apply.down import take_down
     from skyform.config import load_config
+    from skyform.ops.down import take_down
     from skyform.state.db import open_state
 
     db = open_state()
