@@ -155,7 +155,9 @@ class ServiceController(Rollouts):
 
     # -- decisions ------------------------------------------------------------------------
 
-    def _decide(self, now: float) -> None:
+    def _decide(self, now: float, cause: str | None = None, lost: tuple[int, ...] = ()) -> None:
+        """One autoscaler decision; `cause` names a preemption that asked for it (the
+        revision is then a preemption's, with the replacements it launched)."""
         self.autoscaler.tick(self._qps(), self.views())
         self.check_rollback(now)
         if self._halted():
@@ -176,7 +178,9 @@ class ServiceController(Rollouts):
         launched = [self._launch_one(item) for item in decision.launch]
         for rid in decision.terminate:
             self.teardown_replica(rid, scale_down=True)
-        if decision:
+        if cause is not None:
+            self.save_revision("preemption", cause, launched, [*lost, *decision.terminate])
+        elif decision:
             kind: revisions.Kind = "up" if self.revision == 0 else "scale"
             why = f"autoscaler (qps {self._qps():.3f}, target {self.autoscaler.target}): "
             self.save_revision(kind, why + decision.reason, launched, list(decision.terminate))
@@ -223,8 +227,8 @@ class ServiceController(Rollouts):
 
     def _replace_preempted(self, lost: list[int]) -> None:
         where = ", ".join(f"{rid} ({self.replicas[rid].infra or '?'})" for rid in lost)
-        self._decide(time.time())  # a replacement at once, not at the next decision tick
-        self.save_revision("preemption", f"replica(s) {where} preempted: replaced", terminated=lost)
+        # a replacement at once, not at the next decision tick
+        self._decide(time.time(), f"replica(s) {where} preempted: replaced", tuple(lost))
 
     # -- what others read -----------------------------------------------------------------
 
