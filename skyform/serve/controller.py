@@ -216,13 +216,12 @@ class ServiceController(Rollouts):
     def _replace_failed(self) -> None:
         for rid, replica in list(self.replicas.items()):
             if not replica.busy and replica.facts.needs_teardown():
-                replica.reason = replica.reason or replica.facts.status().value
+                status = replica.facts.status().value
+                replica.reason = replica.reason or status
                 self.teardown_replica(rid, scale_down=False)
                 if not self._halted():
                     self.save_revision(
-                        "replace",
-                        f"replica {rid} is {replica.facts.status().value}: replaced",
-                        terminated=[rid],
+                        "replace", f"replica {rid} is {status}: replaced", terminated=[rid]
                     )
 
     def _replace_preempted(self, lost: list[int]) -> None:

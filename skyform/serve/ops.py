@@ -22,16 +22,18 @@ UPDATE_TIMEOUT_SECONDS = 60.0
 
 
 def check_can_serve(result: ServicePlanResult) -> None:
-    """What `serve up` runs today: replicas on `local` (each in a network namespace)."""
-    foreign = sorted({s.infra for s in result.plan.replicas if s.infra != "local"})
+    """What `serve up` runs today: replicas on `local` (each in a network namespace) and on
+    ssh node pools (each on a host of its own)."""
+    places = {s.infra.split("/")[0] for s in result.plan.replicas}
+    foreign = sorted(places - {"local", "ssh"})
     if foreign:
         raise SkyformError(
-            f"`serve up` runs replicas on local only so far; this service places them on "
-            f"{', '.join(foreign)}",
-            "Use `skyform serve plan` to review it, or set resources.infra: local.",
+            f"`serve up` runs replicas on local and ssh node pools so far; this service "
+            f"places them on {', '.join(foreign)}",
+            "Use `skyform serve plan` to review it, or set resources.infra: local or ssh/POOL.",
         )
     why = sandbox.available()
-    if why is not None:
+    if "local" in places and why is not None:
         raise SkyformError(
             f"replicas on this machine each need their own network namespace: {why}",
             "Run skyform as root (network namespaces need CAP_NET_ADMIN).",

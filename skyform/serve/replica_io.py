@@ -60,7 +60,12 @@ class ReplicaIO(ControllerBase):
                         write_replica_task, version.inputs, rid, replica.box, placement
                     )
                 replica.infra, host = await asyncio.to_thread(
-                    launch, version.inputs, task, replica.cluster, log.info
+                    launch,
+                    version.inputs,
+                    task,
+                    replica.cluster,
+                    log.info,
+                    one_at_a_time=where != "local",
                 )
                 address = replica.box.address if replica.box is not None else host
                 replica.endpoint = f"http://{address}:{version.spec.ports}"

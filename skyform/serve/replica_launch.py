@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shlex
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,9 +140,19 @@ def planned_infra(inputs: ReplicaInputs, task: Path, cluster: str) -> str:
     return placement.offer.infra if placement is not None else "local"
 
 
-def launch(inputs: ReplicaInputs, task: Path, cluster: str, log: Any) -> tuple[str, str]:
+# replicas on node pools launch one at a time: two plans made at once would pick the same
+# free host, and the second apply would find it taken
+_POOL_LAUNCHES = threading.Lock()
+
+
+def launch(
+    inputs: ReplicaInputs, task: Path, cluster: str, log: Any, *, one_at_a_time: bool = False
+) -> tuple[str, str]:
     """Plan and apply the replica's cluster (job detached); returns its infra and the host
     its head node is reached at."""
+    if one_at_a_time:
+        with _POOL_LAUNCHES:
+            return launch(inputs, task, cluster, log)
     from skyform.ops.applier import ApplyOptions
     from skyform.ops.apply import apply_plan
     from skyform.ops.plan import plan_task

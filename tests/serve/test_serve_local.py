@@ -124,7 +124,7 @@ def test_down_of_an_unknown_service_and_up_off_local(tmp_path: Path):
     task.write_text(SERVICE.replace("infra: local", "infra: gcp"))
     result = skyform("serve", "up", str(task), "-y", "--secret", "TOKEN=x", check=False)
     assert result.returncode == 1
-    assert "`serve up` runs replicas on local only so far" in result.stderr
+    assert "`serve up` runs replicas on local and ssh node pools so far" in result.stderr
     assert "No existing services." in skyform("serve", "status").stdout
 
 
