@@ -28,7 +28,13 @@ from typing import Any
 from skyform.errors import SkyformError
 from skyform.serve import revisions, state, versions
 from skyform.serve.autoscaler import Autoscaler, Launch
-from skyform.serve.controller_base import Version, interval, load_version, log
+from skyform.serve.controller_base import (
+    Version,
+    interval,
+    load_version,
+    log,
+    spot_placement,
+)
 from skyform.serve.lb.config import (
     LbConfig,
     ReplicaEntry,
@@ -189,10 +195,13 @@ class ServiceController(Rollouts):
     def _launch_one(self, item: Launch) -> int:
         policy = self.latest.spec.replica_policy
         placement: dict[str, str] = {}
-        if item.use_spot is None:
-            role = "spot" if self.latest.spot else "on-demand"
-        elif item.use_spot:
-            role, placement = "spot", {"use-spot": "true"}
+        if item.use_spot or (item.use_spot is None and self.latest.spot):
+            in_use = [
+                r.location for r in self.replicas.values() if r.location and r.facts.down is None
+            ]
+            role, placement = "spot", spot_placement(self.latest.placer, in_use)
+        elif item.use_spot is None:
+            role = "on-demand"
         else:
             base = policy.base_ondemand_fallback_replicas
             ondemand = sum(

@@ -15,10 +15,12 @@ from typing import Any
 from skyform.errors import SkyformError
 from skyform.serve import revisions, state
 from skyform.serve.autoscaler import Autoscaler, ReplicaView
+from skyform.serve.placer import Location, SpotPlacer
 from skyform.serve.replica_launch import ReplicaInputs, replica_digest, reuse_blocker
 from skyform.serve.replicas import ReplicaFacts, ReplicaStatus
 from skyform.serve.updates import Rollout
 from skyform.serve.versions import VersionRecord, inputs_of
+from skyform.spec.models import TaskSpec
 from skyform.spec.service_models import ServiceSpec
 
 log = logging.getLogger("skyform.serve.controller")
@@ -42,6 +44,14 @@ class Replica:
     launched_at: float | None = None
     reason: str = ""
     busy: bool = False  # a launch or teardown is running
+    location: str | None = None  # the spot placer's choice
+
+
+def spot_placement(placer: SpotPlacer | None, in_use: list[str]) -> dict[str, str]:
+    """The resource flags of a new spot replica: where the placer sends it, if it has one."""
+    if placer is None:
+        return {"use-spot": "true"}
+    return {"use-spot": "true", "infra": placer.select(in_use).infra}
 
 
 @dataclass
@@ -52,6 +62,26 @@ class Version:
     digest: str
     reuse_blocker: str | None
     spot: bool  # the task asks for spot replicas
+    placer: SpotPlacer | None = None  # spot_placer: dynamic_fallback
+
+
+def placer_for(task: TaskSpec) -> SpotPlacer | None:
+    """SkyPilot's SpotHedge over the places the replica's resources fit (cheapest offer per
+    place). A place is what `infra:` can pin: cloud/region/zone, or an ssh pool as a whole."""
+    from skyform.config import load_config
+    from skyform.plan.catalog import load_catalog
+    from skyform.plan.optimizer import default_clouds
+    from skyform.serve.planning import catalog_offerings
+
+    catalog = load_catalog(load_config())
+    prices: dict[str, float] = {}
+    for offering in catalog_offerings(task, catalog, default_clouds(catalog, None)):
+        parts = offering.infra.split("/")
+        place = "/".join(parts[:2]) if parts[0] in ("ssh", "kubernetes") else offering.infra
+        prices.setdefault(place, offering.hourly_cost)
+    if not prices:
+        return None
+    return SpotPlacer([Location(infra, price) for infra, price in prices.items()])
 
 
 def load_version(name: str, record: VersionRecord, secrets: dict[str, str]) -> Version:
@@ -72,8 +102,11 @@ def load_version(name: str, record: VersionRecord, secrets: dict[str, str]) -> V
     spec = dag.tasks[0].service if len(dag.tasks) == 1 else None
     if spec is None:
         raise SkyformError(f"{record.task_path} (version {record.number}) has no service: section")
-    spot = all(r.use_spot for r in dag.tasks[0].resources.alternatives())
-    return Version(record, inputs, spec, replica_digest(inputs), reuse_blocker(inputs), spot)
+    task = dag.tasks[0]
+    spot = all(r.use_spot for r in task.resources.alternatives())
+    placer = placer_for(task) if spot and spec.replica_policy.spot_placer else None
+    digest, blocker = replica_digest(inputs), reuse_blocker(inputs)
+    return Version(record, inputs, spec, digest, blocker, spot, placer)
 
 
 class ControllerBase:
@@ -128,7 +161,7 @@ class ControllerBase:
                 replica_id=rid,
                 version=r.facts.version,
                 role=r.role,
-                infra=r.infra,
+                infra=r.infra or r.location,
                 status=r.facts.status().value,
             )
             for rid, r in sorted(self.replicas.items())

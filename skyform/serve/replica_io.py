@@ -32,7 +32,11 @@ class ReplicaIO(ControllerBase):
     def new_replica(self, version: int, role: str, placement: dict[str, str] | None) -> int:
         rid, self.next_id = self.next_id, self.next_id + 1
         spot = role == "spot"
-        self.replicas[rid] = Replica(ReplicaFacts(rid, version, is_spot=spot), role=role)
+        self.replicas[rid] = Replica(
+            ReplicaFacts(rid, version, is_spot=spot),
+            role=role,
+            location=(placement or {}).get("infra"),
+        )
         self.background(self._launch(rid, placement))
         return rid
 
@@ -71,11 +75,13 @@ class ReplicaIO(ControllerBase):
                 replica.endpoint = f"http://{address}:{version.spec.ports}"
                 replica.launched_at = time.time()
                 replica.facts = replica.facts.launched(True)
+                self._placed(replica, ok=True)
                 log.info("replica %d launched at %s", rid, replica.endpoint)
             except Exception as exc:  # any launch failure is FAILED_PROVISION, not a crash
                 replica.reason = exc.message if isinstance(exc, SkyformError) else repr(exc)
                 log.warning("replica %d failed to launch: %s", rid, replica.reason)
                 replica.facts = replica.facts.launched(False)
+                self._placed(replica, ok=False)  # SkyPilot: a failed spot launch is a preemption
             finally:
                 replica.busy = False
 
@@ -143,6 +149,7 @@ class ReplicaIO(ControllerBase):
                     replica.reason = f"preempted: {why}"
                     log.warning("replica %d (%s) is preempted: %s", rid, replica.infra, why)
                     self.teardown_replica(rid, scale_down=True, preempted=True)
+                    self._placed(replica, ok=False)
                     lost.append(rid)
                     continue
             before = replica.facts.status()
@@ -156,6 +163,16 @@ class ReplicaIO(ControllerBase):
                 if self.record.ready_since is None:
                     self.record = self.record.model_copy(update={"ready_since": now})
         return lost
+
+    def _placed(self, replica: Replica, *, ok: bool) -> None:
+        """Tell the version's spot placer how its choice went."""
+        placer = self.versions[replica.facts.version].placer
+        if placer is None or replica.location is None:
+            return
+        if ok:
+            placer.launched(replica.location)
+        else:
+            placer.preempted(replica.location)
 
     def _probe_spec(self, replica: Replica) -> ReadinessProbe:
         """Each replica is probed with its own version's probe (SkyPilot: per version)."""

@@ -29,7 +29,9 @@ service:
     path: /health
     initial_delay_seconds: 30
     timeout_seconds: 2
-  replicas: 2
+  replica_policy:
+    min_replicas: 2
+    spot_placer: dynamic_fallback
 resources:
   infra: ssh/lab
   use_spot: true
