@@ -97,7 +97,7 @@ class PlacementIlp:
 
     def _at(self, v: int) -> dict[int, Terms | None]:
         """Place -> terms of "v runs there" (None when v has a single candidate)."""
-        places: dict[int, Any] = {}
+        places: dict[int, Terms | None] = {}
         alive = self.prep.alive[v]
         for i in alive:
             where = self.prep.place[v][i]
