@@ -15,13 +15,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from skyform.spec import Dag
 from skyform.state.managed import ManagedJobStatus
 
 if TYPE_CHECKING:
-    from skyform.ops.managed.controller import Controller
+    from skyform.state.managed import ManagedJobRecord, ManagedTask
 
 Outcome = ManagedJobStatus | BaseException
 
@@ -43,7 +43,25 @@ class Shared:
     stop: threading.Event = field(default_factory=threading.Event)
 
 
-def run_branches(ctrl: Controller, dag: Dag, make: Callable[[], Controller]) -> ManagedJobStatus:
+class Branch(Protocol):
+    """What a branch needs of the controller that runs it (controller.Controller is one)."""
+
+    shared: Shared
+
+    @property
+    def db(self) -> Closable: ...
+    @property
+    def record(self) -> ManagedJobRecord: ...
+    def log(self, message: str) -> None: ...
+    def run_task(self, index: int, secrets: dict[str, str]) -> ManagedJobStatus: ...
+    def update_task(self, task: ManagedTask, **changes: object) -> ManagedTask: ...
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+def run_branches(ctrl: Branch, dag: Dag, make: Callable[[], Branch]) -> ManagedJobStatus:
     """SUCCEEDED, or the first failed task's status; re-raises a branch's exception
     (Cancelled, NoResources, a controller bug) after the other branches have stopped."""
     done = {t.index for t in ctrl.record.tasks if t.status is ManagedJobStatus.SUCCEEDED}
@@ -103,7 +121,7 @@ class _GroupEnd:
     """When a job group's primary tasks have all succeeded, the rest get termination_delay
     seconds and are then stopped."""
 
-    def __init__(self, ctrl: Controller, primaries: set[int], delay: float) -> None:
+    def __init__(self, ctrl: Branch, primaries: set[int], delay: float) -> None:
         self.ctrl = ctrl
         self.primaries = primaries
         self.delay = delay
