@@ -36,6 +36,9 @@ keys and known_hosts. The config file is optional: a fresh machine has none.
       access_key_id: AKIA...    # default: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
       secret_access_key: ...    # (never written to a plan, a log or --json)
       r2_endpoint: https://<account>.r2.cloudflarestorage.com
+    state:                      # where state lives; default: SKYFORM_HOME/state.db
+      url: postgresql://skyform@db.lab:5432/skyform   # team mode (or sqlite:///path);
+                                # SKYFORM_STATE_URL overrides it
 """
 
 from __future__ import annotations
@@ -189,8 +192,15 @@ class PulumiSettings(_Strict):
     project: str = "skyform"
 
 
+class StateSettings(_Strict):
+    # sqlite:///path (the embedded default: SKYFORM_HOME/state.db) or
+    # postgresql://user@host:port/db (team mode); SKYFORM_STATE_URL overrides it
+    url: str | None = None
+
+
 class Config(_Strict):
     local: LocalNode = LocalNode()
+    state: StateSettings = StateSettings()
     ssh_pools: dict[str, SSHPool] = {}
     plan: PlanDefaults = PlanDefaults()
     pulumi: PulumiSettings = PulumiSettings()

@@ -92,19 +92,13 @@ def bucket_facts(dag: Dag, config) -> dict:
 
     if not bucket_uses(dag):
         return {}
-    from skyform.state.db import state_path
+    from skyform.state.store import open_state, state_exists
     from skyform.storage.facts import read_facts
 
-    db = None
-    if state_path().exists():
-        from skyform.state.db import StateDB
-
-        db = StateDB(state_path())
-    try:
+    if not state_exists():
+        return read_facts(dag, config, None)
+    with open_state() as db:
         return read_facts(dag, config, db)
-    finally:
-        if db is not None:
-            db.close()
 
 
 def check_placed_mounts(plan: Plan, dag: Dag) -> None:

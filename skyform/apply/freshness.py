@@ -52,9 +52,12 @@ def _state_reasons(plan: Plan, db: StateDB | None) -> list[str]:
     against = "an empty state" if prior.lineage is None else f"state serial {prior.serial}"
     kinds = _latest_changes(db, prior.serial, changed)
     described = ", ".join(f"{name} ({kinds.get(name, 'changed')})" for name in changed)
+    who = [
+        f"{name} was changed {c.describe()}" for name in changed if (c := db.cluster_change(name))
+    ]
     return [
         f"cluster{'s' if len(changed) > 1 else ''} {described} changed since the plan was "
-        f"made (against {against}; now serial {db.serial})"
+        f"made (against {against}; now serial {db.serial})" + (": " + "; ".join(who) if who else "")
     ]
 
 

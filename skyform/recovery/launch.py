@@ -179,9 +179,7 @@ def launch(
 
 def _forget(db: StateDB, job_id: int) -> None:
     """Undo a launch that failed before its controller started: nothing is left behind."""
-    with db.transaction() as conn:
-        conn.execute("DELETE FROM managed_jobs WHERE id=?", (job_id,))
-        conn.execute("DELETE FROM plan_revisions WHERE job_id=?", (job_id,))
+    ManagedJobs(db).delete(job_id)
     shutil.rmtree(jobdir.job_dir(job_id), ignore_errors=True)
 
 

@@ -138,15 +138,15 @@ class ManagedJobs:
 
     def __init__(self, db: StateDB) -> None:
         self.db = db
-        self._conn = db._conn
 
     def create(self, record: ManagedJobRecord) -> ManagedJobRecord:
         with self.db.transaction() as conn:
-            cur = conn.execute(
-                "INSERT INTO managed_jobs (status, record, updated_at) VALUES (?, ?, ?)",
+            row = conn.execute(
+                "INSERT INTO managed_jobs (status, record, updated_at) VALUES (?, ?, ?) "
+                "RETURNING id",
                 (record.status.value, "{}", time.time()),
-            )
-            job_id = int(cur.lastrowid or 0)
+            ).fetchone()
+            job_id = int(row["id"])
             record = record.model_copy(update={"id": job_id})
             conn.execute(
                 "UPDATE managed_jobs SET record=? WHERE id=?", (dump_record(record), job_id)
@@ -154,7 +154,7 @@ class ManagedJobs:
         return record
 
     def get(self, job_id: int) -> ManagedJobRecord | None:
-        row = self._conn.execute("SELECT record FROM managed_jobs WHERE id=?", (job_id,)).fetchone()
+        row = self.db.execute("SELECT record FROM managed_jobs WHERE id=?", (job_id,)).fetchone()
         return _managed(row["record"], job_id) if row else None
 
     def require(self, job_id: int) -> ManagedJobRecord:
@@ -164,7 +164,7 @@ class ManagedJobs:
         return record
 
     def list(self) -> list[ManagedJobRecord]:
-        rows = self._conn.execute("SELECT id, record FROM managed_jobs ORDER BY id").fetchall()
+        rows = self.db.execute("SELECT id, record FROM managed_jobs ORDER BY id").fetchall()
         return [_managed(r["record"], r["id"]) for r in rows]
 
     def put(self, record: ManagedJobRecord) -> None:
@@ -197,6 +197,12 @@ class ManagedJobs:
         )
         return record
 
+    def delete(self, job_id: int) -> None:
+        """Forget a managed job and its plan revisions (one that never started)."""
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM managed_jobs WHERE id=?", (job_id,))
+            conn.execute("DELETE FROM plan_revisions WHERE job_id=?", (job_id,))
+
     def refresh(self, record: ManagedJobRecord) -> ManagedJobRecord:
         return self.require(record.id)
 
@@ -221,7 +227,7 @@ class ManagedJobs:
         )
 
     def revisions(self, job_id: int) -> builtins.list[PlanRevision]:
-        rows = self._conn.execute(
+        rows = self.db.execute(
             "SELECT * FROM plan_revisions WHERE job_id=? ORDER BY revision", (job_id,)
         ).fetchall()
         known = PlanRevision.model_fields

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from skyform.paths import state_path
 from skyform.plan.diff import SETUP_FAILED, CurrentCluster
 from skyform.plan.model import Prior
 
@@ -76,12 +75,9 @@ def snapshot_of(db: StateDB) -> StateSnapshot:
 
 
 def read_snapshot() -> StateSnapshot:
-    if not state_path().exists():
-        return StateSnapshot()
-    from skyform.state.db import StateDB
+    from skyform.state.store import open_state, state_exists
 
-    db = StateDB(state_path())
-    try:
+    if not state_exists():
+        return StateSnapshot()
+    with open_state() as db:
         return snapshot_of(db)
-    finally:
-        db.close()

@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "jobs_cluster",
     "jobs",
     "known_hosts",
+    "force_unlock",
     "debug",
     "check",
     "gpus",

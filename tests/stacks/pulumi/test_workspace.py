@@ -14,7 +14,7 @@ from skyform.config import Config
 from skyform.errors import CapacityError, StackError
 from skyform.stacks.engine import engine_for
 from skyform.stacks.pulumi.engine import PulumiEngine
-from skyform.state.db import StateDB
+from skyform.state.db import open_state
 
 INSTANCE = "aws:ec2/instance:Instance"
 KEYPAIR = {"type": "aws:ec2/keyPair:KeyPair", "name": "ssh-key", "outputs": {}}
@@ -289,13 +289,10 @@ def test_a_missing_provider_sdk_names_the_extra(monkeypatch):
 
 
 def test_engine_for_builds_the_pulumi_engine_for_cloud_infra(skyform_home):
-    db = StateDB(skyform_home / "state.db")
-    try:
+    with open_state(skyform_home / "state.db") as db:
         for cloud in ("aws", "gcp", "kubernetes"):
             built = engine_for(cloud, config=Config(), state=db)
             assert isinstance(built, PulumiEngine) and built.cloud == cloud
-    finally:
-        db.close()
 
 
 def test_refresh_and_destroy_follow_the_project_the_stack_was_made_in(standin, skyform_home):
