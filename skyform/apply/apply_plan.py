@@ -32,8 +32,7 @@ def apply_plan(
     config = load_config()
     catalog = load_catalog(config)
     refuse_stale_early(plan, plan_path, catalog)
-    db = open_state()
-    try:
+    with open_state() as db:
         applier = Applier(
             plan,
             plan_path,
@@ -45,8 +44,6 @@ def apply_plan(
             options=options,
         )
         return applier.run()
-    finally:
-        db.close()
 
 
 def refuse_stale_early(plan: Plan, plan_path: Path, catalog) -> None:
@@ -59,11 +56,8 @@ def refuse_stale_early(plan: Plan, plan_path: Path, catalog) -> None:
     if not state_path().exists():
         check_fresh(plan, plan_path, db=None, catalog=catalog)
         return
-    db = open_state()
-    try:
+    with open_state() as db:
         check_fresh(plan, plan_path, db=db, catalog=catalog)
-    finally:
-        db.close()
 
 
 def launch_exit_code(outcomes: list[ClusterOutcome]) -> int:

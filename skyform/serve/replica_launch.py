@@ -120,14 +120,12 @@ def teardown(cluster: str, log: Any) -> bool:
     from skyform.config import load_config
     from skyform.state.db import open_state
 
-    db = open_state()
     try:
-        if db.get_cluster(cluster) is None:
+        with open_state() as db:
+            if db.get_cluster(cluster) is None:
+                return True
+            take_down(db, load_config(), cluster, purge=False, emit=log)
             return True
-        take_down(db, load_config(), cluster, purge=False, emit=log)
-        return True
     except SkyformError as exc:
         log(f"{cluster}: teardown failed: {exc.message}")
         return False
-    finally:
-        db.close()

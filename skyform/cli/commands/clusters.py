@@ -44,8 +44,7 @@ def status(
     from skyform.cli.render.clusters import render_status
     from skyform.state.db import open_state
 
-    db = open_state()
-    try:
+    with open_state() as db:
         records = [db.require_cluster(n) for n in clusters] if clusters else db.list_clusters()
         health: dict = {}
         notes: list[str] = []
@@ -66,8 +65,6 @@ def status(
                     engine = engine_for(r.spec.offer.cloud, config=config, state=db)
                     health[r.name] = engine.refresh(r.handle)
         jobs = {r.name: db.list_jobs(r.name) for r in records}
-    finally:
-        db.close()
     render_status(
         records, jobs, health, verbose=verbose, as_json=json_out, notes=notes, refreshed=refresh
     )
@@ -98,9 +95,8 @@ def down(
         ConsoleProgress().console.print("No existing clusters.")
         return 0
     config = load_config()
-    db = open_state()
     progress = ConsoleProgress()
-    try:
+    with open_state() as db:
         targets = down_targets(db, list(clusters or []), every=all_clusters)
         print_warnings(targets.kept)
         if not targets.records:
@@ -119,6 +115,4 @@ def down(
                 emit=functools.partial(progress.event, name, "destroy", None),
             )
             progress.stage(name, "down", "purged from state" if left else "terminated")
-    finally:
-        db.close()
     return 0

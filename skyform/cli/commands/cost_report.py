@@ -34,15 +34,12 @@ def cost_report(
     since = now - days * 86400 if days else None
     intervals, live, names, statuses, recoveries = [], {}, {}, {}, {}
     if state_path().exists():
-        db = open_state()
-        try:
+        with open_state() as db:
             intervals = db.usage(since=since)
             live = {r.name: r.status.value for r in db.list_clusters()}
             for job in ManagedJobs(db).list():
                 names[job.id], statuses[job.id] = job.name, job.status.value
                 recoveries[job.id] = job.recoveries()
-        finally:
-            db.close()
     report = usage_report(
         intervals,
         now=now,

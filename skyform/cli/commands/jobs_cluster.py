@@ -26,11 +26,8 @@ def queue(
     if not clusters and not state_path().exists():
         render_queues([], as_json=json_out)
         return
-    db = open_state()
-    try:
+    with open_state() as db:
         queues, warnings = refresh_queues(db, list(clusters or []))
-    finally:
-        db.close()
     print_warnings(warnings)
     render_queues(queues, as_json=json_out, headings=not clusters or len(clusters) > 1)
 
@@ -57,8 +54,7 @@ def logs(
     from skyform.state.db import open_state
 
     progress = ConsoleProgress()
-    db = open_state()
-    try:
+    with open_state() as db:
         record = db.require_cluster(cluster)
         if status:
             job = current_job(db, record, job_id)
@@ -72,8 +68,6 @@ def logs(
             node=node,
             on_log=lambda line: progress.log(cluster, line),
         )
-    finally:
-        db.close()
     if not final.job.never_ran:
         progress.job_end(final.job)
     print_warnings(final.warnings)
@@ -94,12 +88,9 @@ def cancel(
 
     if not job_ids and not all_jobs:
         raise SkyformError("say which jobs to cancel", "Pass job ids, or --all.")
-    db = open_state()
-    try:
+    with open_state() as db:
         record = db.require_cluster(cluster)
         cancelled = cancel_jobs(db, record, job_ids or None)
-    finally:
-        db.close()
     console = make_console()
     for job in cancelled:
         console.print(f"{cluster}: job {job.job_id} {job.status.value}")
