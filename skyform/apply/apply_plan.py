@@ -50,10 +50,10 @@ def refuse_stale_early(plan: Plan, plan_path: Path, catalog) -> None:
     """Refuse a plan already known to be stale before anything is created (no state.db,
     no lock files). The check that counts is made again under the clusters' locks."""
     from skyform.apply.freshness import check_fresh, task_must_exist
-    from skyform.state.db import open_state, state_path
+    from skyform.state.db import open_state, state_exists
 
     task_must_exist(plan, plan_path)
-    if not state_path().exists():
+    if not state_exists():
         check_fresh(plan, plan_path, db=None, catalog=catalog)
         return
     with open_state() as db:

@@ -34,9 +34,9 @@ def status(
     What a cluster's autostop did is taken in here: local clusters on every call, the others
     with --refresh (a torn-down cluster disappears, a stopped one shows STOPPED)."""
     del all_users  # accepted for SkyPilot users' habit; there is no other user's state here
-    from skyform.paths import state_path
+    from skyform.state.store import state_exists
 
-    if not state_path().exists():  # a fresh machine: answer without loading models or rich
+    if not state_exists():  # a fresh machine: answer without loading models or rich
         from skyform.cli.render.empty import render_no_clusters
 
         render_no_clusters(as_json=json_out)
@@ -89,9 +89,9 @@ def down(
     from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.config import load_config
-    from skyform.state.db import open_state, state_path
+    from skyform.state.db import open_state, state_exists
 
-    if all_clusters and not clusters and not state_path().exists():
+    if all_clusters and not clusters and not state_exists():
         ConsoleProgress().console.print("No existing clusters.")
         return 0
     config = load_config()

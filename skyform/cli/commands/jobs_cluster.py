@@ -21,9 +21,9 @@ def queue(
     from skyform.cli.render.clusters import render_queues
     from skyform.cli.render.messages import print_warnings
     from skyform.cluster_jobs import refresh_queues
-    from skyform.state.db import open_state, state_path
+    from skyform.state.db import open_state, state_exists
 
-    if not clusters and not state_path().exists():
+    if not clusters and not state_exists():
         render_queues([], as_json=json_out)
         return
     with open_state() as db:
