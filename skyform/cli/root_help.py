@@ -36,6 +36,7 @@ ROOT_HELP = (
     "  cost-report   Recorded price × recorded uptime per cluster and per...\n"
     "  jobs          Managed jobs: recover from lost capacity by re-planning.\n"
     "  known-hosts   skyform's record of node SSH host keys.\n"
+    "  state         The state store: move it between SQLite and PostgreSQL...\n"
     "  debug         Fault injection for rehearsing recovery.\n"
     "  catalog       Show the price catalog in use, or refresh it from...\n"
     "  cost          Cost of saved plans: `skyform cost PLAN.json` (estimate),...\n"

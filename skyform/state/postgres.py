@@ -130,6 +130,14 @@ class PostgresStateStore(SqlStateStore):
         with contextlib.suppress(StateError):
             self._conn.execute("ROLLBACK")
 
+    def after_bulk_insert(self, conn, tables: Sequence[str]) -> None:
+        for table in ("events", "usage", "managed_jobs"):
+            if table in tables:
+                conn.execute(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                    f"(SELECT COALESCE(MAX(id), 0) + 1 FROM {table}), false)"
+                )
+
     def now(self) -> float:
         row = self._conn.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp()) AS t").fetchone()
         return float(row["t"])

@@ -97,6 +97,9 @@ class SqlCore:
         """The time leases are measured in (the database server's clock, where it has one)."""
         return time.time()
 
+    def after_bulk_insert(self, conn: Conn, tables: Sequence[str]) -> None:
+        """Rows were inserted with their ids (a migration): move id counters past them."""
+
     def reopen(self) -> SqlCore:
         """A second connection to the same store (another thread's, e.g. a lease renewer)."""
         raise NotImplementedError

@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "jobs",
     "known_hosts",
     "force_unlock",
+    "state",
     "debug",
     "check",
     "gpus",
