@@ -64,10 +64,22 @@ def status(
                 if r.handle is not None:
                     engine = engine_for(r.spec.offer.cloud, config=config, state=db)
                     health[r.name] = engine.refresh(r.handle)
-        jobs = {r.name: db.list_jobs(r.name) for r in records}
+        jobs: dict = {}
+        if verbose or json_out:  # the table alone shows no jobs: read them only when shown
+            jobs = _jobs_by_cluster(db, [r.name for r in records], every=not clusters)
     render_status(
         records, jobs, health, verbose=verbose, as_json=json_out, notes=notes, refreshed=refresh
     )
+
+
+def _jobs_by_cluster(db, names: list[str], *, every: bool) -> dict:
+    """One query for every cluster's jobs (a thousand clusters: not a thousand queries)."""
+    if not every:
+        return {name: db.list_jobs(name) for name in names}
+    grouped: dict = {name: [] for name in names}
+    for job in db.list_jobs():
+        grouped.setdefault(job.cluster, []).append(job)
+    return grouped
 
 
 def down(
