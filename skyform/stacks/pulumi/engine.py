@@ -28,6 +28,7 @@ from skyform.stacks.pulumi.inputs import CLOUDS, program_inputs
 from skyform.stacks.pulumi.outputs import ENGINE, cluster_state, handle_from_outputs
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterHandle
+from skyform.state.postgres import redact
 
 POWER_CLOUDS = ("aws", "gcp")
 POWER_STOPPED, POWER_RUNNING = "stopped", "running"  # the programs' optional `power` input
@@ -101,7 +102,7 @@ class PulumiEngine:
             cluster=cluster,
             stack=settings.qualified(cluster),
             cloud=self.cloud,
-            backend_url=settings.backend_url,
+            backend_url=redact(settings.backend_url),  # messages never show a password
             placement=where,
             work_dir=str(settings.work_dir(cluster)),
         )
