@@ -20,7 +20,7 @@ from itertools import islice
 
 from skyform.config import Config, SSHHost, SSHPool
 from skyform.errors import CapacityError, NodeUnreachable, StackError
-from skyform.infra_check import probe_ssh
+from skyform.ops.check import probe_ssh
 from skyform.plan.catalog.hostfacts import HostFacts, read_facts
 from skyform.plan.catalog.onprem import host_id, host_values
 from skyform.plan.model import ClusterSpec, PlacedOffer

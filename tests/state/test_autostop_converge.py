@@ -8,8 +8,9 @@ import time
 
 import pytest
 
-from skyform.apply import autostop, clusters, stopstart
 from skyform.config import Config
+from skyform.lifecycle import autostop, clusters
+from skyform.ops import stopstart
 from skyform.plan.model import AutostopSetting, ClusterSpec, PlacedOffer
 from skyform.stacks import engine as engines
 from skyform.stacks.engine import ClusterState, NodeState

@@ -18,7 +18,7 @@ def preempt(
 ) -> None:
     """Kill a node's jobs and mark it preempted, the way a spot reclaim takes a node away."""
     from skyform.cli.render.progress import ConsoleProgress
-    from skyform.recovery.inject import preempt as do_preempt
+    from skyform.ops.preempt import preempt as do_preempt
     from skyform.state.db import open_state
 
     progress = ConsoleProgress()

@@ -2,7 +2,7 @@
 
 Local facts are read (environment, credential files, kubeconfig, PATH); ssh pool hosts are
 logged in to, as apply will, and the ones whose size config.yaml leaves out are probed
-(ssh_login.py); the one API call is Kubernetes' node list for the contexts skyform plans on,
+(ops/check_ssh.py); the one API call is Kubernetes' node list for the contexts skyform plans on,
 which is what `plan` needs from a cluster (and refreshes its capacity cache).
 """
 
@@ -68,8 +68,8 @@ def probe_ssh(host: str, port: int, timeout: float = SSH_PROBE_TIMEOUT) -> str |
 def check_ssh_pool(name: str, pool: SSHPool) -> InfraStatus:
     """Log in to every host (user, key, host key, key exchange: what `apply` will need) and
     probe the ones whose size config.yaml leaves out; cache what was measured."""
+    from skyform.ops.check_ssh import login_host, recording_kex
     from skyform.plan.catalog.hostfacts import write_facts
-    from skyform.ssh_login import login_host, recording_kex
 
     with recording_kex(), ThreadPoolExecutor(max_workers=min(16, len(pool.hosts))) as ex:
         results = list(ex.map(lambda host: login_host(name, pool, host), pool.hosts))
