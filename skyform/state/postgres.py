@@ -79,6 +79,7 @@ def _lost(url: str, exc: Exception) -> StateError:
 
 class PostgresStateStore(SqlStateStore):
     kind = "postgresql"
+    shares_keys = True
 
     def __init__(self, url: str) -> None:
         super().__init__()

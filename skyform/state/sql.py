@@ -36,7 +36,14 @@ class SqlStateStore(LeaseMixin, JournalMixin):
 
     def get_cluster(self, name: str) -> ClusterRecord | None:
         row = self.execute("SELECT record FROM clusters WHERE name=?", (name,)).fetchone()
-        return _cluster(row["record"], name) if row else None
+        if row is None:
+            return None
+        record = _cluster(row["record"], name)
+        if self.shares_keys:  # a teammate's cluster: its node keys come from the store
+            from skyform.state.teamkeys import adopt
+
+            record = adopt(self._conn, record)
+        return record
 
     def require_cluster(self, name: str) -> ClusterRecord:
         record = self.get_cluster(name)
@@ -63,6 +70,10 @@ class SqlStateStore(LeaseMixin, JournalMixin):
             conn.execute("DELETE FROM nodes WHERE cluster=?", (record.name,))
             for node in record.handle.nodes if record.handle else []:
                 self._insert_node(conn, record.name, node)
+            if self.shares_keys:
+                from skyform.state.teamkeys import share
+
+                share(conn, record, time.time())
             self._bump(conn, record.name)
 
     def set_cluster_status(self, name: str, status: ClusterStatus) -> None:
@@ -80,6 +91,8 @@ class SqlStateStore(LeaseMixin, JournalMixin):
             conn.execute("DELETE FROM clusters WHERE name=?", (name,))
             conn.execute("DELETE FROM jobs WHERE cluster=?", (name,))
             conn.execute("DELETE FROM job_ids WHERE cluster=?", (name,))
+            prefix = f"identity/{name}/"
+            conn.execute("DELETE FROM secrets WHERE substr(name, 1, ?) = ?", (len(prefix), prefix))
             self._bump(conn, name)
 
     # -- nodes and host reservations ---------------------------------------------------------

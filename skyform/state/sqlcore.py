@@ -75,6 +75,7 @@ class SqlCore:
 
     kind = "sql"
     url = ""  # for messages: never carries a password
+    shares_keys = False  # a team's store: node keys and host keys travel through it
     _conn: Conn
 
     def __init__(self) -> None:

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from e2ekit import task_file, write_pool
 
 from skyform.state.sqlcore import whoami
@@ -141,6 +142,33 @@ def test_an_apply_killed_holding_the_lock_frees_the_cluster_within_the_lease_tim
     team.run("laptop", "down", "train", "-y", SKYFORM_LOCK_WAIT="10", check=0)
     assert time.monotonic() - started < 10  # freed when its 3 s lease ran out
     assert json.loads(team.run("laptop", "status", "--json", check=0).stdout) == []
+
+
+def test_a_teammate_with_the_passphrase_execs_with_the_key_shared_through_the_store(team):
+    """CI's key for the pool lives only on the CI runner, which is gone after the apply: the
+    laptop uses the copy sealed in the store (and the host keys CI recorded)."""
+    ci_key = team.homes["ci"] / "pool-key"
+    config = yaml.safe_load((team.homes["ci"] / "config.yaml").read_text())
+    hosts = config["ssh_pools"]["lab"]["hosts"]
+    ci_key.write_bytes(Path(hosts[0]["identity_file"]).read_bytes())
+    ci_key.chmod(0o600)
+    for host in hosts:
+        host["identity_file"] = str(ci_key)
+    (team.homes["ci"] / "config.yaml").write_text(yaml.safe_dump(config))
+    task_file(team.repo, "train.yaml", TASK)
+    secret = {"SKYFORM_PASSPHRASE": "team secret"}
+    team.run("ci", "plan", "train.yaml", "-o", "plan.json", check=0)
+    team.run("ci", "apply", "plan.json", check=0, **secret)
+    ci_key.unlink()  # the CI runner vanished
+    refused = team.run("laptop", "exec", "train", "echo hi")
+    assert refused.returncode == 1
+    assert "SSH key is in the team's state store, encrypted" in refused.stderr
+    ran = team.run("laptop", "exec", "train", "echo via-shared-$SKYFORM_NODE_RANK", **secret)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "via-shared-0" in ran.stdout
+    shared = (team.homes["laptop"] / "known_hosts").read_text().splitlines()
+    assert shared and set(shared) <= set((team.homes["ci"] / "known_hosts").read_text().split("\n"))
+    team.run("laptop", "down", "train", "-y", check=0, **secret)
 
 
 def _wait_for_lease(team: Team, name: str):
