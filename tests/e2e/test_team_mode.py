@@ -2,7 +2,9 @@
 store and one pool of real sshd nodes. CI applies a reviewed plan; the laptop sees the
 cluster, execs into it and takes it down; a plan made before CI's apply is refused naming
 who applied it; two applies of one cluster serialise; an apply killed with -9 while it holds
-the cluster's lock frees it within the lease time."""
+the cluster's lock frees it within the lease time; a teammate execs with the key shared
+through the store; PostgreSQL restarted mid-apply fails the apply clearly and the next one
+converges."""
 
 from __future__ import annotations
 
@@ -169,6 +171,23 @@ def test_a_teammate_with_the_passphrase_execs_with_the_key_shared_through_the_st
     shared = (team.homes["laptop"] / "known_hosts").read_text().splitlines()
     assert shared and set(shared) <= set((team.homes["ci"] / "known_hosts").read_text().split("\n"))
     team.run("laptop", "down", "train", "-y", check=0, **secret)
+
+
+def test_postgresql_restarted_mid_apply_fails_clearly_and_the_next_apply_converges(team, pg_server):
+    task_file(team.repo, "train.yaml", TASK.replace("run:", "setup: sleep 4\nrun:"))
+    team.run("ci", "plan", "train.yaml", "-o", "plan.json", check=0)
+    applying = team.spawn("ci", "apply", "plan.json")
+    _wait_for_lease(team, "cluster/train")
+    pg_server.stop("fast")  # drops every connection, the apply's included
+    pg_server.start()
+    code = applying.wait(timeout=120)
+    out = applying.stdout.read() if applying.stdout else ""
+    assert code == 1, out
+    assert "lost the connection to the state database" in out and "Traceback" not in out
+    team.run("ci", "plan", "train.yaml", "-o", "again.json", check=0)
+    team.run("ci", "apply", "again.json", check=0)
+    status = json.loads(team.run("laptop", "status", "--json", check=0).stdout)
+    assert [(c["name"], c["status"]) for c in status] == [("train", "UP")]
 
 
 def _wait_for_lease(team: Team, name: str):
