@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "known_hosts",
     "force_unlock",
     "state",
+    "controller",
     "debug",
     "check",
     "gpus",

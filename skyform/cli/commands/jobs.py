@@ -97,7 +97,14 @@ def launch(
                 objective=minimize.value,
                 name=name,
             )
+        services = [
+            lease.name.removeprefix("controller/") for lease in db.list_leases("controller/")
+        ]
     render_launched(record)
+    if services:
+        typer.echo(f"Submitted: controller {', '.join(services)} will run it.", err=True)
+    elif db.kind != "sqlite":
+        typer.echo("No controller is registered: started one on this machine.", err=True)
     if detach:
         return 0
     return _follow(record.id)

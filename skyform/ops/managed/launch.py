@@ -93,7 +93,8 @@ def launch_plan(
             f"{plan_path} no longer matches what planning gives now",
             "Make a new plan and review it.",
         )
-    spawn_controller(record.id)
+    if not services_registered(db):
+        spawn_controller(record.id)
     return record
 
 
@@ -172,7 +173,7 @@ def launch(
         f"managed job {record.id} submitted",
         data={"managed_job_id": record.id, "to": "PENDING"},
     )
-    if start:
+    if start and not services_registered(db):
         spawn_controller(record.id)
     return record
 
@@ -202,6 +203,11 @@ def spawn_controller(job_id: int) -> int:
     return proc.pid
 
 
+def services_registered(db: StateDB) -> bool:
+    """A `skyform controller run` service is alive: it adopts jobs, nothing is spawned here."""
+    return bool(db.list_leases("controller/"))
+
+
 def controller_alive(job_id: int) -> bool:
     """A live controller holds its flock; if we can take it, nobody runs the job."""
     from skyform.state.lock import flock_held
@@ -212,7 +218,9 @@ def controller_alive(job_id: int) -> bool:
 def ensure_controllers(db: StateDB) -> list[int]:
     """Start again the controller of every unfinished managed job whose controller died
     (e.g. `kill -9`, a reboot). Returns the job ids restarted."""
-    restarted = []
+    restarted: list[int] = []
+    if services_registered(db):
+        return restarted  # the controller services adopt jobs whose controller died
     jobs = ManagedJobs(db)
     for record in jobs.list():
         if record.status.is_terminal or controller_alive(record.id):
