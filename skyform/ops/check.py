@@ -11,15 +11,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import socket
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from skyform.config import Config, SSHPool, load_config
-
-SSH_PROBE_TIMEOUT = 2.0
 
 
 @dataclass(frozen=True)
@@ -48,21 +45,6 @@ def check_local(config: Config) -> InfraStatus:
     cpus = config.local.cpus or os.cpu_count() or 1
     detail = f"this machine: {cpus:g} vCPUs"
     return InfraStatus("local", True, detail)
-
-
-def probe_ssh(host: str, port: int, timeout: float = SSH_PROBE_TIMEOUT) -> str | None:
-    """None when an SSH server answers with its banner, else a short reason."""
-    try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.settimeout(timeout)
-            banner = sock.recv(64)
-    except TimeoutError:
-        return "timed out"
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    if not banner.startswith(b"SSH-"):
-        return "answered, but not with an SSH banner"
-    return None
 
 
 def check_ssh_pool(name: str, pool: SSHPool) -> InfraStatus:

@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, SecretStr, field_serializer
 from skyform.spec.service_models import ServiceSpec
 
 DEFAULT_DISK_SIZE_GB = 256
-DEFAULT_ESTIMATED_HOURS = 1.0
 REDACTED = "<redacted>"
 
 Execution = Literal["serial", "parallel"]

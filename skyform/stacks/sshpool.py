@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import socket
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -20,13 +21,27 @@ from itertools import islice
 
 from skyform.config import Config, SSHHost, SSHPool
 from skyform.errors import CapacityError, NodeUnreachable, StackError
-from skyform.ops.check import probe_ssh
 from skyform.plan.catalog.hostfacts import HostFacts, read_facts
 from skyform.plan.catalog.onprem import host_id, host_values
 from skyform.plan.model import ClusterSpec, PlacedOffer
 from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterHandle, NodeHandle, NodeKind
+
+
+def probe_ssh(host: str, port: int, timeout: float = 2.0) -> str | None:
+    """None when an SSH server answers with its banner, else a short reason."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            banner = sock.recv(64)
+    except TimeoutError:
+        return "timed out"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not banner.startswith(b"SSH-"):
+        return "answered, but not with an SSH banner"
+    return None
 
 
 def host_matches(

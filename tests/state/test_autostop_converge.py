@@ -9,8 +9,8 @@ import time
 import pytest
 
 from skyform.config import Config
-from skyform.lifecycle import autostop, clusters
-from skyform.ops import stopstart
+from skyform.lifecycle import clusters
+from skyform.ops import autostop, stopstart
 from skyform.plan.model import AutostopSetting, ClusterSpec, PlacedOffer
 from skyform.stacks import engine as engines
 from skyform.stacks.engine import ClusterState, NodeState
