@@ -20,18 +20,17 @@ def force_unlock(
     same machine, at lease expiry elsewhere); use this only when the holder is known to be
     gone and waiting is not an option."""
     from skyform.cli.prompts import confirm
-    from skyform.state.db import open_state
-    from skyform.state.lock import cluster_lease
+    from skyform.ops.state_admin import cluster_lock
+    from skyform.ops.state_admin import force_unlock as free_lock
 
-    with open_state() as db:
-        lease = db.get_lease(cluster_lease(cluster))
-        if lease is None:
-            typer.echo(f"Cluster {cluster!r} is not locked: nothing to do.")
-            return
-        confirm(
-            f"Free the lock on cluster {cluster!r} held by {lease.describe()}? If that "
-            "command still runs, two commands may then change the cluster at once.",
-            yes,
-        )
-        db.force_unlock(cluster_lease(cluster))
+    lease = cluster_lock(cluster)
+    if lease is None:
+        typer.echo(f"Cluster {cluster!r} is not locked: nothing to do.")
+        return
+    confirm(
+        f"Free the lock on cluster {cluster!r} held by {lease.describe()}? If that "
+        "command still runs, two commands may then change the cluster at once.",
+        yes,
+    )
+    free_lock(cluster)
     typer.echo(f"Cluster {cluster!r} is unlocked (it was held by {lease.describe()}).")

@@ -30,13 +30,11 @@ def migrate(
     """Copy every cluster, job, event, usage record, managed job and key into the empty
     store at URL, lineage and serial included (reviewed plans stay fresh). The old store is
     left as it was; a target that is not empty is refused."""
-    from skyform.state.migrate import copy_state
-    from skyform.state.store import open_state
+    from skyform.ops.state_admin import migrate as copy_into
 
-    with open_state(url=source) as old, open_state(url=to) as new:
-        copied = copy_state(old, new)
-        where = new.url
-        was = old.url
-    moved = ", ".join(f"{n} {table}" for table, n in copied.items() if n) or "an empty state"
-    typer.echo(f"Copied {moved} from {was} to {where}.")
-    typer.echo(f"Point SKYFORM_STATE_URL (or state.url in config.yaml) at {where} from now on.")
+    done = copy_into(to, source)
+    moved = ", ".join(f"{n} {table}" for table, n in done.copied.items() if n) or "an empty state"
+    typer.echo(f"Copied {moved} from {done.source} to {done.target}.")
+    typer.echo(
+        f"Point SKYFORM_STATE_URL (or state.url in config.yaml) at {done.target} from now on."
+    )
