@@ -46,14 +46,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from skyform.errors import ConfigError, UnsafePathError
+from skyform.infra import PRICED
 from skyform.paths import (  # re-exported: callers find them here; paths is the light home
     DEFAULT_HOME,  # noqa: F401
     ensure_dir,  # noqa: F401
     ensure_home,  # noqa: F401
     home,
 )
-
-CATALOG_CLOUDS = ("aws", "gcp")
 
 
 def confined(root: Path, *names: str) -> Path:
@@ -142,7 +141,7 @@ class LocalNode(_Strict):
 
 
 class PlanDefaults(_Strict):
-    clouds: list[str] = list(CATALOG_CLOUDS)
+    clouds: list[str] = list(PRICED)
 
 
 class RecoverySettings(_Strict):

@@ -53,6 +53,7 @@ def plan_task(
     from skyform.plan.planner import PlanInputs, make_plan
     from skyform.spec import check_supported, load_task_text
     from skyform.spec.loader import decode_task, read_task_bytes
+    from skyform.stacks.registry import nodes_gone
     from skyform.state.snapshot import read_snapshot
 
     # read once: the digest apply checks is of the very bytes that were planned
@@ -64,7 +65,7 @@ def plan_task(
     catalog = load_catalog(config)
     if catalog.source.warning:
         warnings.append(catalog.source.warning)
-    snapshot = read_snapshot()
+    snapshot = read_snapshot(nodes_gone)
     inputs = PlanInputs(
         dag=dag,
         task_path=recorded_task_path(task_file, out),

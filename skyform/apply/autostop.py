@@ -21,7 +21,8 @@ from skyform.apply import clusters
 from skyform.config import Config
 from skyform.errors import LockedError, NodeUnreachable, SkyformError, StateError
 from skyform.exec import agent
-from skyform.exec.connect import NodeRunner, Timeouts, open_runner
+from skyform.exec.connect import open_runner
+from skyform.exec.runner import NodeRunner, Timeouts
 from skyform.plan.autostop import why_not_stoppable
 from skyform.plan.model import AutostopSetting
 from skyform.state.db import StateDB
@@ -143,10 +144,13 @@ SHUT_DOWN = {"stopping", "stopped", "STOPPING", "TERMINATED", "SUSPENDED"}
 
 
 def _shut_down(db: StateDB, config: Config, record: ClusterRecord) -> bool:
-    """aws/gcp: are the instances of a head that does not answer shut down (not gone)?"""
-    from skyform.stacks.engine import engine_for
+    """Infra whose stop stops instances (aws, gcp): are the instances of a head that does not
+    answer shut down (not gone)?"""
+    from skyform.infra import Stop, infra
+    from skyform.stacks.registry import engine_for
 
-    if record.spec.offer.cloud not in ("aws", "gcp") or record.handle is None:
+    row = infra(record.spec.offer.cloud)
+    if row is None or row.stop is not Stop.INSTANCES or record.handle is None:
         return False
     try:
         state = engine_for(record.spec.offer.cloud, config=config, state=db).refresh(record.handle)

@@ -25,6 +25,7 @@ from skyform.config import Config
 from skyform.errors import PlanError
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession
+from skyform.infra import updates_in_place
 from skyform.plan.jobdiff import JOB_PATHS
 from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
 from skyform.plan.ownership import Owner, Relation, describe_owner, relation
@@ -306,8 +307,8 @@ class Applier:
         assert change.after is not None
         changed = {a.path for a in change.attributes} - JOB_PATHS
         infra_paths = changed - {"autostop"}  # the node agent's, not the stack's
-        if infra_paths and change.after.offer.cloud not in ("local", "ssh"):
-            from skyform.stacks.engine import engine_for
+        if infra_paths and updates_in_place(change.after.offer.cloud):
+            from skyform.stacks.registry import engine_for
 
             self.progress.stage(change.cluster, "update", ", ".join(sorted(infra_paths)))
             engine = engine_for(

@@ -48,7 +48,7 @@ from skyform.recovery.policy import (
     relaunch_steps,
 )
 from skyform.recovery.revisions import load_dag, make_revision
-from skyform.stacks.engine import engine_for
+from skyform.stacks.registry import engine_for
 from skyform.state.db import open_state
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus, ManagedTask
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus

@@ -17,6 +17,7 @@ from skyform.plan.model import BlockedPlacement, Plan
 from skyform.plan.planfile import plan_digest, write_plan
 from skyform.recovery import jobdir
 from skyform.spec import Dag
+from skyform.stacks.registry import nodes_gone
 from skyform.state.db import StateDB
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, PlanRevision
 from skyform.state.snapshot import snapshot_of
@@ -84,7 +85,7 @@ def make_revision(
     dag = load_dag(record)
     part = sub_dag(dag, tasks)
     config = load_config()
-    snapshot = snapshot_of(db)
+    snapshot = snapshot_of(db, nodes_gone)
     inputs = PlanInputs(
         dag=part,
         task_path=record.task_file,

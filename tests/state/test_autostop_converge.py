@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from skyform.apply import autostop, clusters, stopstart
+from skyform.apply import autostop, clusters
 from skyform.config import Config
 from skyform.plan.model import AutostopSetting, ClusterSpec, PlacedOffer
-from skyform.stacks import engine as engines
+from skyform.stacks import registry as engines
 from skyform.stacks.engine import ClusterState, NodeState
 from skyform.state.db import open_state
 from skyform.state.models import ClusterHandle, ClusterRecord, ClusterStatus, NodeHandle
@@ -64,7 +64,6 @@ def _stand_in(monkeypatch, detail: str) -> StandInEngine:
     fake = StandInEngine(detail)
     monkeypatch.setattr(engines, "engine_for", lambda *a, **k: fake)
     monkeypatch.setattr(clusters, "engine_for", lambda *a, **k: fake)
-    monkeypatch.setattr(stopstart, "_pulumi", lambda *a, **k: fake)
     monkeypatch.setattr(autostop, "_report", lambda record: None)  # the head does not answer
     return fake
 

@@ -58,7 +58,7 @@ def status(
             )
         if refresh:
             from skyform.config import load_config
-            from skyform.stacks.engine import engine_for
+            from skyform.stacks.registry import engine_for
 
             config = load_config()
             for r in records:

@@ -18,6 +18,7 @@ def preempt(
 ) -> None:
     """Kill a node's jobs and mark it preempted, the way a spot reclaim takes a node away."""
     from skyform.cli.render.progress import ConsoleProgress
+    from skyform.config import load_config
     from skyform.recovery.inject import preempt as do_preempt
     from skyform.state.db import open_state
 
@@ -25,7 +26,11 @@ def preempt(
     db = open_state()
     try:
         count = do_preempt(
-            db, cluster, rank=node, emit=lambda m: progress.event(cluster, "preempt", None, m)
+            db,
+            load_config(),
+            cluster,
+            rank=node,
+            emit=lambda m: progress.event(cluster, "preempt", None, m),
         )
     finally:
         db.close()

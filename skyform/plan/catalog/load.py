@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skyform.errors import CatalogError
+from skyform.infra import PRICED
 from skyform.plan.catalog import tables
 from skyform.plan.catalog.accelerators import AcceleratorNames
 from skyform.plan.catalog.catalog import Catalog, CatalogSource, Image
@@ -66,7 +67,7 @@ FILES: dict[str, tuple[str | None, str]] = {
     "k8s_gpus": (None, "k8s_gpu_labels.csv"),
     "egress": (None, "egress.csv"),
 }
-IMAGE_FILES = {"aws": "aws/images.csv", "gcp": "gcp/images.csv"}  # refreshed layout, no Cloud col
+IMAGE_FILES = {c: f"{c}/images.csv" for c in PRICED}  # refreshed layout, no Cloud col
 
 
 def catalog_home() -> Path:
