@@ -86,10 +86,10 @@ def write_replica_task(
 
 def launch(inputs: ReplicaInputs, task: Path, cluster: str, log: Any) -> str:
     """Plan and apply the replica's cluster (job detached); returns its infra."""
-    from skyform.apply.apply_plan import apply_plan
-    from skyform.apply.runner import ApplyOptions
+    from skyform.ops.applier import ApplyOptions
+    from skyform.ops.apply import apply_plan
+    from skyform.ops.plan import plan_task
     from skyform.plan.planfile import write_plan
-    from skyform.planning import plan_task
 
     secrets = [f"{k}={v}" for k, v in inputs.secrets.items()]
     plan_path = task.with_suffix(".plan.json")
@@ -116,8 +116,8 @@ def launch(inputs: ReplicaInputs, task: Path, cluster: str, log: Any) -> str:
 
 def teardown(cluster: str, log: Any) -> bool:
     """`skyform down` of the replica's cluster; False when it could not be torn down."""
-    from skyform.apply.down import take_down
     from skyform.config import load_config
+    from skyform.ops.down import take_down
     from skyform.state.db import open_state
 
     db = open_state()

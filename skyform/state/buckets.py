@@ -2,7 +2,7 @@
 may delete. A bucket that is not recorded here was not made by skyform and is never deleted.
 
 Recording a bucket does not bump the serial: a bucket appearing does not change any cluster,
-and plans check the buckets they use themselves (apply/freshness.py).
+and plans check the buckets they use themselves (lifecycle/freshness.py).
 """
 
 from __future__ import annotations

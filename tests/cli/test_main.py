@@ -53,7 +53,7 @@ def test_unexpected_exception_is_one_line_unless_debugging(cli, monkeypatch):
     def boom(*_a, **_k):
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr("skyform.infra_check.check_all", boom)
+    monkeypatch.setattr("skyform.ops.check.check_all", boom)
     result = cli("check")
     assert result.exit_code == 1
     assert "internal error: RuntimeError: kaboom" in result.stderr

@@ -120,9 +120,9 @@ def test_apply_refuses_a_plan_made_before_a_context_existed(cli, tmp_path, monke
 
 
 def test_a_plan_is_fresh_while_the_capacity_is_unchanged(tmp_path, kubeconfig):
-    from skyform.apply.freshness import kubernetes_reasons
+    from skyform.lifecycle.freshness import kubernetes_reasons
+    from skyform.ops.plan import plan_task
     from skyform.plan.catalog import load_catalog
-    from skyform.planning import plan_task
 
     kubeconfig({"lab": "gfd", "eks": "eks"}, current="lab")
     plan = plan_task(task(tmp_path), out=tmp_path / "plan.json").plan

@@ -9,8 +9,8 @@ from costkit import dearer_g6_without_m7a, edited_fixture, three_task_plan, tiny
 
 from skyform.config import Config
 from skyform.cost.reprice import location_of, reprice
+from skyform.ops.plan import plan_task
 from skyform.plan.catalog import Location, load_catalog
-from skyform.planning import plan_task
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -115,8 +115,8 @@ def test_cluster_torn_down_behind_the_jobs_back_is_recovered(sky, tmp_path):
     """Something else tears the cluster down the way every skyform command does (under the
     cluster's lock), e.g. an older skyform's `down`: the controller treats it as lost
     capacity, never as a user failure or a crash."""
-    from skyform.apply import clusters
     from skyform.config import load_config
+    from skyform.lifecycle import clusters
     from skyform.state.db import open_state
     from skyform.state.lock import cluster_lock
 

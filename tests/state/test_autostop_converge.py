@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from skyform.apply import autostop, clusters
 from skyform.config import Config
+from skyform.lifecycle import autostop, clusters
 from skyform.plan.model import AutostopSetting, ClusterSpec, PlacedOffer
 from skyform.stacks import registry as engines
 from skyform.stacks.engine import ClusterState, NodeState

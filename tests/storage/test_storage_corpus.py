@@ -40,7 +40,7 @@ def _load(path: Path):
 
 @pytest.mark.skipif(not BUCKETY, reason="compat corpus not found")
 def test_corpus_bucket_tasks_plan_with_region_or_note(s3, tmp_path, monkeypatch):
-    from skyform.planning import plan_task
+    from skyform.ops.plan import plan_task
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     planned = refused = unplaced = 0

@@ -55,7 +55,7 @@ def plan_and_show(task_file: Path, *, minimize: Minimize, cluster: str | None, l
     """Plan a task file now (never saved) and print the plan with its warnings."""
     from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.plan_output import emit_plan
-    from skyform.planning import plan_task
+    from skyform.ops.plan import plan_task
 
     result = plan_task(
         task_file, objective=minimize.value, cluster=cluster, load_kwargs=load_kwargs
@@ -95,12 +95,12 @@ def apply(
     overrides=None,
 ) -> int:
     """Apply a saved plan exactly; or plan a task file, show it, confirm, and apply."""
-    from skyform.apply.apply_plan import apply_plan
-    from skyform.apply.runner import ApplyOptions
     from skyform.cli.render.apply import render_apply_result
     from skyform.cli.render.plan_output import emit_plan
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.errors import SkyformError
+    from skyform.ops.applier import ApplyOptions
+    from skyform.ops.apply import apply_plan
     from skyform.plan.planfile import plan_bytes, read_plan
     from skyform.spec.loader import refuse_stdin
 

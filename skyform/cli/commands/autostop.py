@@ -36,9 +36,9 @@ def autostop(
 ) -> None:
     """Stop (or tear down) clusters after they have been idle: decided on the cluster."""
     del yes  # accepted as in `sky autostop -y`; nothing here asks
-    from skyform.apply.autostop import new_setting, set_autostop
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.config import load_config
+    from skyform.lifecycle.autostop import new_setting, set_autostop
     from skyform.spec.errors import Problem
     from skyform.spec.values import wait_for as parse_wait_for
     from skyform.state.db import open_state
@@ -72,8 +72,8 @@ def stop(
     yes: bool = options.YES,
 ) -> None:
     """Stop clusters: compute stops, disks (ssh pools: hosts, workdir, setup) are kept."""
-    from skyform.apply.stopstart import stop_cluster
     from skyform.cli.prompts import confirm
+    from skyform.ops.stopstart import stop_cluster
 
     names = list(dict.fromkeys(clusters))
     confirm(f"Stop {', '.join(names)}?", yes)
@@ -86,7 +86,7 @@ def start(
 ) -> None:
     """Start stopped clusters where they were, with their autostop setting restored."""
     del yes  # as `sky start -y`: starting asks nothing here
-    from skyform.apply.stopstart import start_cluster
+    from skyform.ops.stopstart import start_cluster
 
     _each(list(dict.fromkeys(clusters)), "start", start_cluster, ("started", "up again"))
 

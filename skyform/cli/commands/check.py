@@ -14,6 +14,6 @@ def check(
 ) -> None:
     """Report which infra is usable: local, ssh pools, aws, gcp, kubernetes, pulumi CLI."""
     from skyform.cli.render.check import render_check
-    from skyform.infra_check import check_all
+    from skyform.ops.check import check_all
 
     render_check(check_all(), as_json=json_out)

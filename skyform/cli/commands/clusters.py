@@ -50,8 +50,8 @@ def status(
         health: dict = {}
         notes: list[str] = []
         if any(r.spec.autostop for r in records):
-            from skyform.apply.autostop import converge_all
             from skyform.config import load_config
+            from skyform.lifecycle.autostop import converge_all
 
             records, notes = converge_all(
                 db, load_config(), records, remote=refresh, emit=lambda _m: None
@@ -87,11 +87,11 @@ def down(
     yes: bool = options.YES,
 ) -> int:
     """Tear clusters down: stop their jobs, release or delete their nodes, forget them."""
-    from skyform.apply.down import down_targets, take_down
     from skyform.cli.prompts import confirm
     from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.config import load_config
+    from skyform.ops.down import down_targets, take_down
     from skyform.state.db import open_state, state_path
 
     if all_clusters and not clusters and not state_path().exists():

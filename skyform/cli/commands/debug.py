@@ -19,7 +19,7 @@ def preempt(
     """Kill a node's jobs and mark it preempted, the way a spot reclaim takes a node away."""
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.config import load_config
-    from skyform.recovery.inject import preempt as do_preempt
+    from skyform.ops.preempt import preempt as do_preempt
     from skyform.state.db import open_state
 
     progress = ConsoleProgress()

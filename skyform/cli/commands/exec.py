@@ -36,7 +36,7 @@ def exec_(
     """
     from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.progress import ConsoleProgress
-    from skyform.exec_job import exec_on_cluster, exit_code_of, ignored_flags
+    from skyform.ops.exec import exec_on_cluster, exit_code_of, ignored_flags
 
     print_warnings(ignored_flags(overrides))
     progress = ConsoleProgress(quiet_nodes=True)

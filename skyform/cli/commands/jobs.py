@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _open():
-    from skyform.recovery.launch import ensure_controllers
+    from skyform.ops.managed.launch import ensure_controllers
     from skyform.state.db import open_state
 
     db = open_state()
@@ -56,7 +56,7 @@ def launch(
     from skyform.cli.prompts import confirm_on_terminal
     from skyform.cli.render.jobs import render_launched
     from skyform.errors import SkyformError
-    from skyform.recovery import launch as launching
+    from skyform.ops.managed import launch as launching
     from skyform.spec.loader import refuse_stdin
 
     refuse_stdin(target)
@@ -102,7 +102,7 @@ def _follow(job_id: int) -> int:
     """Stream the job until it ends; its exit code. Ctrl-C stops following, not the job."""
     from skyform.cli.render.jobs import JobLogPrinter, exit_code_for, render_detached
     from skyform.errors import Interrupted
-    from skyform.recovery.logs import stream
+    from skyform.ops.managed.logs import stream
     from skyform.state.db import open_state
 
     printer = JobLogPrinter()
@@ -141,8 +141,8 @@ def logs(
 ) -> int:
     """A managed job's output (saved logs of earlier attempts, then the current one)."""
     from skyform.cli.render.jobs import JobLogPrinter
-    from skyform.recovery import jobdir
-    from skyform.recovery.logs import stream
+    from skyform.ops.managed import jobdir
+    from skyform.ops.managed.logs import stream
     from skyform.state.managed import ManagedJobs
 
     db, _ = _open()
@@ -176,7 +176,7 @@ def cancel(
     from skyform.cli.prompts import confirm_on_terminal
     from skyform.cli.render.console import make_console
     from skyform.errors import SkyformError
-    from skyform.recovery.cancel import cancel_jobs
+    from skyform.ops.managed.cancel import cancel_jobs
 
     if not job_ids and not all_jobs:
         raise SkyformError("say which managed jobs to cancel", "Pass job ids, or --all.")

@@ -20,7 +20,7 @@ def queue(
     """Jobs on clusters: ID, NAME, SUBMITTED, STARTED, DURATION, RESOURCES, STATUS, LOG."""
     from skyform.cli.render.clusters import render_queues
     from skyform.cli.render.messages import print_warnings
-    from skyform.cluster_jobs import refresh_queues
+    from skyform.ops.cluster_jobs import refresh_queues
     from skyform.state.db import open_state, state_path
 
     if not clusters and not state_path().exists():
@@ -53,7 +53,7 @@ def logs(
     """
     from skyform.cli.render.messages import print_notes, print_warnings
     from skyform.cli.render.progress import ConsoleProgress
-    from skyform.cluster_jobs import current_job, stream_logs
+    from skyform.ops.cluster_jobs import current_job, stream_logs
     from skyform.state.db import open_state
 
     progress = ConsoleProgress()
@@ -88,8 +88,8 @@ def cancel(
 ) -> None:
     """Cancel jobs on a cluster (their process groups are killed on every node)."""
     from skyform.cli.render.console import make_console
-    from skyform.cluster_jobs import cancel_jobs
     from skyform.errors import SkyformError
+    from skyform.ops.cluster_jobs import cancel_jobs
     from skyform.state.db import open_state
 
     if not job_ids and not all_jobs:

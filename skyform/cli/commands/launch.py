@@ -44,11 +44,11 @@ def launch(
     runs again there (the workdir is synced again, nothing is provisioned). Exits 0 when the
     job succeeded, 100 when it failed, 103 when it was cancelled (SkyPilot's codes).
     """
-    from skyform.apply.apply_plan import apply_plan, launch_exit_code
-    from skyform.apply.runner import ApplyOptions
     from skyform.cli.commands.apply import UNSAVED_PLAN, confirm_plan, plan_and_show
     from skyform.cli.render.apply import render_apply_result
     from skyform.cli.render.progress import ConsoleProgress
+    from skyform.ops.applier import ApplyOptions
+    from skyform.ops.apply import apply_plan, launch_exit_code
     from skyform.plan.planfile import plan_bytes
     from skyform.spec.loader import refuse_stdin
 

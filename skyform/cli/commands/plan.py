@@ -53,8 +53,8 @@ def plan(
     from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.plan_output import emit_plan
     from skyform.errors import SkyformError
+    from skyform.ops.plan import plan_task
     from skyform.plan.planfile import write_plan
-    from skyform.planning import plan_task
 
     if json_out and markdown:
         raise SkyformError("--json and --markdown are exclusive: pick one output format")

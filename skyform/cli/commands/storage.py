@@ -21,8 +21,8 @@ def ls(
     """List the buckets skyform created: store, region, who uses them."""
     from skyform.cli.render.storage import render_buckets
     from skyform.config import load_config
+    from skyform.ops.storage import bucket_rows
     from skyform.state.db import open_state
-    from skyform.storage.listing import bucket_rows
 
     db = open_state()
     try:
@@ -42,8 +42,8 @@ def delete(
     from skyform.cli.prompts import confirm
     from skyform.cli.render.console import make_console
     from skyform.config import load_config
+    from skyform.ops.storage import delete_buckets, refuse_in_use, select
     from skyform.state.db import open_state
-    from skyform.storage.listing import delete_buckets, refuse_in_use, select
 
     db = open_state()
     try:

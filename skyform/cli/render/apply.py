@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from skyform.apply.runner import ClusterOutcome
 from skyform.cli.render.console import make_console
+from skyform.ops.applier import ClusterOutcome
 from skyform.plan.model import Plan
 from skyform.state.models import JobStatus
 

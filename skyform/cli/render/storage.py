@@ -7,7 +7,7 @@ from rich.table import Table
 
 from skyform.cli.render.console import make_console
 from skyform.cli.render.output import print_json
-from skyform.storage.listing import BucketRow
+from skyform.ops.storage import BucketRow
 
 
 def render_buckets(rows: list[BucketRow], *, as_json: bool) -> None:

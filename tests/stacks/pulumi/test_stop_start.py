@@ -7,9 +7,9 @@ import pytest
 from pulumi_harness import run_program
 from pulumi_specs import AWS_M5, GCP_N2, spec
 
-from skyform.apply.stopstart import refuse_unstoppable
 from skyform.config import Config
 from skyform.errors import SkyformError, StackError
+from skyform.ops.stopstart import refuse_unstoppable
 from skyform.stacks.pulumi import workspace
 from skyform.stacks.pulumi.engine import PulumiEngine
 from skyform.state.models import ClusterRecord, ClusterStatus, NodeHandle

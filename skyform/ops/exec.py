@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from skyform.apply.interrupts import detaching
-from skyform.apply.jobrun import follow_job, start_job
 from skyform.errors import SkyformError
+from skyform.lifecycle.interrupts import detaching
+from skyform.lifecycle.jobrun import follow_job, start_job
 from skyform.plan.jobdigest import sha256
 from skyform.plan.model import JobSpec
 from skyform.plan.planner import job_spec

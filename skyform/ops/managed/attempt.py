@@ -12,12 +12,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from skyform.apply import clusters
-from skyform.apply.jobrun import job_key, mark_ready, start_job
 from skyform.config import Config
 from skyform.errors import LockedError, PlanError
 from skyform.exec.jobs import NodeState
 from skyform.exec.run import ClusterSession, open_cluster
+from skyform.lifecycle import clusters
+from skyform.lifecycle.jobrun import job_key, mark_ready, start_job
 from skyform.plan.model import Plan, TaskPlacement
 from skyform.plan.planfile import read_plan
 from skyform.recovery.detect import Outcome

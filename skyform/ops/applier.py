@@ -15,17 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from skyform.apply import clusters
-from skyform.apply.freshness import check_fresh, task_must_exist
-from skyform.apply.interrupts import detaching
-from skyform.apply.interrupts import provisioning as _provisioning
-from skyform.apply.jobrun import JobRun, follow_job, mark_ready, start_job, synced_workdir
-from skyform.apply.secrets import resolve_secrets
 from skyform.config import Config
 from skyform.errors import PlanError
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession
 from skyform.infra import updates_in_place
+from skyform.lifecycle import clusters
+from skyform.lifecycle.freshness import check_fresh, task_must_exist
+from skyform.lifecycle.interrupts import detaching
+from skyform.lifecycle.interrupts import provisioning as _provisioning
+from skyform.lifecycle.jobrun import JobRun, follow_job, mark_ready, start_job, synced_workdir
+from skyform.ops.secrets import resolve_secrets
 from skyform.plan.jobdiff import JOB_PATHS
 from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
 from skyform.plan.ownership import Owner, Relation, describe_owner, relation
@@ -292,8 +292,8 @@ class Applier:
         return self._run_job(record, task, task_dir, secrets, follow_now=follow_now, quiet=True)
 
     def _start(self, record: ClusterRecord) -> ClusterRecord:
-        from skyform.apply.autostop import push_setting
-        from skyform.apply.stopstart import resume_stopped
+        from skyform.lifecycle.autostop import push_setting
+        from skyform.ops.stopstart import resume_stopped
 
         self.progress.stage(record.name, "start", "the cluster is stopped: starting it")
         return resume_stopped(
@@ -323,7 +323,7 @@ class Applier:
             self.db, record, change.after, self.plan_digest, source=self.owner
         )
         if "autostop" in changed:
-            from skyform.apply.autostop import push_setting
+            from skyform.lifecycle.autostop import push_setting
 
             self.progress.stage(change.cluster, "autostop", record.spec.autostop_text)
             record = push_setting(self.db, self.config, record, change.after.autostop)

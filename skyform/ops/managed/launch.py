@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 from skyform.errors import SkyformError
-from skyform.recovery import jobdir
+from skyform.ops.managed import jobdir
+from skyform.ops.managed.revisions import cluster_name, make_revision
 from skyform.recovery.policy import Strategy
-from skyform.recovery.revisions import cluster_name, make_revision
 from skyform.state.db import StateDB
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask
 
@@ -55,9 +55,9 @@ def launch_plan(
 ) -> ManagedJobRecord:
     """Launch from a reviewed plan: it must be fresh, and the managed job's first revision
     must place every task exactly as the reviewed plan does (only cluster names differ)."""
-    from skyform.apply.freshness import check_fresh, task_file_of
     from skyform.config import load_config
     from skyform.errors import StalePlanError
+    from skyform.lifecycle.freshness import check_fresh, task_file_of
     from skyform.plan.catalog import load_catalog
     from skyform.plan.planfile import read_plan
     from skyform.spec.overrides import ResourceOverrides
@@ -191,7 +191,7 @@ def spawn_controller(job_id: int) -> int:
     log = open(jobdir.controller_log(job_id), "ab")  # noqa: SIM115 - handed to the child
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "skyform.recovery.controller", str(job_id)],
+            [sys.executable, "-m", "skyform.ops.managed.controller", str(job_id)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -7,7 +7,7 @@ and leaves a `stop` marker; after `down_after` a `down` marker. State converges 
 `skyform status` (local clusters: every time, reading the node directory costs nothing) or
 `skyform status --refresh` (every cluster with autostop, over SSH): a `down` marker is
 finished as `skyform down` would (the stack destroyed, the hosts released, the usage closed),
-a `stop` marker records the cluster STOPPED (apply/stopstart.py). A STOPPED cluster with a
+a `stop` marker records the cluster STOPPED (ops/stopstart.py). A STOPPED cluster with a
 `down_after` is torn down by the same refresh once that much time has passed since its last
 activity. A managed job's clusters are never armed: their controller decides.
 """
@@ -17,12 +17,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from skyform.apply import clusters
 from skyform.config import Config
 from skyform.errors import LockedError, NodeUnreachable, SkyformError, StateError
 from skyform.exec import agent
 from skyform.exec.connect import open_runner
 from skyform.exec.runner import NodeRunner, Timeouts
+from skyform.lifecycle import clusters
 from skyform.plan.autostop import why_not_stoppable
 from skyform.plan.model import AutostopSetting
 from skyform.state.db import StateDB
@@ -107,7 +107,7 @@ def new_setting(
 def set_autostop(
     db: StateDB, config: Config, name: str, setting: AutostopSetting | None
 ) -> ClusterRecord:
-    from skyform.recovery.cancel import refuse_managed_clusters
+    from skyform.ops.managed.cancel import refuse_managed_clusters
     from skyform.state.lock import cluster_lock
 
     with cluster_lock(name, purpose=f"skyform autostop {name}"):
@@ -174,7 +174,7 @@ def converge(
 ) -> tuple[ClusterRecord | None, str | None]:
     """Finish what the node agent did to `record`: (the record now or None if torn down,
     what happened in words or None). A cluster another command holds is left for later."""
-    from skyform.apply.stopstart import record_stopped
+    from skyform.ops.stopstart import record_stopped
     from skyform.state.lock import cluster_lock
 
     now = time.time() if now is None else now

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from skyform.apply.freshness import task_file_of
 from skyform.errors import PlanCorruptError, SpecError
+from skyform.lifecycle.freshness import task_file_of
 from skyform.plan.model import JobSpec, Plan, TaskPlacement
 from skyform.plan.planfile import plan_digest
 from skyform.spec import Dag, task_digest

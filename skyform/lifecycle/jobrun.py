@@ -12,12 +12,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from skyform.apply import clusters
-from skyform.apply.interrupts import Starting, cancel_unstarted, stop_stale_setups
 from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec.jobs import run_key, setup_key, setup_log_key
 from skyform.exec.results import JobState, LogLine
 from skyform.exec.run import ClusterSession, open_cluster
+from skyform.lifecycle import clusters
+from skyform.lifecycle.interrupts import Starting, cancel_unstarted, stop_stale_setups
 from skyform.plan.model import FileMount, JobSpec
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus
@@ -218,8 +218,8 @@ def start_job(
 def _arm_autostop(session: ClusterSession, record: ClusterRecord, on_event) -> None:
     """Give the head node's agent the cluster's setting with each job (its countdown starts
     again; a managed job's clusters are never armed: their controller decides)."""
-    from skyform.apply.autostop import arm_head
     from skyform.config import load_config
+    from skyform.lifecycle.autostop import arm_head
 
     head = session.runners.get(0)
     if head is None:

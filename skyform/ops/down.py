@@ -3,7 +3,7 @@
 `down -a` takes every cluster except those a managed job runs on (they belong to its
 controller: `jobs cancel` takes them down), and says which it left. Naming such a cluster
 is refused. `--purge` forgets a cluster whose infra cannot be torn down, after saying what
-may be left (apply/clusters.destroy).
+may be left (lifecycle/clusters.destroy).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from skyform.apply import clusters
 from skyform.config import Config
 from skyform.errors import SkyformError
+from skyform.lifecycle import clusters
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterRecord
 
@@ -25,7 +25,7 @@ class DownTargets:
 
 
 def down_targets(db: StateDB, names: list[str], *, every: bool) -> DownTargets:
-    from skyform.recovery.cancel import managed_owner_note, refuse_managed_clusters
+    from skyform.ops.managed.cancel import managed_owner_note, refuse_managed_clusters
 
     if every and names:
         raise SkyformError("name clusters or pass -a/--all, not both")
@@ -49,7 +49,7 @@ def take_down(
     db: StateDB, config: Config, name: str, *, purge: bool, emit: Callable[[str], None]
 ) -> str | None:
     """Tear one cluster down under its lock; what a purge left behind, if anything."""
-    from skyform.recovery.cancel import refuse_managed_clusters
+    from skyform.ops.managed.cancel import refuse_managed_clusters
     from skyform.state.lock import cluster_lock
 
     with cluster_lock(name, purpose=f"skyform down {name}"):

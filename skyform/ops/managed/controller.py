@@ -1,5 +1,5 @@
 """The managed-job controller: one detached process per job, run as
-`python -m skyform.recovery.controller JOB_ID`.
+`python -m skyform.ops.managed.controller JOB_ID`.
 
 It runs the pipeline's tasks in dependency order; for each, provisions from the current plan
 revision, submits, probes until the task ends and copies the job's output as it goes.
@@ -20,8 +20,6 @@ import sys
 import time
 import traceback
 
-from skyform.apply import clusters
-from skyform.apply.jobrun import job_key
 from skyform.config import load_config
 from skyform.errors import (
     CapacityError,
@@ -32,9 +30,12 @@ from skyform.errors import (
     StackError,
 )
 from skyform.exec.run import ClusterSession
-from skyform.recovery import attempt, jobdir
+from skyform.lifecycle import clusters
+from skyform.lifecycle.jobrun import job_key
+from skyform.ops.managed import attempt, jobdir
+from skyform.ops.managed.logmirror import LogMirror
+from skyform.ops.managed.revisions import load_dag, make_revision
 from skyform.recovery.detect import Monitor, Observation, Outcome
-from skyform.recovery.logmirror import LogMirror
 from skyform.recovery.policy import (
     Action,
     Failure,
@@ -47,7 +48,6 @@ from skyform.recovery.policy import (
     no_capacity_reason,
     relaunch_steps,
 )
-from skyform.recovery.revisions import load_dag, make_revision
 from skyform.stacks.registry import engine_for
 from skyform.state.db import open_state
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus, ManagedTask

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import time
 
-from skyform.apply import clusters
 from skyform.config import load_config
 from skyform.errors import SkyformError
-from skyform.recovery.launch import controller_alive
+from skyform.lifecycle import clusters
+from skyform.ops.managed.launch import controller_alive
 from skyform.state.db import StateDB
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus
 

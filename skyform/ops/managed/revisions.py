@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from skyform.ops.managed import jobdir
 from skyform.plan.model import BlockedPlacement, Plan
 from skyform.plan.planfile import plan_digest, write_plan
-from skyform.recovery import jobdir
 from skyform.spec import Dag
 from skyform.stacks.registry import nodes_gone
 from skyform.state.db import StateDB

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from skyform.exec import jobs
 from skyform.exec.run import ClusterSession
-from skyform.recovery import jobdir
+from skyform.ops.managed import jobdir
 
 ATTEMPT_LOG = re.compile(r"task(\d+)-rec(\d+)-job(\d+)-node(\d+)\.log")
 CHUNK = 1 << 20  # bytes pulled per node per round trip

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skyform.apply.taskfile import load_as_planned
 from skyform.errors import SpecError
+from skyform.ops.taskfile import load_as_planned
 from skyform.plan.model import Plan
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skyform.recovery.logmirror import AttemptLog, attempt_logs
+from skyform.ops.managed.logmirror import AttemptLog, attempt_logs
 from skyform.state.db import StateDB
 from skyform.state.managed import ManagedJobRecord, ManagedJobs
 

@@ -71,7 +71,7 @@ def record_stopped(
 
 
 def stop_cluster(db: StateDB, config: Config, name: str, *, emit: Emit) -> ClusterRecord:
-    from skyform.recovery.cancel import refuse_managed_clusters
+    from skyform.ops.managed.cancel import refuse_managed_clusters
     from skyform.state.lock import cluster_lock
 
     with cluster_lock(name, purpose=f"skyform stop {name}"):
@@ -91,7 +91,7 @@ def stop_cluster(db: StateDB, config: Config, name: str, *, emit: Emit) -> Clust
 
 def start_cluster(db: StateDB, config: Config, name: str, *, emit: Emit) -> ClusterRecord:
     """Resume a STOPPED cluster where it was, with its autostop setting restored."""
-    from skyform.apply.autostop import push_setting
+    from skyform.lifecycle.autostop import push_setting
     from skyform.state.lock import cluster_lock
 
     with cluster_lock(name, purpose=f"skyform start {name}"):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skyform.apply.runner import Applier, ApplyOptions, ApplyProgress, ClusterOutcome
-from skyform.apply.taskfile import check_jobs_match_task
+from skyform.ops.applier import Applier, ApplyOptions, ApplyProgress, ClusterOutcome
+from skyform.ops.taskfile import check_jobs_match_task
 from skyform.plan.model import Plan
 from skyform.plan.planfile import plan_digest
 from skyform.state.models import JobExitCode
@@ -52,7 +52,7 @@ def apply_plan(
 def refuse_stale_early(plan: Plan, plan_path: Path, catalog) -> None:
     """Refuse a plan already known to be stale before anything is created (no state.db,
     no lock files). The check that counts is made again under the clusters' locks."""
-    from skyform.apply.freshness import check_fresh, task_must_exist
+    from skyform.lifecycle.freshness import check_fresh, task_must_exist
     from skyform.state.db import open_state, state_path
 
     task_must_exist(plan, plan_path)
