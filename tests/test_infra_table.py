@@ -61,3 +61,33 @@ def test_every_row_names_a_registered_engine_and_an_sdk_with_its_extra():
     for row in TABLE:
         assert row.engine in ENGINES, row.name
         assert (row.sdk_module is None) == (row.pip_extra is None), row.name
+
+
+def test_check_reports_every_infra_of_the_table(skyform_home, monkeypatch, tmp_path):
+    """`skyform check` walks the table: a row per infra (ssh: one per pool), then the
+    engines' own tools (the pulumi CLI)."""
+    from skyform.config import Config
+    from skyform.ops.check import check_all
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))
+    pool = {"hosts": [{"host": "127.0.0.1", "port": 1}]}
+    config = Config.model_validate({"ssh_pools": {"lab": pool}})
+    names = [s.name for s in check_all(config, env={"HOME": str(tmp_path)})]
+    expected = [("ssh/lab" if r.name == "ssh" else r.name) for r in TABLE if r.on_prem]
+    expected += [r.name for r in TABLE if not r.on_prem] + ["pulumi"]
+    assert names == expected
+
+
+@pytest.mark.parametrize("row", TABLE, ids=lambda r: r.name)
+def test_stop_is_refused_exactly_where_the_table_says(row):
+    from skyform.infra import Stop
+    from skyform.plan.autostop import why_not_stoppable
+    from skyform.plan.model import PlacedOffer
+
+    for spot in (False, True):
+        offer = PlacedOffer(
+            cloud=row.name, region="r", zone=None, instance_type="t", spot=spot, hourly_price=1.0
+        )
+        refused = row.stop is Stop.NONE or (spot and not row.spot_stops)
+        assert (why_not_stoppable(offer) is not None) is refused, (row.name, spot)

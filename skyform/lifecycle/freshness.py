@@ -8,11 +8,11 @@ five plans for five clusters made from one state all apply, in any order, at onc
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 from pathlib import Path
 
+from skyform.digests import sha256
 from skyform.errors import SkyformError, StalePlanError
 from skyform.plan.model import Action, KubernetesProvenance, Plan
 from skyform.plan.provenance import Difference, Provenance, differences, of_plan, touched_clusters
@@ -59,7 +59,7 @@ def world_now(plan: Plan, task_data: bytes | None, *, db: StateDB | None, catalo
     there is no state yet (nothing can have changed since any plan)."""
     priced = not plan.destroy
     return Provenance(
-        task_file="" if task_data is None else "sha256:" + hashlib.sha256(task_data).hexdigest(),
+        task_file="" if task_data is None else sha256(task_data),
         catalog="sha256:" + catalog.digest if priced else None,
         onprem="sha256:" + catalog.onprem_digest_for(plan.onprem_scope) if priced else None,
         lineage=db.lineage if db is not None else None,

@@ -6,12 +6,12 @@ plans exactly the same way.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skyform.digests import sha256
 from skyform.errors import SpecError
 from skyform.plan.model import BlockedPlacement, Objective, Plan, WorkdirFiles
 from skyform.spec import Dag
@@ -21,10 +21,6 @@ from skyform.spec import Dag
 class PlanResult:
     plan: Plan
     warnings: list[str] = field(default_factory=list)
-
-
-def file_digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def recorded_task_path(task_file: Path, out: Path | None) -> str:
@@ -69,7 +65,7 @@ def plan_task(
     inputs = PlanInputs(
         dag=dag,
         task_path=recorded_task_path(task_file, out),
-        file_digest=file_digest(data),
+        file_digest=sha256(data),
         objective=objective,
         cluster=cluster,
         blocked=tuple(blocked),

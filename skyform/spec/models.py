@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, SecretStr, field_serializer
+from pydantic import SecretStr, field_serializer
 
+from skyform.frozen import Frozen as _Frozen
 from skyform.infra import CONTEXT_SCOPED
 from skyform.spec.service_models import ServiceSpec
 
@@ -20,10 +21,6 @@ DEFAULT_ESTIMATED_HOURS = 1.0
 REDACTED = "<redacted>"
 
 Execution = Literal["serial", "parallel"]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class Range(_Frozen):

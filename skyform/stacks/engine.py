@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
-
+from skyform.frozen import Frozen as _Model
 from skyform.plan.model import ClusterSpec
 from skyform.state.models import ClusterHandle, NodeHandle
 
@@ -21,10 +20,6 @@ EventSink = Callable[[str], None]
 
 def no_events(_message: str) -> None:
     """Default event sink: engines report progress here; the CLI passes a drawing one."""
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class StackPreview(_Model):

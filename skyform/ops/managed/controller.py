@@ -41,13 +41,13 @@ from skyform.recovery.policy import (
     Failure,
     RecoveryPolicy,
     StepFailure,
-    Strategy,
     decide,
     give_up,
     next_wait,
     no_capacity_reason,
     relaunch_steps,
 )
+from skyform.spec.recovery import Strategy
 from skyform.stacks.registry import engine_for
 from skyform.state.db import open_state
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus, ManagedTask

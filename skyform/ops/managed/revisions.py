@@ -8,11 +8,11 @@ a replacement whose reason says so, and `blocked` says what was avoided and why.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from skyform.digests import sha256
 from skyform.ops.managed import jobdir
 from skyform.plan.model import BlockedPlacement, Plan
 from skyform.plan.planfile import plan_digest, write_plan
@@ -89,7 +89,7 @@ def make_revision(
     inputs = PlanInputs(
         dag=part,
         task_path=record.task_file,
-        file_digest="sha256:" + hashlib.sha256(jobdir.saved_task(record.id)).hexdigest(),
+        file_digest=sha256(jobdir.saved_task(record.id)),
         objective=record.objective,  # type: ignore[arg-type]
         cluster_names=[record.task(i).cluster for i in tasks],
         blocked=tuple(blocked),

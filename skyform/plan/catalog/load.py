@@ -23,13 +23,13 @@ Local/ssh offers get `onprem_digest` instead.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from skyform.digests import sha256_hex
 from skyform.errors import CatalogError
 from skyform.infra import PRICED
 from skyform.plan.catalog import tables
@@ -140,7 +140,7 @@ def verify_refreshed(directory: Path) -> dict:
     for name, meta in sorted(manifest["files"].items()):
         path = directory / name
         try:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            digest = sha256_hex(path.read_bytes())
         except OSError:
             raise CatalogError(f"{path}: listed in the manifest but missing") from None
         if digest != meta.get("sha256"):
@@ -151,7 +151,7 @@ def verify_refreshed(directory: Path) -> dict:
 def sources_digest(manifest: dict) -> str:
     """Which downloaded files (by sha256) an index was built from."""
     listed = sorted((name, meta["sha256"]) for name, meta in manifest["files"].items())
-    return hashlib.sha256(json.dumps(listed).encode()).hexdigest()
+    return sha256_hex(json.dumps(listed))
 
 
 def refreshed_index(directory: Path, manifest: dict) -> OfferIndex:

@@ -19,8 +19,8 @@ from skyform import __version__
 from skyform.config import Config, confined
 from skyform.errors import PlanError
 from skyform.infra import BY_NAME, PULUMI
+from skyform.paths import write_atomic
 from skyform.plan.model import ClusterSpec, Plan
-from skyform.plan.planfile import write_atomic
 from skyform.stacks.pulumi.backend import pulumi_settings
 from skyform.stacks.pulumi.cloud import program_path, pulumi_cloud
 from skyform.stacks.pulumi.context import input_context
