@@ -2,7 +2,7 @@
 
 DIR/<cluster>/ gets Pulumi.yaml, Pulumi.<cluster>.yaml (the program's inputs as the project's
 `cluster` config object, `<project>:cluster`), __main__.py (the same program skyform runs
-inline, copied from `programs/<cloud>.py`), requirements.txt and a README. Project and stack
+inline, copied from `<cloud>/program.py`), requirements.txt and a README. Project and stack
 names are the ones skyform uses (`<project>/<cluster>`), so the exported program registers the
 same resources with the same inputs. Rendered from skyform/templates/pulumi; imports no Pulumi.
 local and ssh clusters have no Pulumi program: they are reported as skipped.
