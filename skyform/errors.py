@@ -158,20 +158,6 @@ class NodeUnreachable(ExecError):
         return self.reason in self.DEAD_REASONS
 
 
-class NodeCommandFailed(ExecError):
-    """A command on one or more nodes exited non-zero."""
-
-    def __init__(self, message: str, hint: str | None = None, *, exit_code: int = 1) -> None:
-        super().__init__(message, hint)
-        self.exit_code = exit_code
-
-
-class RecoveryExhausted(SkyformError):
-    """A managed job gave up relaunching: no capacity left after the allowed rounds."""
-
-    exit_code = 4
-
-
 class Interrupted(SkyformError):
     """The user pressed Ctrl-C."""
 

@@ -64,3 +64,224 @@ def test_no_print_below_cli(path: Path):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print"
     ]
     assert not calls, f"{_rel(path)} calls print() on line {calls[0].lineno}"
+
+
+# --- the house: import graph, layers, where use cases live (issue #12) ---------------------
+
+# DESIGN.md's layer order, top to bottom: a module imports its own layer or the ones below.
+# serve/ is a use-case family (ops/serve/ in DESIGN.md's layout, kept where it is for now).
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"cli"}),
+    frozenset({"ops", "serve"}),
+    frozenset({"lifecycle", "recovery"}),
+    frozenset({"stacks", "exec", "cost", "storage"}),
+    frozenset({"state"}),
+    frozenset({"plan"}),
+    frozenset({"spec"}),
+    frozenset({"config", "errors", "paths", "inputfile", "infra", "digests", "frozen", "__init__"}),
+)
+# Leaves at the package top; every use case lives in ops/ (a verb family) or a layer package.
+TOP_LEVEL_MODULES = {
+    "__init__",
+    "errors",
+    "config",
+    "paths",
+    "inputfile",
+    "infra",
+    "digests",
+    "frozen",
+}
+
+# Known today, to be emptied (each entry names who removes it). Never add to these.
+KNOWN_CYCLES: dict[frozenset[str], str] = {}  # emptied by infra: none left
+KNOWN_LAYER_BREAKS: dict[tuple[str, str], str] = {}  # emptied by infra: none left
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in SOURCES}
+
+
+def _imports(path: Path, *, top_only: bool) -> set[str]:
+    """The skyform modules `path` imports (`from pkg import mod` counts as pkg.mod)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    nodes = tree.body if top_only else list(ast.walk(tree))
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name in MODULES}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in MODULES:
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in MODULES else node.module)
+    return found
+
+
+def _graph(*, top_only: bool) -> dict[str, set[str]]:
+    return {m: _imports(p, top_only=top_only) - {m} for m, p in MODULES.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            members = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                members.append(w)
+                if w == v:
+                    break
+            if len(members) > 1:
+                found.append(sorted(members))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def _cycle_path(graph: dict[str, set[str]], members: set[str]) -> list[str]:
+    """A shortest cycle through the component's first module, e.g. [a, b, a] (BFS)."""
+    start = min(members)
+    came_from: dict[str, str] = {}
+    queue = [start]
+    while queue:
+        v = queue.pop(0)
+        for w in sorted(graph[v] & members):
+            if w == start:
+                path = [v]
+                while path[-1] != start:
+                    path.append(came_from[path[-1]])
+                return [*reversed(path), start]
+            if w not in came_from:
+                came_from[w] = v
+                queue.append(w)
+    raise AssertionError(f"no cycle through {sorted(members)}")
+
+
+def test_no_import_cycles_at_module_level():
+    graph = _graph(top_only=True)
+    cycles = [_cycle_path(graph, set(c)) for c in _cycles(graph)]
+    assert not cycles, "import cycles between modules: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_no_import_cycles_counting_imports_inside_functions():
+    """A lazy import still depends on the other module; only the shrinking list may remain."""
+    graph = _graph(top_only=False)
+    cycles = _cycles(graph)
+    components = {frozenset(c): c for c in cycles}
+    new = [_cycle_path(graph, set(c)) for m, c in components.items() if m not in KNOWN_CYCLES]
+    assert not new, "import cycles between modules: " + "; ".join(" -> ".join(c) for c in new)
+    fixed = set(KNOWN_CYCLES) - set(components)
+    assert not fixed, f"remove these from KNOWN_CYCLES, they are gone: {[sorted(f) for f in fixed]}"
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else "__init__"
+    for rank, names in enumerate(LAYERS):
+        if top in names:
+            return rank
+    raise AssertionError(f"{module}: place skyform/{top} in LAYERS (DESIGN.md's order)")
+
+
+def test_imports_follow_the_layer_order():
+    breaks = {
+        (m, dep)
+        for m, deps in _graph(top_only=False).items()
+        for dep in deps
+        if _layer(dep) < _layer(m)
+    }
+    new = sorted(breaks - set(KNOWN_LAYER_BREAKS))
+    assert not new, "imports against DESIGN.md's layer order: " + ", ".join(
+        f"{a} -> {b}" for a, b in new
+    )
+    fixed = set(KNOWN_LAYER_BREAKS) - breaks
+    assert not fixed, f"remove these from KNOWN_LAYER_BREAKS, they are gone: {sorted(fixed)}"
+
+
+def test_no_loose_use_case_modules_at_the_package_top():
+    loose = sorted(p.stem for p in PKG.glob("*.py") if p.stem not in TOP_LEVEL_MODULES)
+    assert not loose, f"move {loose} into ops/ (use cases) or the layer package they belong to"
+
+
+# What a command may import besides ops/ and cli/: the error tree and the models it shows.
+# skyform.infra: the infra table, pure data a command may name (`gpus --cloud` choices)
+CLI_MAY_IMPORT = ("skyform.ops", "skyform.cli", "skyform.errors", "skyform.paths", "skyform.infra")
+# Commands that still reach below ops/ today; shrink it, never add to it (owner: house).
+CLI_KNOWN_REACH: dict[str, set[str]] = {
+    "apply": {"skyform.plan.planfile", "skyform.spec.loader"},
+    "autostop": {
+        "skyform.config",
+        "skyform.spec.errors",
+        "skyform.spec.values",
+        "skyform.state.db",
+    },
+    "catalog": {"skyform.config", "skyform.plan.catalog", "skyform.plan.catalog.refresh"},
+    "cost": {
+        "skyform.config",
+        "skyform.cost.compare",
+        "skyform.cost.estimate",
+        "skyform.cost.reprice",
+        "skyform.plan.catalog",
+        "skyform.plan.planfile",
+    },
+    "cost_report": {"skyform.cost.usage", "skyform.state.db", "skyform.state.managed"},
+    "debug": {"skyform.state.db"},
+    "export": {"skyform.config", "skyform.plan.planfile", "skyform.stacks.pulumi.export"},
+    "gpus": {"skyform.config", "skyform.plan.catalog", "skyform.plan.catalog.listing"},
+    "jobs": {
+        "skyform.plan.planfile",
+        "skyform.spec.loader",
+        "skyform.state.db",
+        "skyform.state.managed",
+    },
+    "known_hosts": {"skyform.exec.hostkeys"},
+    "launch": {"skyform.plan.planfile", "skyform.spec.loader"},
+    "plan": {"skyform.plan.planfile"},
+    "serve": {"skyform.serve", "skyform.serve.planning", "skyform.spec.envs"},
+    "show": {"skyform.plan.planfile"},
+    "ssh": {"skyform.exec.login", "skyform.state.db"},
+    "storage": {"skyform.config", "skyform.state.db"},
+    "validate": {"skyform.spec"},
+}
+
+
+def _command_reach(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    return {m for m in found if m.startswith("skyform") and not m.startswith(CLI_MAY_IMPORT)}
+
+
+@pytest.mark.parametrize(
+    "path", sorted((PKG / "cli" / "commands").glob("*.py")), ids=lambda p: p.name
+)
+def test_commands_import_only_ops_cli_and_errors(path: Path):
+    reach = _command_reach(path)
+    known = CLI_KNOWN_REACH.get(path.stem, set())
+    assert reach <= known, f"{_rel(path)} imports {sorted(reach - known)}: go through skyform/ops/"
+    assert known <= reach, f"{path.stem}: remove {sorted(known - reach)} from CLI_KNOWN_REACH"

@@ -87,10 +87,10 @@ def check_committed(
         print_json(check.model_dump(mode="json"))
     else:
         from skyform.cli.render.console import make_console
-        from skyform.cli.render.cost_diff import render_check
+        from skyform.cli.render.cost_diff import render_plan_check
 
         replan = replan_command(plan_path, task_file, fresh, cluster)
-        render_check(check, make_console(), plan_path=label, replan=replan)
+        render_plan_check(check, make_console(), plan_path=label, replan=replan)
     if refused is not None:
         raise refused
     return 0 if check.up_to_date else OUT_OF_DATE

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec import jobs
-from skyform.exec.jobs import NodeJob, NodeState
+from skyform.exec.jobs import NodeJob, NodeJobState
 from skyform.exec.results import EventFn, JobState, LogLine, NodeOutcome, T
 from skyform.exec.runner import NodeRunner
 
@@ -44,7 +44,7 @@ class Fleet(Protocol):
 
 
 def _ended(job: NodeJob) -> bool:
-    return job.state.is_terminal or job.state is NodeState.MISSING
+    return job.state.is_terminal or job.state is NodeJobState.MISSING
 
 
 def end_message(job: NodeJob) -> str:
@@ -110,7 +110,7 @@ def wait_for_job(
             nodes[rank] = update
             if _ended(update):
                 pending.discard(rank)
-                failed = update.state in (NodeState.FAILED, NodeState.MISSING)
+                failed = update.state in (NodeJobState.FAILED, NodeJobState.MISSING)
                 if failed and cancel_on_failure and not cancelling and pending:
                     cancelling = True
                     session.fan_out(lambda r, runner: jobs.cancel(runner, key), sorted(pending))

@@ -25,7 +25,7 @@ KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-class NodeState(str, Enum):
+class NodeJobState(str, Enum):
     PENDING = "PENDING"  # launched a moment ago, runner not up yet
     RUNNING = "RUNNING"
     SUCCEEDED = "SUCCEEDED"
@@ -35,7 +35,7 @@ class NodeState(str, Enum):
 
     @property
     def is_terminal(self) -> bool:
-        return self in (NodeState.SUCCEEDED, NodeState.FAILED, NodeState.CANCELLED)
+        return self in (NodeJobState.SUCCEEDED, NodeJobState.FAILED, NodeJobState.CANCELLED)
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class NodeJob:
     """One job's state on one node, as its files say."""
 
     key: str
-    state: NodeState
+    state: NodeJobState
     exit_code: int | None = None
     started_at: float | None = None
     ended_at: float | None = None
@@ -151,12 +151,12 @@ def _num(text: str, kind: type) -> float | int | None:
 def parse_status_line(line: str) -> NodeJob:
     """`KEY STATE EXIT STARTED ENDED REASON...` (`-` = unknown)."""
     parts = line.split(" ", 5)
-    if len(parts) < 6 or parts[1] not in NodeState.__members__:
+    if len(parts) < 6 or parts[1] not in NodeJobState.__members__:
         raise ExecError(f"unexpected answer from the node's job runner: {line[:200]!r}")
     key, state, code, started, ended, reason = parts
     return NodeJob(
         key=key,
-        state=NodeState(state),
+        state=NodeJobState(state),
         exit_code=_num(code, int),  # type: ignore[arg-type]
         started_at=_num(started, float),
         ended_at=_num(ended, float),
@@ -195,11 +195,11 @@ def launch(
     first = lines[0] if lines else ""
     verb, _, rest = first.partition(" ")
     if verb == "started":
-        return NodeJob(key, NodeState.RUNNING)
+        return NodeJob(key, NodeJobState.RUNNING)
     if verb == "exists":
         return parse_status_line(rest)
     if verb == "error":
-        return NodeJob(key, NodeState.FAILED, reason=f"could not start the job: {rest}")
+        return NodeJob(key, NodeJobState.FAILED, reason=f"could not start the job: {rest}")
     raise ExecError(f"{runner.label}: unexpected answer from the job runner: {first[:200]!r}")
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skyform.errors import ExecError
-from skyform.plan.model import FileMount
+from skyform.plan.model import PlannedMount
 from skyform.state.models import NodeKind
 
 BUCKET = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)  # s3:// gs:// r2:// https:// ...
@@ -35,7 +35,7 @@ def node_path(dst: str) -> str:
 
 
 def resolve_mounts(
-    mounts: dict[str, FileMount],
+    mounts: dict[str, PlannedMount],
     *,
     base_dir: Path,
     node_kind: NodeKind,

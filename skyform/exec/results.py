@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from skyform.errors import ExecError, NodeUnreachable
-from skyform.exec.jobs import NodeJob, NodeState
+from skyform.exec.jobs import NodeJob, NodeJobState
 from skyform.state.models import JobStatus
 
 T = TypeVar("T")
@@ -23,16 +23,16 @@ EventFn = Callable[[str, "int | None", str], None]
 Stages: connect, sync_workdir, file_mounts, setup, run, cancel, logs."""
 
 
-def aggregate(states: list[NodeState], *, setup: bool = False) -> JobStatus:
+def aggregate(states: list[NodeJobState], *, setup: bool = False) -> JobStatus:
     if not states:
         return JobStatus.PENDING
-    if any(s in (NodeState.FAILED, NodeState.MISSING) for s in states):
+    if any(s in (NodeJobState.FAILED, NodeJobState.MISSING) for s in states):
         return JobStatus.FAILED_SETUP if setup else JobStatus.FAILED
-    if NodeState.CANCELLED in states:
+    if NodeJobState.CANCELLED in states:
         return JobStatus.CANCELLED
-    if all(s is NodeState.SUCCEEDED for s in states):
+    if all(s is NodeJobState.SUCCEEDED for s in states):
         return JobStatus.SUCCEEDED
-    if all(s is NodeState.PENDING for s in states):
+    if all(s is NodeJobState.PENDING for s in states):
         return JobStatus.PENDING
     return JobStatus.SETTING_UP if setup else JobStatus.RUNNING
 
@@ -80,14 +80,16 @@ class JobState:
     @property
     def failed_ranks(self) -> list[int]:
         return [
-            r for r, j in self.nodes.items() if j.state in (NodeState.FAILED, NodeState.MISSING)
+            r
+            for r, j in self.nodes.items()
+            if j.state in (NodeJobState.FAILED, NodeJobState.MISSING)
         ]
 
     def summary(self) -> str:
         """One line for people: `FAILED: node 1 exit 3; node 2 unreachable`."""
         parts = []
         for rank, job in self.nodes.items():
-            if job.state in (NodeState.FAILED, NodeState.MISSING):
+            if job.state in (NodeJobState.FAILED, NodeJobState.MISSING):
                 code = f"exit {job.exit_code}" if job.exit_code is not None else "failed"
                 parts.append(f"node {rank} {code}" + (f" ({job.reason})" if job.reason else ""))
         parts += [f"node {rank} unreachable" for rank in self.unreachable]

@@ -25,12 +25,12 @@ from skyform.exec.connect import open_runner
 from skyform.exec.env import job_env, render_env_file
 from skyform.exec.follow import follow_logs, wait_for_job
 from skyform.exec.hostkeys import KnownHosts
-from skyform.exec.jobs import WORKDIR, NodeFacts, NodeJob, NodeState
+from skyform.exec.jobs import WORKDIR, NodeFacts, NodeJob, NodeJobState
 from skyform.exec.mounts import resolve_mounts
 from skyform.exec.results import EventFn, JobState, LogLine, NodeOutcome, T, raise_first
 from skyform.exec.runner import NodeRunner, Timeouts
 from skyform.exec.sync import SyncResult, sync_path
-from skyform.plan.model import FileMount, JobSpec
+from skyform.plan.model import JobSpec, PlannedMount
 from skyform.state.models import ClusterHandle, JobStatus
 
 
@@ -146,7 +146,7 @@ class ClusterSession:
             raise ExecError(f"workdir {workdir} is not a directory")
         return self._sync([(workdir, f"~/{WORKDIR}")], "sync_workdir")
 
-    def sync_file_mounts(self, mounts: Mapping[str, FileMount], *, base_dir: Path) -> None:
+    def sync_file_mounts(self, mounts: Mapping[str, PlannedMount], *, base_dir: Path) -> None:
         """Copy local file mounts to every node; bucket URIs are refused before any copy."""
         if not mounts:
             return
@@ -239,7 +239,7 @@ class ClusterSession:
             recovery_count=recovery_count, setup=True,
         )  # fmt: skip
         skipped = bool(launched.nodes) and all(
-            j.state is NodeState.SUCCEEDED for j in launched.nodes.values()
+            j.state is NodeJobState.SUCCEEDED for j in launched.nodes.values()
         )
         if launched.unreachable or skipped:
             return JobState.of(
@@ -349,13 +349,13 @@ class ClusterSession:
 
 
 def _launch_message(job: NodeJob) -> str:
-    if job.reason and job.state is NodeState.FAILED:
+    if job.reason and job.state is NodeJobState.FAILED:
         return f"failed to start: {job.reason}"
-    if job.state is NodeState.SUCCEEDED and job.started_at is not None:
+    if job.state is NodeJobState.SUCCEEDED and job.started_at is not None:
         return "already done"
-    if job.state is NodeState.RUNNING and job.started_at is not None:
+    if job.state is NodeJobState.RUNNING and job.started_at is not None:
         return "already running (started earlier); waiting for it"
-    return "started" if job.state is NodeState.RUNNING else job.state.value.lower()
+    return "started" if job.state is NodeJobState.RUNNING else job.state.value.lower()
 
 
 def open_cluster(

@@ -87,7 +87,7 @@ class NodeRunner(ABC):
         self.put_bytes(text.encode(), remote_path, mode)
 
     def check(self, cmd: str, *, timeout: float | None = None, stdin: bytes | str | None = None):
-        """Run and raise NodeCommandFailed-style ExecError on a non-zero exit."""
+        """Run and raise ExecError (the node, the exit code, the last lines) on a non-zero exit."""
         result = self.run(cmd, timeout=timeout, stdin=stdin)
         if not result.ok:
             detail = (result.stderr or result.stdout).strip().splitlines()[-3:]

@@ -18,7 +18,7 @@ from skyform.exec.results import JobState, LogLine
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle import clusters
 from skyform.lifecycle.interrupts import Starting, cancel_unstarted, stop_stale_setups
-from skyform.plan.model import FileMount, JobSpec
+from skyform.plan.model import JobSpec, PlannedMount
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus
 from skyform.storage.attach import with_flush
@@ -85,7 +85,7 @@ def sync_inputs(
     local = {dst: m for dst, m in job.file_mounts.items() if m.bucket is None}
     if local:
         mounts = {
-            _resubstitute(dst, secrets): FileMount(
+            _resubstitute(dst, secrets): PlannedMount(
                 source=_resubstitute(m.source, secrets), mode=m.mode
             )
             for dst, m in local.items()

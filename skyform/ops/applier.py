@@ -21,10 +21,11 @@ from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession
 from skyform.infra import updates_in_place
 from skyform.lifecycle import clusters
+from skyform.lifecycle.converge import converge_cluster, run_job
 from skyform.lifecycle.freshness import check_fresh, task_must_exist
 from skyform.lifecycle.interrupts import detaching
 from skyform.lifecycle.interrupts import provisioning as _provisioning
-from skyform.lifecycle.jobrun import JobRun, follow_job, mark_ready, start_job, synced_workdir
+from skyform.lifecycle.jobrun import JobRun, follow_job, synced_workdir
 from skyform.ops.secrets import resolve_secrets
 from skyform.plan.jobdiff import JOB_PATHS
 from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
@@ -241,25 +242,14 @@ class Applier:
             f"{change.after.offer.infra} "
             f"{change.after.num_nodes}x {change.after.offer.instance_type}"
         )
-        if record is None:
-            self.progress.stage(name, "provision", where)
+        if record is None or record.status is ClusterStatus.INIT:  # INIT: an apply was cut short
+            self.progress.stage(name, "provision" if record is None else "resume", where)
             with _provisioning(name):
-                record = clusters.provision(
+                record = converge_cluster(
                     self.db,
                     self.config,
                     change.after,
-                    source=self.owner,
-                    plan_digest=self.plan_digest,
-                    emit=self._emit(name, "provision"),
-                )
-        elif record.status is ClusterStatus.INIT:  # the last apply did not finish
-            self.progress.stage(name, "resume", where)
-            with _provisioning(name):
-                record = clusters.resume(
-                    self.db,
-                    self.config,
                     record,
-                    change.after,
                     source=self.owner,
                     plan_digest=self.plan_digest,
                     emit=self._emit(name, "provision"),
@@ -352,7 +342,7 @@ class Applier:
                 "workdir_files": workdir_files(workdir) if workdir is not None else None,
             }
         )
-        session, run = start_job(
+        session, run = run_job(
             self.db,
             record,
             task.job,
@@ -361,7 +351,6 @@ class Applier:
             on_event=lambda stage, rank, msg: self.progress.event(name, stage, rank, msg),
             on_log=functools.partial(self.progress.log, name),
         )
-        mark_ready(self.db, record, task.job, run.job)
         return self._after_submit(session, run, follow_now)
 
     def _after_submit(

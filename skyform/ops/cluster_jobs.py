@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from skyform.errors import JobNotFoundError, LockedError, NodeUnreachable, StateError
-from skyform.exec.jobs import NodeState, setup_log_key
+from skyform.exec.jobs import NodeJobState, setup_log_key
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle.interrupts import cancel_unstarted, detaching
@@ -175,7 +175,7 @@ def _print_setup(
     if not follow:
         copy = setup_log_key(job_key(job))
         kept = session.status(copy).nodes.values()
-        if any(n.state is not NodeState.MISSING for n in kept):
+        if any(n.state is not NodeJobState.MISSING for n in kept):
             key = copy
     try:
         for line in session.logs(key, rank=node, follow=follow, setup=True):
@@ -229,3 +229,58 @@ def cancel_jobs(db: StateDB, record: ClusterRecord, job_ids: list[int] | None) -
             )
             done.append(updated)
     return done
+
+
+# --- the verbs: each opens the state, does its work, closes it -----------------------------
+
+
+def queue_of(names: list[str]) -> tuple[list[tuple[str, list[JobRecord]]], list[str]]:
+    """`skyform queue [CLUSTER...]`: every named (default: every) cluster's jobs, refreshed."""
+    from skyform.state.db import open_state
+
+    db = open_state()
+    try:
+        return refresh_queues(db, names)
+    finally:
+        db.close()
+
+
+def job_status(cluster: str, job_id: int | None) -> JobRecord:
+    """`skyform logs --status`: the job (default: the latest) as the nodes say it is now."""
+    from skyform.state.db import open_state
+
+    db = open_state()
+    try:
+        return current_job(db, db.require_cluster(cluster), job_id)
+    finally:
+        db.close()
+
+
+def logs_of(
+    cluster: str,
+    job_id: int | None,
+    *,
+    follow: bool,
+    node: int | None,
+    on_log: Callable[[LogLine], None],
+) -> LogsResult:
+    """`skyform logs`: stream a job's setup and run output to `on_log`."""
+    from skyform.state.db import open_state
+
+    db = open_state()
+    try:
+        record = db.require_cluster(cluster)
+        return stream_logs(db, record, job_id, follow=follow, node=node, on_log=on_log)
+    finally:
+        db.close()
+
+
+def cancel_on(cluster: str, job_ids: list[int] | None) -> list[JobRecord]:
+    """`skyform cancel`: the named jobs (None: every unfinished one), cancelled on the nodes."""
+    from skyform.state.db import open_state
+
+    db = open_state()
+    try:
+        return cancel_jobs(db, db.require_cluster(cluster), job_ids)
+    finally:
+        db.close()

@@ -10,11 +10,17 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from skyform.digests import sha256
 from skyform.errors import SpecError
 from skyform.plan.model import BlockedPlacement, Objective, Plan, WorkdirFiles
 from skyform.spec import Dag
+
+if TYPE_CHECKING:
+    from skyform.config import Config
+    from skyform.plan.catalog import Catalog
+    from skyform.state.snapshot import StateSnapshot
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,6 @@ def plan_task(
 ) -> PlanResult:
     from skyform.config import load_config
     from skyform.plan.catalog import load_catalog
-    from skyform.plan.planner import PlanInputs, make_plan
     from skyform.spec import check_supported, load_task_text
     from skyform.spec.loader import decode_task, read_task_bytes
     from skyform.stacks.registry import nodes_gone
@@ -62,25 +67,57 @@ def plan_task(
     if catalog.source.warning:
         warnings.append(catalog.source.warning)
     snapshot = read_snapshot(nodes_gone)
-    inputs = PlanInputs(
-        dag=dag,
+    plan = plan_dag(
+        dag,
+        snapshot,
         task_path=recorded_task_path(task_file, out),
         file_digest=sha256(data),
         objective=objective,
+        config=config,
+        catalog=catalog,
         cluster=cluster,
         blocked=tuple(blocked),
         destroy=destroy,
         owner=str(Path(task_file).resolve()),
         workdirs={} if destroy or not snapshot.clusters else current_workdirs(dag, task_file),
-        reserved=snapshot.reserved,
         buckets={} if destroy else bucket_facts(dag, config),
-    )
-    plan = make_plan(
-        inputs, catalog=catalog, config=config, current=snapshot.clusters, prior=snapshot.prior
     )
     if not destroy:
         check_placed_mounts(plan, dag)
     return PlanResult(plan=plan, warnings=_unique(warnings))
+
+
+def plan_dag(
+    dag: Dag,
+    snapshot: StateSnapshot,
+    *,
+    task_path: str,
+    file_digest: str,
+    objective: Objective,
+    config: Config | None = None,
+    catalog: Catalog | None = None,
+    **choices: Any,
+) -> Plan:
+    """The one way a DAG becomes a plan, for `plan` and for a managed job's re-plans: the
+    pure planner over the catalog, config and the state snapshot's clusters, reservations
+    and lineage. `choices` are the other PlanInputs fields (cluster, blocked, allowed, ...)."""
+    from skyform.config import load_config
+    from skyform.plan.catalog import load_catalog
+    from skyform.plan.planner import PlanInputs, make_plan
+
+    config = config if config is not None else load_config()
+    catalog = catalog if catalog is not None else load_catalog(config)
+    inputs = PlanInputs(
+        dag=dag,
+        task_path=task_path,
+        file_digest=file_digest,
+        objective=objective,
+        reserved=snapshot.reserved,
+        **choices,
+    )
+    return make_plan(
+        inputs, catalog=catalog, config=config, current=snapshot.clusters, prior=snapshot.prior
+    )
 
 
 def bucket_facts(dag: Dag, config) -> dict:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from skyform.config import Config
 from skyform.errors import SkyformError, StateError
 from skyform.infra import TABLE, infra
 from skyform.stacks.registry import engine_for
@@ -27,10 +26,10 @@ def _pick(nodes: list[NodeHandle], rank: int | None, cluster: str) -> list[NodeH
     return chosen
 
 
-def preempt(
-    db: StateDB, config: Config, cluster: str, *, rank: int | None, emit: Callable[[str], None]
-) -> int:
+def preempt(db: StateDB, cluster: str, *, rank: int | None, emit: Callable[[str], None]) -> int:
     """Preempt one node (or every node) of a cluster; returns how many."""
+    from skyform.config import load_config
+
     record = db.require_cluster(cluster)
     if record.handle is None:
         raise StateError(f"cluster {cluster!r} has no nodes yet (status {record.status.value})")
@@ -43,7 +42,7 @@ def preempt(
             "Use the cloud's fault injection (e.g. AWS FIS spot interruption) for cloud nodes.",
         )
     nodes = _pick(record.handle.nodes, rank, cluster)
-    engine = engine_for(record.spec.offer.cloud, config=config, state=db)
+    engine = engine_for(record.spec.offer.cloud, config=load_config(), state=db)
     engine.preempt(record.handle, nodes, emit)
     for node in nodes:
         db.add_event(

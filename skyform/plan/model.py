@@ -136,7 +136,7 @@ class BucketMount(_Model):
     rclone_flags: list[str] = []
 
 
-class FileMount(_Model):
+class PlannedMount(_Model):
     """`dst: src` where src is a local path (relative to the task file) or a bucket URI;
     `bucket` is set when the mount is a bucket (then `source` is for display)."""
 
@@ -190,7 +190,7 @@ class JobSpec(_Model):
     run: str | None = None
     envs: dict[str, str] = {}
     secrets: list[str] = []  # names, sorted
-    file_mounts: dict[str, FileMount] = {}
+    file_mounts: dict[str, PlannedMount] = {}
     num_nodes: int = 1
     checkpoint_dir: str | None = None
     setup_digest: str = ""  # jobdigest.with_digests fills both in

@@ -37,13 +37,13 @@ from skyform.plan.model import (
     BlockedPlacement,
     ClusterSpec,
     EgressFlow,
-    FileMount,
     JobSpec,
     KubernetesContext,
     KubernetesProvenance,
     Objective,
     PlacedOffer,
     Plan,
+    PlannedMount,
     Prior,
     Summary,
     TaskPlacement,
@@ -104,7 +104,7 @@ def job_spec(task: TaskSpec, label: str, offer: PlacedOffer | None = None) -> Jo
             if mount.bucket is not None and offer is not None
             else None
         )
-        mounts[_scrub(dst, secrets)] = FileMount(
+        mounts[_scrub(dst, secrets)] = PlannedMount(
             source=_scrub(source, secrets), mode=mount.mode, bucket=bucket
         )
     workdir = _scrub(workdir, secrets) if workdir else None

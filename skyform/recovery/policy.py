@@ -41,14 +41,14 @@ class Failure(str, Enum):
     SETUP = "SETUP"  # setup exited non-zero on a healthy cluster
 
 
-class Action(str, Enum):
+class Remedy(str, Enum):
     RECOVER = "RECOVER"  # tear the cluster down, re-plan around it, relaunch
     RESTART = "RESTART"  # run the job again on the same cluster
     FAIL = "FAIL"
 
 
 class Decision(_Model):
-    action: Action
+    action: Remedy
     reason: str
     counts_as_restart: bool = False
 
@@ -69,26 +69,26 @@ def decide(
     policy: RecoveryPolicy,
 ) -> Decision:
     if failure is Failure.PREEMPTED:
-        return Decision(action=Action.RECOVER, reason="nodes were lost (preempted)")
+        return Decision(action=Remedy.RECOVER, reason="nodes were lost (preempted)")
     codes = sorted({c for c in exit_codes.values() if c not in (0, None)})
     recoverable = [c for c in codes if c in policy.recover_on_exit_codes]
     if failure is Failure.USER and recoverable:
         return Decision(
-            action=Action.RECOVER, reason=f"exit code {recoverable[0]} is in recover_on_exit_codes"
+            action=Remedy.RECOVER, reason=f"exit code {recoverable[0]} is in recover_on_exit_codes"
         )
     what = "setup" if failure is Failure.SETUP else "the job"
     shown = f"exit code {codes[0]}" if codes else "a failure"
     if restarts_done < policy.max_restarts_on_errors:
         n = restarts_done + 1
         return Decision(
-            action=Action.RESTART,
+            action=Remedy.RESTART,
             counts_as_restart=True,
             reason=f"{what} failed with {shown}: restart {n} of "
             f"{policy.max_restarts_on_errors} (max_restarts_on_errors)",
         )
     limit = policy.max_restarts_on_errors
     tail = f" after {limit} restart(s)" if limit else " (max_restarts_on_errors is 0)"
-    return Decision(action=Action.FAIL, reason=f"{what} failed with {shown}{tail}")
+    return Decision(action=Remedy.FAIL, reason=f"{what} failed with {shown}{tail}")
 
 
 class RelaunchStep(_Model):

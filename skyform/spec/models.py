@@ -17,7 +17,6 @@ from skyform.infra import CONTEXT_SCOPED
 from skyform.spec.service_models import ServiceSpec
 
 DEFAULT_DISK_SIZE_GB = 256
-DEFAULT_ESTIMATED_HOURS = 1.0
 REDACTED = "<redacted>"
 
 Execution = Literal["serial", "parallel"]

@@ -18,7 +18,7 @@ from skyform.frozen import Stored as _Model
 from skyform.plan.model import PlacedOffer
 from skyform.spec.recovery import Strategy
 from skyform.state.db import StateDB
-from skyform.state.models import Event, JobStatus
+from skyform.state.models import Event
 from skyform.state.records import dump_record, load_record
 
 
@@ -50,18 +50,6 @@ TERMINAL = frozenset(
         ManagedJobStatus.FAILED_CONTROLLER,
     }
 )
-
-# SkyPilot's mapping from the cluster job (lower level) to the managed job (upper level).
-FROM_CLUSTER_JOB = {
-    JobStatus.INIT: ManagedJobStatus.STARTING,
-    JobStatus.PENDING: ManagedJobStatus.STARTING,
-    JobStatus.SETTING_UP: ManagedJobStatus.STARTING,
-    JobStatus.RUNNING: ManagedJobStatus.RUNNING,
-    JobStatus.SUCCEEDED: ManagedJobStatus.SUCCEEDED,
-    JobStatus.FAILED: ManagedJobStatus.FAILED,
-    JobStatus.FAILED_SETUP: ManagedJobStatus.FAILED_SETUP,
-    JobStatus.CANCELLED: ManagedJobStatus.CANCELLED,
-}
 
 
 class ManagedTask(_Model):

@@ -17,7 +17,7 @@ from test_usage import INTERVALS, NOW
 
 from skyform.cli.render.console import plain_console
 from skyform.cli.render.cost import render_cost, render_cost_csv
-from skyform.cli.render.cost_diff import policy_message, render_check, render_diff
+from skyform.cli.render.cost_diff import policy_message, render_diff, render_plan_check
 from skyform.cli.render.cost_markdown import (
     cost_comment,
     render_diff_markdown,
@@ -154,7 +154,7 @@ def test_check_up_to_date(tiny):
     plan = plan_on(tiny)
     data = plan_bytes(plan)
     check = check_plan(plan, data, plan, data, label="plan.json")
-    text = _table(render_check, check, plan_path="plan.json", replan="skyform plan t.yaml")
+    text = _table(render_plan_check, check, plan_path="plan.json", replan="skyform plan t.yaml")
     _check("check_ok.txt", text)
 
 
@@ -162,7 +162,9 @@ def test_check_out_of_date(tiny, edited):
     old, new = plan_on(tiny), plan_on(edited, prior=Prior(lineage="lin", serial=2))
     check = check_plan(old, plan_bytes(old), new, plan_bytes(new), label="plan.json")
     replan = "skyform plan train.yaml -o plan.json"
-    _check("check_stale.txt", _table(render_check, check, plan_path="plan.json", replan=replan))
+    _check(
+        "check_stale.txt", _table(render_plan_check, check, plan_path="plan.json", replan=replan)
+    )
 
 
 def test_check_hand_edited(tiny):
@@ -171,7 +173,7 @@ def test_check_hand_edited(tiny):
     edited = data.replace(b'"objective": "cost"', b'"objective":"cost"')
     check = check_plan(plan, edited, plan, data, label="plan.json")
     replan = "skyform plan train.yaml -o plan.json"
-    _check("check_raw.txt", _table(render_check, check, plan_path="plan.json", replan=replan))
+    _check("check_raw.txt", _table(render_plan_check, check, plan_path="plan.json", replan=replan))
 
 
 def test_policy_message(tiny):

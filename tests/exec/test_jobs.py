@@ -252,7 +252,7 @@ def test_a_job_read_while_it_ends_is_never_reported_as_lost(tmp_path):
         while not (job := jobs.status(runner, [f"quick-{i}"])[f"quick-{i}"]).state.is_terminal:
             pass
         seen.append(job.state)
-    assert set(seen) == {jobs.NodeState.SUCCEEDED}
+    assert set(seen) == {jobs.NodeJobState.SUCCEEDED}
 
 
 def test_a_job_cancelled_right_after_it_was_submitted_never_runs(cluster):

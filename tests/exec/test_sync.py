@@ -15,7 +15,7 @@ from skyform.exec.hostkeys import KnownHosts
 from skyform.exec.jobs import NodeFacts
 from skyform.exec.run import open_cluster
 from skyform.exec.sync import ssh_command
-from skyform.plan.model import FileMount
+from skyform.plan.model import PlannedMount
 from skyform.state.models import JobStatus, NodeKind
 
 
@@ -127,8 +127,8 @@ def test_sftp_fallback_when_the_node_has_no_rsync(fresh_ssh_nodes, workdir):
 def test_file_mounts_copy_files_and_directories(cluster, workdir, tmp_path):
     (tmp_path / "config.yaml").write_text("lr: 0.1\n")
     mounts = {
-        "~/data": FileMount(source="project/src"),
-        "cfg/config.yaml": FileMount(source=str(tmp_path / "config.yaml")),
+        "~/data": PlannedMount(source="project/src"),
+        "cfg/config.yaml": PlannedMount(source=str(tmp_path / "config.yaml")),
     }
     with open_cluster(cluster) as session:
         session.sync_file_mounts(mounts, base_dir=tmp_path)
@@ -140,7 +140,10 @@ def test_file_mounts_copy_files_and_directories(cluster, workdir, tmp_path):
 
 def test_bucket_mounts_are_refused_before_anything_is_copied(cluster, tmp_path):
     (tmp_path / "a.txt").write_text("a")
-    mounts = {"aaa": FileMount(source="a.txt"), "/ckpt": FileMount(source="s3://my-bucket/ckpt")}
+    mounts = {
+        "aaa": PlannedMount(source="a.txt"),
+        "/ckpt": PlannedMount(source="s3://my-bucket/ckpt"),
+    }
     with open_cluster(cluster) as session:
         with pytest.raises(ExecError) as err:
             session.sync_file_mounts(mounts, base_dir=tmp_path)
@@ -157,7 +160,7 @@ def test_local_nodes_refuse_absolute_mount_destinations(tmp_path):
     refused = "file mount /etc/skyform-test: a local node"
     with open_cluster(cluster) as session, pytest.raises(ExecError, match=refused):
         session.sync_file_mounts(
-            {"/etc/skyform-test": FileMount(source="a.txt")}, base_dir=tmp_path
+            {"/etc/skyform-test": PlannedMount(source="a.txt")}, base_dir=tmp_path
         )
     assert not Path("/etc/skyform-test").exists()
 
@@ -165,7 +168,7 @@ def test_local_nodes_refuse_absolute_mount_destinations(tmp_path):
 def test_missing_mount_source_names_the_mount(cluster, tmp_path):
     missing = r"file mount ~/x: source .*nope does not exist"
     with open_cluster(cluster) as session, pytest.raises(ExecError, match=missing):
-        session.sync_file_mounts({"~/x": FileMount(source="nope")}, base_dir=tmp_path)
+        session.sync_file_mounts({"~/x": PlannedMount(source="nope")}, base_dir=tmp_path)
 
 
 def test_openssh_trusts_the_known_hosts_skyform_wrote(fresh_ssh_nodes):

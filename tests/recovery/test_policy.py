@@ -9,9 +9,9 @@ import pytest
 from skyform.config import RecoverySettings
 from skyform.plan.model import BlockedPlacement, PlacedOffer
 from skyform.recovery.policy import (
-    Action,
     Failure,
     RecoveryPolicy,
+    Remedy,
     StepFailure,
     backoff_seconds,
     decide,
@@ -42,15 +42,15 @@ AWS = PlacedOffer(
 
 DECISIONS = [
     # failure, exit codes, restarts done, max restarts, recover codes -> action, counts, reason
-    (Failure.PREEMPTED, {}, 0, 0, (), Action.RECOVER, False, "preempted"),
-    (Failure.PREEMPTED, {}, 5, 1, (), Action.RECOVER, False, "preempted"),  # never counted
-    (Failure.USER, {0: 3}, 0, 0, (), Action.FAIL, False, "max_restarts_on_errors is 0"),
-    (Failure.USER, {0: 3}, 0, 1, (), Action.RESTART, True, "restart 1 of 1"),
-    (Failure.USER, {0: 3, 1: 0}, 1, 1, (), Action.FAIL, False, "after 1 restart(s)"),
-    (Failure.USER, {0: 0, 1: 137}, 0, 0, (137,), Action.RECOVER, False, "exit code 137 is in"),
-    (Failure.USER, {0: 2}, 0, 2, (137,), Action.RESTART, True, "exit code 2: restart 1 of 2"),
-    (Failure.SETUP, {0: 1}, 0, 0, (1,), Action.FAIL, False, "setup failed with exit code 1"),
-    (Failure.SETUP, {0: 1}, 0, 1, (), Action.RESTART, True, "setup failed"),
+    (Failure.PREEMPTED, {}, 0, 0, (), Remedy.RECOVER, False, "preempted"),
+    (Failure.PREEMPTED, {}, 5, 1, (), Remedy.RECOVER, False, "preempted"),  # never counted
+    (Failure.USER, {0: 3}, 0, 0, (), Remedy.FAIL, False, "max_restarts_on_errors is 0"),
+    (Failure.USER, {0: 3}, 0, 1, (), Remedy.RESTART, True, "restart 1 of 1"),
+    (Failure.USER, {0: 3, 1: 0}, 1, 1, (), Remedy.FAIL, False, "after 1 restart(s)"),
+    (Failure.USER, {0: 0, 1: 137}, 0, 0, (137,), Remedy.RECOVER, False, "exit code 137 is in"),
+    (Failure.USER, {0: 2}, 0, 2, (137,), Remedy.RESTART, True, "exit code 2: restart 1 of 2"),
+    (Failure.SETUP, {0: 1}, 0, 0, (1,), Remedy.FAIL, False, "setup failed with exit code 1"),
+    (Failure.SETUP, {0: 1}, 0, 1, (), Remedy.RESTART, True, "setup failed"),
 ]
 
 

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from skyform.config import Config
-from skyform.lifecycle import autostop, clusters
+from skyform.lifecycle import clusters
+from skyform.ops import autostop
 from skyform.plan.model import AutostopSetting, ClusterSpec, PlacedOffer
 from skyform.stacks import registry as engines
 from skyform.stacks.engine import ClusterState, NodeState

@@ -38,7 +38,7 @@ def autostop(
     del yes  # accepted as in `sky autostop -y`; nothing here asks
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.config import load_config
-    from skyform.lifecycle.autostop import new_setting, set_autostop
+    from skyform.ops.autostop import new_setting, set_autostop
     from skyform.spec.errors import Problem
     from skyform.spec.values import wait_for as parse_wait_for
     from skyform.state.db import open_state

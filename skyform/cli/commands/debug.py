@@ -18,7 +18,6 @@ def preempt(
 ) -> None:
     """Kill a node's jobs and mark it preempted, the way a spot reclaim takes a node away."""
     from skyform.cli.render.progress import ConsoleProgress
-    from skyform.config import load_config
     from skyform.ops.preempt import preempt as do_preempt
     from skyform.state.db import open_state
 
@@ -27,7 +26,6 @@ def preempt(
     try:
         count = do_preempt(
             db,
-            load_config(),
             cluster,
             rank=node,
             emit=lambda m: progress.event(cluster, "preempt", None, m),

@@ -195,7 +195,7 @@ def logs(
     if sum([controller, load_balancer, replica_id is not None]) != 1:
         raise SkyformError("choose one: --controller, --load-balancer or a replica id")
     if replica_id is not None:
-        from skyform.cli.commands.jobs_cluster import logs as cluster_logs
+        from skyform.cli.commands.logs import logs as cluster_logs
 
         replica = next((r for r in record.replicas if r.replica_id == replica_id), None)
         if replica is None or not replica.cluster:

@@ -109,7 +109,7 @@ def render_diff(cmp: PlanComparison, console: Console) -> None:
     render_changes(cmp, console)
 
 
-def render_check(check: PlanCheck, console: Console, *, plan_path: str, replan: str) -> None:
+def render_plan_check(check: PlanCheck, console: Console, *, plan_path: str, replan: str) -> None:
     """`plan --check`: one line when up to date; else why, what would change, how to fix."""
     cmp = check.comparison
     if check.up_to_date:

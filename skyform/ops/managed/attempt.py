@@ -14,10 +14,11 @@ from pathlib import Path
 
 from skyform.config import Config
 from skyform.errors import LockedError, PlanError
-from skyform.exec.jobs import NodeState
+from skyform.exec.jobs import NodeJobState
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle import clusters
-from skyform.lifecycle.jobrun import job_key, mark_ready, start_job
+from skyform.lifecycle.converge import converge_cluster, run_job
+from skyform.lifecycle.jobrun import job_key
 from skyform.plan.model import Plan, TaskPlacement
 from skyform.plan.planfile import read_plan
 from skyform.recovery.detect import Outcome
@@ -70,10 +71,11 @@ def provision(
         f"{spec.offer.instance_type}{', spot' if spec.offer.spot else ''})"
     )
     why = "launch" if task.recovery_count == 0 else f"recovery {task.recovery_count}"
-    new = clusters.provision(
+    new = converge_cluster(
         db,
         config,
         spec,
+        None,
         source=record.task_file,
         plan_digest=None,
         emit=log,
@@ -106,7 +108,7 @@ def adoptable_job(
     if job.status is JobStatus.RUNNING or job.status.is_terminal:
         return job
     state = session.status(job_key(job))
-    if any(n.state is not NodeState.MISSING for n in state.nodes.values()):
+    if any(n.state is not NodeJobState.MISSING for n in state.nodes.values()):
         adopted = job.model_copy(update={"status": JobStatus.RUNNING})
         db.put_job(adopted)
         return adopted
@@ -133,7 +135,7 @@ def submit(
         if job is not None:
             log(f"adopting job {job.job_id} already on {task.cluster} (status {job.status.value})")
             return session, job
-        session, run = start_job(
+        session, run = run_job(
             db,
             cluster,
             placement.job,
@@ -147,7 +149,6 @@ def submit(
     except BaseException:
         session.close()
         raise
-    mark_ready(db, cluster, placement.job, run.job)
     log(f"submitted job {run.job.job_id} on {task.cluster} (recovery {task.recovery_count})")
     return session, run.job
 

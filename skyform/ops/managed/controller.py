@@ -37,9 +37,9 @@ from skyform.ops.managed.logmirror import LogMirror
 from skyform.ops.managed.revisions import load_dag, make_revision
 from skyform.recovery.detect import Monitor, Observation, Outcome
 from skyform.recovery.policy import (
-    Action,
     Failure,
     RecoveryPolicy,
+    Remedy,
     StepFailure,
     decide,
     give_up,
@@ -284,7 +284,7 @@ class Controller:
             failure, exit_codes=codes, restarts_done=task.restarts, policy=self.policy()
         )
         self.log(f"decision: {decision.action.value}: {decision.reason}")
-        if decision.action is Action.RESTART:  # runs again at once, on the same cluster
+        if decision.action is Remedy.RESTART:  # runs again at once, on the same cluster
             self.update_task(
                 task,
                 restarts=task.restarts + 1,
@@ -294,7 +294,7 @@ class Controller:
             )
             self.jobs.transition(self.record, ManagedJobStatus.RUNNING, decision.reason)
             return None
-        if decision.action is Action.RECOVER:
+        if decision.action is Remedy.RECOVER:
             self.recover(index, detail if failure is Failure.PREEMPTED else decision.reason)
             return None
         self._destroy(task, decision.reason)

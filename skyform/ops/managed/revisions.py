@@ -78,30 +78,18 @@ def make_revision(
 ) -> NewRevision:
     """Plan `tasks` of the job (indexes into the launched DAG) and save it as the next
     revision. Raises NoOffersError when the blocks leave nothing to place a task on."""
-    from skyform.config import load_config
-    from skyform.plan.catalog import load_catalog
-    from skyform.plan.planner import PlanInputs, make_plan
+    from skyform.ops.plan import plan_dag
 
     dag = load_dag(record)
-    part = sub_dag(dag, tasks)
-    config = load_config()
-    snapshot = snapshot_of(db, nodes_gone)
-    inputs = PlanInputs(
-        dag=part,
+    plan = plan_dag(
+        sub_dag(dag, tasks),
+        snapshot_of(db, nodes_gone),
         task_path=record.task_file,
         file_digest=sha256(jobdir.saved_task(record.id)),
         objective=record.objective,  # type: ignore[arg-type]
         cluster_names=[record.task(i).cluster for i in tasks],
         blocked=tuple(blocked),
         allowed=tuple(allowed),
-        reserved=snapshot.reserved,
-    )
-    plan = make_plan(
-        inputs,
-        catalog=load_catalog(config),
-        config=config,
-        current=snapshot.clusters,
-        prior=snapshot.prior,
     )
     number = record.revision + 1
     path = jobdir.revision_path(record.id, number)

@@ -28,7 +28,6 @@ from skyform.plan.optimizer.problem import tol
 
 MAX_ROUNDS = 4
 DOMINATORS = 12  # candidates tried as "a" for each b (the cheapest ones, in rank order)
-NEG = float("-inf")
 
 
 def prune_places(prep: Prepared, tasks: list[int] | None = None) -> int:

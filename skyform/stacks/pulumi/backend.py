@@ -31,7 +31,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")  # what Pulumi accepts for projec
 
 
 @dataclass(frozen=True)
-class PulumiSettings:
+class PulumiBackend:
     project: str
     backend_url: str
     home: Path
@@ -79,7 +79,7 @@ def pulumi_settings(config: Config | None = None, env: Mapping[str, str] | None 
         )
     root = home()
     url = config.pulumi.backend_url or env.get("PULUMI_BACKEND_URL") or (root / "pulumi").as_uri()
-    return PulumiSettings(project=project, backend_url=url, home=root)
+    return PulumiBackend(project=project, backend_url=url, home=root)
 
 
 def private_dir(path: Path) -> Path:
@@ -122,7 +122,7 @@ def local_backend_dir(url: str) -> Path | None:
     return Path(os.path.expanduser(raw)).resolve()
 
 
-def stack_state_file(settings: PulumiSettings, cluster: str) -> Path | None:
+def stack_state_file(settings: PulumiBackend, cluster: str) -> Path | None:
     """The checkpoint file of a cluster's stack in a local backend, if there is one."""
     root = local_backend_dir(settings.backend_url)
     if root is None:

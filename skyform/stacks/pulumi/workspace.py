@@ -1,7 +1,7 @@
 """The Automation API: the only module that imports `pulumi.automation`.
 
 One stack per cluster in a LocalWorkspace whose directory is the cluster's work dir, with the
-passphrase secrets provider and the backend from `backend.PulumiSettings` (both reach the CLI
+passphrase secrets provider and the backend from `backend.PulumiBackend` (both reach the CLI
 through its environment). Every failure goes through `errors.translate`; a failed `up`
 first lists what the stack holds, so the message can say which resources exist.
 """
@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 import pulumi.automation as auto
 
-from skyform.stacks.pulumi.backend import PulumiSettings, private_dir
+from skyform.stacks.pulumi.backend import PulumiBackend, private_dir
 from skyform.stacks.pulumi.errors import Operation, translate
 from skyform.stacks.pulumi.events import EventLines, resource_name
 
@@ -60,7 +60,7 @@ def deployment_resources(stack: auto.Stack) -> list[dict]:
     return [r for r in deployment.get("resources") or [] if isinstance(r, dict)]
 
 
-def _options(settings: PulumiSettings, cluster: str) -> auto.LocalWorkspaceOptions:
+def _options(settings: PulumiBackend, cluster: str) -> auto.LocalWorkspaceOptions:
     return auto.LocalWorkspaceOptions(
         work_dir=str(private_dir(settings.work_dir(cluster))),
         env_vars=settings.cli_env(),
@@ -70,7 +70,7 @@ def _options(settings: PulumiSettings, cluster: str) -> auto.LocalWorkspaceOptio
 
 
 def open_stack(
-    settings: PulumiSettings, op: Operation, program: Program | None, *, create: bool
+    settings: PulumiBackend, op: Operation, program: Program | None, *, create: bool
 ) -> auto.Stack | None:
     """The cluster's stack (created on demand with `create`); None if it does not exist."""
     name = settings.stack_name(op.cluster)
@@ -94,7 +94,7 @@ def open_stack(
 
 
 def preview(
-    settings: PulumiSettings, op: Operation, program: Program, sink: Sink
+    settings: PulumiBackend, op: Operation, program: Program, sink: Sink
 ) -> tuple[dict[str, int], list[str]]:
     stack = open_stack(settings, op, program, create=True)
     assert stack is not None
@@ -105,7 +105,7 @@ def preview(
     return changes, lines.planned
 
 
-def up(settings: PulumiSettings, op: Operation, program: Program, sink: Sink) -> dict:
+def up(settings: PulumiBackend, op: Operation, program: Program, sink: Sink) -> dict:
     stack = open_stack(settings, op, program, create=True)
     assert stack is not None
     with _translated(op, stack):
@@ -113,7 +113,7 @@ def up(settings: PulumiSettings, op: Operation, program: Program, sink: Sink) ->
     return {key: output.value for key, output in result.outputs.items()}
 
 
-def refresh(settings: PulumiSettings, op: Operation, sink: Sink) -> list[dict] | None:
+def refresh(settings: PulumiBackend, op: Operation, sink: Sink) -> list[dict] | None:
     """The stack's resources after a refresh; None when the stack does not exist."""
     stack = open_stack(settings, op, None, create=False)
     if stack is None:
@@ -123,7 +123,7 @@ def refresh(settings: PulumiSettings, op: Operation, sink: Sink) -> list[dict] |
         return deployment_resources(stack)
 
 
-def destroy(settings: PulumiSettings, op: Operation, sink: Sink) -> bool:
+def destroy(settings: PulumiBackend, op: Operation, sink: Sink) -> bool:
     """Destroy every resource, then remove the stack; False when there was no stack."""
     stack = open_stack(settings, op, None, create=False)
     if stack is None:

@@ -1,0 +1,53 @@
+"""`skyform status`: the clusters skyform manages."""
+
+from __future__ import annotations
+
+import typer
+
+from skyform.cli import options
+
+
+def register(app: typer.Typer) -> None:
+    app.command("status")(status)
+
+
+def status(
+    clusters: list[str] = typer.Argument(None, help="Only these clusters."),
+    all_users: bool = typer.Option(
+        False,
+        "--all-users",
+        "-a",
+        help="Every user's clusters, as in SkyPilot. This state is yours alone, so it lists "
+        "what plain status lists.",
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Nodes, jobs and stack too."),
+    refresh: bool = typer.Option(
+        False, "--refresh", "-r", help="Ask each engine whether the nodes are still alive."
+    ),
+    json_out: bool = options.JSON,
+) -> None:
+    """Clusters skyform manages: NAME, INFRA, RESOURCES, STATUS, AUTOSTOP, LAUNCHED, COST/hr.
+
+    What a cluster's autostop did is taken in here: local clusters on every call, the others
+    with --refresh (a torn-down cluster disappears, a stopped one shows STOPPED)."""
+    del all_users  # accepted for SkyPilot users' habit; there is no other user's state here
+    from skyform.ops.clusters import has_state
+
+    if not has_state():  # a fresh machine: answer without loading models or rich
+        from skyform.cli.render.empty import render_no_clusters
+
+        render_no_clusters(as_json=json_out)
+        return
+    from skyform.cli.render.clusters import render_status
+    from skyform.ops.clusters import cluster_status
+
+    view = cluster_status(list(clusters or []), refresh=refresh)
+    render_status(
+        view.records,
+        view.jobs,
+        view.health,
+        verbose=verbose,
+        as_json=json_out,
+        notes=view.notes,
+        refreshed=refresh,
+    )

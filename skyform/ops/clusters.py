@@ -1,0 +1,100 @@
+"""The cluster verbs' use cases: `status` (with what autostop did, and engine health on
+--refresh) and `down` (which clusters, then each under its lock: ops/down.py).
+
+Light at import: `status` on a fresh machine answers from `has_state()` without loading a
+model; everything else is imported when it is used.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from skyform.paths import state_path
+
+if TYPE_CHECKING:
+    from skyform.stacks.engine import ClusterState
+    from skyform.state.models import ClusterRecord, JobRecord
+
+
+def has_state() -> bool:
+    """False on a fresh machine: no cluster was ever recorded here."""
+    return state_path().exists()
+
+
+@dataclass(frozen=True)
+class StatusView:
+    records: list[ClusterRecord]
+    jobs: dict[str, list[JobRecord]]
+    health: dict[str, ClusterState] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what autostop did since the last look
+
+
+def cluster_status(names: list[str], *, refresh: bool) -> StatusView:
+    """The named clusters (default: all), after converging on what their autostop agents
+    did; with `refresh`, each engine is asked whether the nodes are still alive."""
+    from skyform.config import load_config
+    from skyform.state.db import open_state
+
+    db = open_state()
+    try:
+        records = [db.require_cluster(n) for n in names] if names else db.list_clusters()
+        health: dict[str, ClusterState] = {}
+        notes: list[str] = []
+        if any(r.spec.autostop for r in records):
+            from skyform.ops.autostop import converge_all
+
+            records, notes = converge_all(
+                db, load_config(), records, remote=refresh, emit=lambda _m: None
+            )
+        if refresh:
+            from skyform.stacks.registry import engine_for
+
+            config = load_config()
+            for r in records:
+                if r.handle is not None:
+                    engine = engine_for(r.spec.offer.cloud, config=config, state=db)
+                    health[r.name] = engine.refresh(r.handle)
+        jobs = {r.name: db.list_jobs(r.name) for r in records}
+    finally:
+        db.close()
+    return StatusView(records, jobs, health, notes)
+
+
+@dataclass(frozen=True)
+class DownReport:
+    """How `down` tells its progress; the CLI renders it."""
+
+    kept: Callable[[list[str]], None]  # clusters -a leaves up, and why
+    confirm: Callable[[list[str]], None]  # raises to abort before anything is torn down
+    stage: Callable[[str, str, str], None]  # cluster, stage, detail
+    event: Callable[[str, str], None]  # cluster, message
+
+
+def down_clusters(names: list[str], *, every: bool, purge: bool, report: DownReport) -> list[str]:
+    """Tear down the named clusters (or every one a managed job does not own); the names
+    torn down, in order. Nothing is touched before `report.confirm` returns."""
+    from skyform.config import load_config
+    from skyform.ops.down import down_targets, take_down
+    from skyform.state.db import open_state
+
+    config = load_config()
+    db = open_state()
+    try:
+        targets = down_targets(db, names, every=every)
+        report.kept(targets.kept)
+        chosen = [r.name for r in targets.records]
+        if not chosen:
+            return []
+        report.confirm(chosen)
+        for name in chosen:
+            record = db.require_cluster(name)
+            report.stage(name, "destroy", record.spec.offer.infra)
+            emit = functools.partial(report.event, name)
+            left = take_down(db, config, name, purge=purge, emit=emit)
+            report.stage(name, "down", "purged from state" if left else "terminated")
+    finally:
+        db.close()
+    return chosen
