@@ -258,7 +258,12 @@ CLI_KNOWN_REACH: dict[str, set[str]] = {
     "known_hosts": {"skyform.exec.hostkeys"},
     "launch": {"skyform.plan.planfile", "skyform.spec.loader"},
     "plan": {"skyform.plan.planfile"},
-    "serve": {"skyform.serve", "skyform.serve.planning", "skyform.spec.envs"},
+    "serve": {
+        "skyform.serve",
+        "skyform.serve.planning",
+        "skyform.serve.versions",
+        "skyform.spec.envs",
+    },
     "show": {"skyform.plan.planfile"},
     "ssh": {"skyform.exec.login", "skyform.state.db"},
     "storage": {"skyform.config", "skyform.state.db"},
