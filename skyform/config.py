@@ -46,17 +46,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 
 from skyform.errors import ConfigError, UnsafePathError
+from skyform.frozen import Frozen as _Strict
+from skyform.infra import PRICED
 from skyform.paths import (  # re-exported: callers find them here; paths is the light home
     DEFAULT_HOME,  # noqa: F401
     ensure_dir,  # noqa: F401
     ensure_home,  # noqa: F401
     home,
 )
-
-CATALOG_CLOUDS = ("aws", "gcp")
 
 
 def confined(root: Path, *names: str) -> Path:
@@ -87,10 +87,6 @@ def confined(root: Path, *names: str) -> Path:
             "Remove the symlink, or make a new plan with `skyform plan`.",
         )
     return path
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 class HostLabels(_Strict):
@@ -145,7 +141,7 @@ class LocalNode(_Strict):
 
 
 class PlanDefaults(_Strict):
-    clouds: list[str] = list(CATALOG_CLOUDS)
+    clouds: list[str] = list(PRICED)
 
 
 class RecoverySettings(_Strict):

@@ -49,7 +49,7 @@ def cluster_status(names: list[str], *, refresh: bool, with_jobs: bool = True) -
                 db, load_config(), records, remote=refresh, emit=lambda _m: None
             )
         if refresh:
-            from skyform.stacks.engine import engine_for
+            from skyform.stacks.registry import engine_for
 
             config = load_config()
             for r in records:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from skyform.digests import sha256
 from skyform.errors import SkyformError
 from skyform.lifecycle.interrupts import detaching
 from skyform.lifecycle.jobrun import follow_job, start_job
-from skyform.plan.jobdigest import sha256
 from skyform.plan.model import JobSpec
 from skyform.plan.planner import job_spec
 from skyform.spec.overrides import ResourceOverrides, flag_name

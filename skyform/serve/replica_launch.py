@@ -201,7 +201,7 @@ def cluster_lost(cluster: str) -> str | None:
     """Why the replica's cluster is gone (a preemption: its engine reports a node dead), or
     None while every node is alive or the cluster is not known (yet)."""
     from skyform.config import load_config
-    from skyform.stacks.engine import engine_for
+    from skyform.stacks.registry import engine_for
     from skyform.state.db import open_state
 
     db = open_state()

@@ -13,10 +13,10 @@ import builtins
 import time
 from enum import Enum
 
-from pydantic import BaseModel, ConfigDict
-
 from skyform.errors import StateError
+from skyform.frozen import Stored as _Model
 from skyform.plan.model import PlacedOffer
+from skyform.spec.recovery import Strategy
 from skyform.state.db import StateDB
 from skyform.state.models import Event
 from skyform.state.records import dump_record, load_record
@@ -52,11 +52,6 @@ TERMINAL = frozenset(
 )
 
 
-class _Model(BaseModel):
-    # stored records: unknown fields (from a newer skyform) are ignored, see state/records.py
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="ignore")
-
-
 class ManagedTask(_Model):
     index: int
     name: str
@@ -77,7 +72,7 @@ class ManagedJobRecord(_Model):
     status: ManagedJobStatus = ManagedJobStatus.PENDING
     task_file: str  # absolute path of the task file as launched (workdir is relative to it)
     objective: str = "cost"
-    strategy: str = "EAGER_NEXT_REGION"
+    strategy: str = Strategy.EAGER_NEXT_REGION.value
     max_restarts_on_errors: int = 0
     recover_on_exit_codes: tuple[int, ...] = ()
     give_up_after: float | None = 24 * 3600.0  # recovery.give_up_after at launch

@@ -24,6 +24,9 @@ def preempt(
     progress = ConsoleProgress()
     with open_state() as db:
         count = do_preempt(
-            db, cluster, rank=node, emit=lambda m: progress.event(cluster, "preempt", None, m)
+            db,
+            cluster,
+            rank=node,
+            emit=lambda m: progress.event(cluster, "preempt", None, m),
         )
     progress.stage(cluster, "preempted", f"{count} node(s)")

@@ -14,7 +14,7 @@ from pathlib import Path
 from skyform.errors import SkyformError
 from skyform.ops.managed import jobdir
 from skyform.ops.managed.revisions import cluster_name, make_revision
-from skyform.recovery.policy import Strategy
+from skyform.spec.recovery import FLAG_NAMES, Strategy
 from skyform.state.db import StateDB
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask
 
@@ -34,7 +34,7 @@ def _recovery_settings(dag, strategy: str | None, max_restarts: int | None) -> d
     try:
         parsed = Strategy.parse(chosen)
     except ValueError as exc:
-        raise SkyformError(str(exc), "Use failover or eager_next_region.") from None
+        raise SkyformError(str(exc), f"Use {' or '.join(FLAG_NAMES)}.") from None
     return {
         "strategy": parsed.value,
         "max_restarts_on_errors": max_restarts

@@ -205,10 +205,11 @@ def stack_has_nodes(cluster: str, config: Config | None = None) -> bool | None:
     data = read_checkpoint(path) if path else None
     if data is None:
         return False
+    from skyform.infra import PULUMI
+    from skyform.stacks.pulumi.cloud import pulumi_cloud
+
     kinds = {str(r.get("type", "")) for r in checkpoint_resources(data)}
-    return any(
-        k.endswith(("ec2/instance:Instance", "compute/instance:Instance", "v1:Pod")) for k in kinds
-    )
+    return bool(kinds & {pulumi_cloud(cloud).node_type for cloud in PULUMI})
 
 
 def stack_holds_resources(cluster: str, config: Config | None = None) -> bool | None:

@@ -12,8 +12,8 @@ from pulumi_specs import AWS_M5, GCP_N2, catalog, spec
 
 from skyform.config import Config
 from skyform.errors import CapacityError, StackError
-from skyform.stacks.engine import engine_for
 from skyform.stacks.pulumi.engine import PulumiEngine
+from skyform.stacks.registry import engine_for
 from skyform.state.db import open_state
 
 INSTANCE = "aws:ec2/instance:Instance"
