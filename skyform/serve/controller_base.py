@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skyform.errors import SkyformError
+from skyform.infra import CONTEXT_SCOPED
 from skyform.serve import revisions, state
 from skyform.serve.autoscaler import Autoscaler, ReplicaView
 from skyform.serve.placer import Location, SpotPlacer
@@ -77,7 +78,7 @@ def placer_for(task: TaskSpec) -> SpotPlacer | None:
     prices: dict[str, float] = {}
     for offering in catalog_offerings(task, catalog, default_clouds(catalog, None)):
         parts = offering.infra.split("/")
-        place = "/".join(parts[:2]) if parts[0] in ("ssh", "kubernetes") else offering.infra
+        place = "/".join(parts[:2]) if parts[0] in CONTEXT_SCOPED else offering.infra
         prices.setdefault(place, offering.hourly_cost)
     if not prices:
         return None

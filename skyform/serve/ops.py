@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from skyform.errors import SkyformError
+from skyform.infra import ON_PREM
 from skyform.serve import sandbox, state, versions
 from skyform.serve.planning import ServicePlanResult
 from skyform.serve.updates import UpdatePreview
@@ -25,7 +26,7 @@ def check_can_serve(result: ServicePlanResult) -> None:
     """What `serve up` runs today: replicas on `local` (each in a network namespace) and on
     ssh node pools (each on a host of its own)."""
     places = {s.infra.split("/")[0] for s in result.plan.replicas}
-    foreign = sorted(places - {"local", "ssh"})
+    foreign = sorted(places - set(ON_PREM))  # replicas run on machines at hand so far
     if foreign:
         raise SkyformError(
             f"`serve up` runs replicas on local and ssh node pools so far; this service "

@@ -201,7 +201,7 @@ def cluster_lost(cluster: str) -> str | None:
     """Why the replica's cluster is gone (a preemption: its engine reports a node dead), or
     None while every node is alive or the cluster is not known (yet)."""
     from skyform.config import load_config
-    from skyform.stacks.engine import engine_for
+    from skyform.stacks.registry import engine_for
     from skyform.state.db import open_state
 
     db = open_state()
@@ -227,14 +227,12 @@ def teardown(cluster: str, log: Any) -> bool:
     from skyform.ops.down import take_down
     from skyform.state.db import open_state
 
-    db = open_state()
     try:
-        if db.get_cluster(cluster) is None:
+        with open_state() as db:
+            if db.get_cluster(cluster) is None:
+                return True
+            take_down(db, load_config(), cluster, purge=False, emit=log)
             return True
-        take_down(db, load_config(), cluster, purge=False, emit=log)
-        return True
     except SkyformError as exc:
         log(f"{cluster}: teardown failed: {exc.message}")
         return False
-    finally:
-        db.close()

@@ -8,19 +8,15 @@ so they are sorted; the order of groups is meaning and is kept.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
+from skyform.digests import sha256_hex
 from skyform.spec.dag import Dag
 from skyform.spec.models import TaskSpec
 
 DIGEST_VERSION = 2  # 2: secrets by name only
 OPTIONAL_EXT = ("stop_after", "down_after")  # `skyform:` keys left out of the digest when unset
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _canonical_task(task: TaskSpec) -> dict[str, Any]:
@@ -52,4 +48,4 @@ def canonical_dag(dag: Dag) -> dict[str, Any]:
 def task_digest(dag: Dag) -> str:
     """sha256 hex of the canonical JSON of the normalized dag."""
     text = json.dumps(canonical_dag(dag), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return _sha256(text)
+    return sha256_hex(text)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from skyform.config import StorageSettings
 from skyform.errors import StorageError
-from skyform.plan.buckets import CLOUD_STORE
+from skyform.infra import OBJECT_STORES
 from skyform.plan.model import Action, Plan, PlannedBucket
 from skyform.state.buckets import BucketRecord, get_bucket, put_bucket
 from skyform.state.db import StateDB
@@ -75,7 +75,7 @@ def made_by_stack(bucket: PlannedBucket, plan: Plan) -> bool:
     if placement is None:
         return False
     offer = placement.offer
-    return CLOUD_STORE.get(offer.cloud) == bucket.store and offer.region == bucket.region
+    return OBJECT_STORES.get(offer.cloud) == bucket.store and offer.region == bucket.region
 
 
 def _record(

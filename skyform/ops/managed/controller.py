@@ -42,14 +42,14 @@ from skyform.recovery.policy import (
     RecoveryPolicy,
     Remedy,
     StepFailure,
-    Strategy,
     decide,
     give_up,
     next_wait,
     no_capacity_reason,
     relaunch_steps,
 )
-from skyform.stacks.engine import engine_for
+from skyform.spec.recovery import Strategy
+from skyform.stacks.registry import engine_for
 from skyform.state.db import open_state
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus, ManagedTask
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus

@@ -80,7 +80,7 @@ def test_no_buckets_leaves_the_cluster_inputs_as_they_were():
 
 def _storage_run(bucket):
     inputs = storage_inputs(bucket, context())
-    module = importlib.import_module(f"skyform.stacks.pulumi.programs.{inputs['cloud']}")
+    module = importlib.import_module(f"skyform.stacks.pulumi.{inputs['cloud']}.program")
     return run_program(lambda: module.register_storage(inputs), stack="storage-" + bucket.name)
 
 
