@@ -9,6 +9,7 @@ Phases, each against the replicas directly and then through the LB:
 As root each replica runs in its own network namespace and binds port 8080 (as `serve` runs
 replicas on one machine); otherwise each gets a free loopback port. Goal (issue 16): added
 p50 latency <= 1 ms on loopback. Client, LB and replicas share this machine's cores.
+Load during a rolling update and a 1 -> 3 scale-up of a real service: bench/serve_scenarios.py.
 """
 
 from __future__ import annotations

@@ -36,6 +36,9 @@ keys and known_hosts. The config file is optional: a fresh machine has none.
       access_key_id: AKIA...    # default: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
       secret_access_key: ...    # (never written to a plan, a log or --json)
       r2_endpoint: https://<account>.r2.cloudflarestorage.com
+    state:                      # where state lives; default: SKYFORM_HOME/state.db
+      url: postgresql://skyform@db.lab:5432/skyform   # team mode (or sqlite:///path);
+                                # SKYFORM_STATE_URL overrides it
 """
 
 from __future__ import annotations
@@ -43,17 +46,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 
 from skyform.errors import ConfigError, UnsafePathError
+from skyform.frozen import Frozen as _Strict
+from skyform.infra import PRICED
 from skyform.paths import (  # re-exported: callers find them here; paths is the light home
     DEFAULT_HOME,  # noqa: F401
     ensure_dir,  # noqa: F401
     ensure_home,  # noqa: F401
     home,
 )
-
-CATALOG_CLOUDS = ("aws", "gcp")
 
 
 def confined(root: Path, *names: str) -> Path:
@@ -84,10 +87,6 @@ def confined(root: Path, *names: str) -> Path:
             "Remove the symlink, or make a new plan with `skyform plan`.",
         )
     return path
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 class HostLabels(_Strict):
@@ -142,7 +141,7 @@ class LocalNode(_Strict):
 
 
 class PlanDefaults(_Strict):
-    clouds: list[str] = list(CATALOG_CLOUDS)
+    clouds: list[str] = list(PRICED)
 
 
 class RecoverySettings(_Strict):
@@ -189,8 +188,15 @@ class PulumiSettings(_Strict):
     project: str = "skyform"
 
 
+class StateSettings(_Strict):
+    # sqlite:///path (the embedded default: SKYFORM_HOME/state.db) or
+    # postgresql://user@host:port/db (team mode); SKYFORM_STATE_URL overrides it
+    url: str | None = None
+
+
 class Config(_Strict):
     local: LocalNode = LocalNode()
+    state: StateSettings = StateSettings()
     ssh_pools: dict[str, SSHPool] = {}
     plan: PlanDefaults = PlanDefaults()
     pulumi: PulumiSettings = PulumiSettings()

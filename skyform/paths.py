@@ -4,6 +4,7 @@ and the catalog need these paths before (or instead of) any model."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 DEFAULT_HOME = "~/.skyform"
@@ -23,6 +24,24 @@ def ensure_dir(path: Path) -> Path:
 
 def ensure_home() -> Path:
     return ensure_dir(home())
+
+
+def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
+    """Write via a temp file in the same directory, fsync, then rename over `path`: a reader
+    sees the old file or the new one, never half of one; a failed write changes nothing."""
+    path = Path(path)
+    raw = data.encode() if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def state_path() -> Path:

@@ -16,6 +16,9 @@ sys.path.insert(0, str(Path(__file__).parent))  # `import helpers` from any test
 # Real sshd nodes on loopback, one set for the whole session (tests/sshnodes.py).
 # A real S3 API (moto server) on loopback, for bucket file mounts (tests/motoserver.py).
 from motoserver import moto_endpoint, s3  # noqa: E402, F401
+
+# A throw-away PostgreSQL server (team mode), one per test process (tests/pgserver.py).
+from pgserver import pg_server, pg_url  # noqa: E402, F401
 from sshnodes_fixtures import fresh_ssh_nodes, make_ssh_nodes, ssh_nodes  # noqa: E402, F401
 
 
@@ -27,8 +30,18 @@ def skyform_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     # No test plans on this machine's Kubernetes contexts (tests/kubeapi.py serves its own).
     monkeypatch.setenv("KUBECONFIG", str(home / "no-kubeconfig"))
     monkeypatch.delenv("SKYFORM_DEBUG", raising=False)
+    for name in ("SKYFORM_STATE_URL", "SKYFORM_PASSPHRASE", "SKYFORM_LEASE_TTL"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("COLUMNS", "120")
     return home
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test once on each state store: the embedded SQLite file and PostgreSQL."""
+    if request.param == "postgresql":
+        monkeypatch.setenv("SKYFORM_STATE_URL", request.getfixturevalue("pg_url"))
+    return request.param
 
 
 @dataclass

@@ -16,9 +16,11 @@ from skyform.cost.model import (
     PlanCheck,
     PlanComparison,
     Reason,
+    ReasonKind,
     Totals,
 )
 from skyform.plan.model import Plan
+from skyform.plan.provenance import Difference, differences, of_plan
 from skyform.spec.overrides import words
 
 RAW_DIFF_LINES = 40
@@ -29,129 +31,59 @@ def _short(digest: str, n: int = 12) -> str:
     return f"{algo}:{hexpart[:n]}" if hexpart else digest[:n]
 
 
-def _digest_reason(kind, what: str, before: str, after: str) -> Reason:
-    return Reason(
-        kind=kind,
-        message=f"{what} ({_short(before)} → {_short(after)})",
-        before=before,
-        after=after,
-    )
-
-
 def _flags(plan: Plan) -> str:
     return shlex.join(words(plan.task.overrides)) or "none"
 
 
+def _digest(kind: ReasonKind, what: str, d: Difference) -> Reason:
+    message = f"{what} ({_short(d.before)} → {_short(d.after)})"
+    return Reason(kind=kind, message=message, before=d.before, after=d.after)
+
+
+def _reason(d: Difference, old: Plan, new: Plan) -> Reason:
+    """One provenance difference (plan/provenance.py), in the words of a plan review."""
+    a, b = old.prior, new.prior
+    match d.kind:
+        case "task_path":
+            message = f"the task file path differs ({d.before} → {d.after})"
+            return Reason(kind="task_path", message=message, before=d.before, after=d.after)
+        case "task_file":
+            return _digest("task_file", f"the task file {new.task.path} changed", d)
+        case "task":
+            what = "the task's inputs changed (--env/--env-file/--secret values or files it reads)"
+            return _digest("task", what, d)
+        case "catalog":
+            what = "the price catalog changed (refreshed, or another skyform's bundle)"
+            return _digest("catalog", what, d)
+        case "onprem":
+            return _digest("onprem", "the local/ssh pool settings in config.yaml changed", d)
+        case "lineage" | "state":
+            if d.kind == "lineage":
+                message = f"the state was recreated (lineage {d.before[:8]} → {d.after[:8]})"
+            else:
+                message = f"the state moved on (serial {a.serial} → {b.serial})"
+            before, after = f"{a.lineage}:{a.serial}", f"{b.lineage}:{b.serial}"
+            return Reason(kind="state", message=message, before=before, after=after)
+        case "objective":
+            message = f"the objective differs (--minimize {d.before} → {d.after})"
+            return Reason(kind="objective", message=message, before=d.before, after=d.after)
+        case "overrides":
+            before, after = _flags(old), _flags(new)
+            message = f"the resource flags differ ({before} → {after})"
+            return Reason(kind="overrides", message=message, before=before, after=after)
+        case "destroy":
+            message = "one plan is a --destroy plan and the other is not"
+            return Reason(kind="destroy", message=message, before=d.before, after=d.after)
+        case "blocked" | "allowed":
+            message = f"the {d.kind} placements differ ({d.count_before} → {d.count_after})"
+            return Reason(kind="blocked" if d.kind == "blocked" else "allowed", message=message)
+    message = f"made by another skyform ({d.before} → {d.after})"
+    return Reason(kind="version", message=message, before=d.before, after=d.after)
+
+
 def provenance_reasons(old: Plan, new: Plan) -> list[Reason]:
     """Differences in the inputs the two plans record: task, catalog, config, state, flags."""
-    reasons: list[Reason] = []
-    if old.task.path != new.task.path:
-        reasons.append(
-            Reason(
-                kind="task_path",
-                message=f"the task file path differs ({old.task.path} → {new.task.path})",
-                before=old.task.path,
-                after=new.task.path,
-            )
-        )
-    if old.task.file_digest != new.task.file_digest:
-        reasons.append(
-            _digest_reason(
-                "task_file",
-                f"the task file {new.task.path} changed",
-                old.task.file_digest,
-                new.task.file_digest,
-            )
-        )
-    elif old.task.digest != new.task.digest and old.task.overrides == new.task.overrides:
-        reasons.append(
-            _digest_reason(
-                "task",
-                "the task's inputs changed (--env/--env-file/--secret values or files it reads)",
-                old.task.digest,
-                new.task.digest,
-            )
-        )
-    if old.catalog_digest != new.catalog_digest:
-        reasons.append(
-            _digest_reason(
-                "catalog",
-                "the price catalog changed (refreshed, or another skyform's bundle)",
-                old.catalog_digest,
-                new.catalog_digest,
-            )
-        )
-    if old.onprem_digest != new.onprem_digest:
-        reasons.append(
-            _digest_reason(
-                "onprem",
-                "the local/ssh pool settings in config.yaml changed",
-                old.onprem_digest,
-                new.onprem_digest,
-            )
-        )
-    reasons += _state_reasons(old, new)
-    if old.objective != new.objective:
-        reasons.append(
-            Reason(
-                kind="objective",
-                message=f"the objective differs (--minimize {old.objective} → {new.objective})",
-                before=old.objective,
-                after=new.objective,
-            )
-        )
-    if old.task.overrides != new.task.overrides:
-        before, after = (_flags(p) for p in (old, new))
-        reasons.append(
-            Reason(
-                kind="overrides",
-                message=f"the resource flags differ ({before} → {after})",
-                before=before,
-                after=after,
-            )
-        )
-    if old.destroy != new.destroy:
-        reasons.append(
-            Reason(
-                kind="destroy",
-                message="one plan is a --destroy plan and the other is not",
-                before=str(old.destroy).lower(),
-                after=str(new.destroy).lower(),
-            )
-        )
-    for kind in ("blocked", "allowed"):  # recovery's "not there" and "only there"
-        before, after = getattr(old, kind), getattr(new, kind)
-        if before != after:
-            message = f"the {kind} placements differ ({len(before)} → {len(after)})"
-            reasons.append(Reason(kind=kind, message=message))
-    if old.skyform_version != new.skyform_version:
-        reasons.append(
-            Reason(
-                kind="version",
-                message=f"made by another skyform ({old.skyform_version} → {new.skyform_version})",
-                before=old.skyform_version,
-                after=new.skyform_version,
-            )
-        )
-    return reasons
-
-
-def _state_reasons(old: Plan, new: Plan) -> list[Reason]:
-    a, b = old.prior, new.prior
-    if a.lineage != b.lineage and a.lineage is not None and b.lineage is not None:
-        message = f"the state was recreated (lineage {a.lineage[:8]} → {b.lineage[:8]})"
-    elif (a.lineage, a.serial) != (b.lineage, b.serial):
-        message = f"the state moved on (serial {a.serial} → {b.serial})"
-    else:
-        return []
-    return [
-        Reason(
-            kind="state",
-            message=message,
-            before=f"{a.lineage}:{a.serial}",
-            after=f"{b.lineage}:{b.serial}",
-        )
-    ]
+    return [_reason(d, old, new) for d in differences(of_plan(old), of_plan(new))]
 
 
 def _sides(plan: Plan) -> dict[str, ClusterSide]:

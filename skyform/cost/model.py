@@ -7,14 +7,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, model_serializer
+from pydantic import model_serializer
 
+from skyform.frozen import Frozen as _Model
 from skyform.plan.model import Action, BlockedPlacement, EgressFlow, Money, PlacedOffer
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
 
 # --- skyform cost PLAN ---------------------------------------------------------------------
 

@@ -12,15 +12,13 @@ from dataclasses import dataclass
 from functools import cache
 
 from skyform.errors import ExecError
-from skyform.exec.connect import NodeRunner
 from skyform.exec.jobs import NODE_BASE, cluster_prefix, install_command, install_failed
+from skyform.exec.runner import NodeRunner
 from skyform.exec.templating import render
+from skyform.infra import Stop, infra
 from skyform.plan.model import AutostopSetting
 
 AGENT = f"$HOME/{NODE_BASE}/agent.sh"
-# what the agent does once it decides: `cloud` also shuts the machine down (the instance
-# stops); the others end the cluster's processes and leave the marker for `skyform status`
-ACTIONS = {"aws": "cloud", "gcp": "cloud", "local": "local"}
 
 
 @cache
@@ -46,7 +44,13 @@ class AgentReport:
 
 
 def action_for(cloud: str) -> str:
-    return ACTIONS.get(cloud, "ssh")
+    """What the agent does once it decides: `cloud` also shuts the machine down (infra whose
+    stop stops the instance); the others end the cluster's processes and leave the marker
+    for `skyform status` (`local`: sessions are local shells in the node's directory)."""
+    row = infra(cloud)
+    if row is not None and row.stop is Stop.INSTANCES:
+        return "cloud"
+    return "local" if row is not None and row.engine == "local" else "ssh"
 
 
 def _install(runner: NodeRunner) -> None:

@@ -10,19 +10,37 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator
+from typing import Protocol
 
 from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec import jobs
 from skyform.exec.jobs import NodeJob, NodeJobState
-from skyform.exec.results import JobState, LogLine
-
-if TYPE_CHECKING:
-    from skyform.exec.run import ClusterSession
+from skyform.exec.results import EventFn, JobState, LogLine, NodeOutcome, T
+from skyform.exec.runner import NodeRunner
 
 WAIT_WINDOW = 5  # seconds one node-side `wait` blocks before reporting back
 LOG_CHUNK = 1 << 20  # bytes of log read per node per round trip
+
+
+class Fleet(Protocol):
+    """What watching a job needs from an open cluster session (exec.run.ClusterSession)."""
+
+    emit: EventFn
+
+    def ranks(self) -> list[int]: ...
+
+    def runner(self, rank: int) -> NodeRunner | None:
+        """The node's open runner; None when it never connected or was lost."""
+
+    def lost(self, rank: int) -> NodeUnreachable:
+        """Why a node without a runner is unreachable."""
+
+    def mark_unreachable(self, rank: int, error: NodeUnreachable) -> None: ...
+
+    def fan_out(
+        self, fn: Callable[[int, NodeRunner], T], ranks: Iterable[int] | None = None
+    ) -> dict[int, NodeOutcome[T]]: ...
 
 
 def _ended(job: NodeJob) -> bool:
@@ -37,7 +55,7 @@ def end_message(job: NodeJob) -> str:
 
 
 def wait_for_job(
-    session: ClusterSession,
+    session: Fleet,
     key: str,
     *,
     setup: bool,
@@ -51,8 +69,7 @@ def wait_for_job(
     updates: queue.Queue = queue.Queue()
     stop = threading.Event()
 
-    def watch(rank: int) -> None:
-        runner = session.runners[rank]
+    def watch(rank: int, runner: NodeRunner) -> None:
         while not stop.is_set():
             try:
                 job = jobs.wait(runner, key, WAIT_WINDOW)
@@ -64,12 +81,13 @@ def wait_for_job(
                 return
 
     pending = set()
-    for node in session.cluster.nodes:
-        if node.rank in session.runners:
-            pending.add(node.rank)
-            threading.Thread(target=watch, args=(node.rank,), daemon=True).start()
+    for rank in session.ranks():
+        runner = session.runner(rank)
+        if runner is not None:
+            pending.add(rank)
+            threading.Thread(target=watch, args=(rank, runner), daemon=True).start()
         else:
-            lost[node.rank] = session.unreachable[node.rank]
+            lost[rank] = session.lost(rank)
     cancelling = False
     try:
         while pending and not lost:
@@ -81,7 +99,8 @@ def wait_for_job(
             except queue.Empty:
                 break
             if isinstance(update, NodeUnreachable):
-                session.unreachable[rank] = lost[rank] = update
+                lost[rank] = update
+                session.mark_unreachable(rank, update)
                 session.emit(stage, rank, f"unreachable: {update.message}")
                 break  # the caller decides what a lost node means
             if isinstance(update, ExecError):
@@ -101,7 +120,7 @@ def wait_for_job(
 
 
 def follow_logs(
-    session: ClusterSession,
+    session: Fleet,
     key: str,
     *,
     rank: int | None,
@@ -109,7 +128,7 @@ def follow_logs(
     poll: float,
     setup: bool = False,
 ) -> Iterator[LogLine]:
-    ranks = [rank] if rank is not None else sorted(n.rank for n in session.cluster.nodes)
+    ranks = [rank] if rank is not None else session.ranks()
     offsets = dict.fromkeys(ranks, 0)
     partial = dict.fromkeys(ranks, b"")
     active = set(ranks)

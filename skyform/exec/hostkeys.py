@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from skyform.config import ensure_dir, home
 from skyform.errors import NodeUnreachable, SkyformError
+from skyform.paths import write_atomic
 
 _THREAD_LOCK = threading.Lock()
 
@@ -133,15 +133,7 @@ class KnownHosts:
 
     def _write(self, lines: list[str]) -> None:
         ensure_dir(self.path.parent)
-        fd, tmp = tempfile.mkstemp(prefix=".known_hosts.", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w") as out:
-                out.write("".join(f"{ln}\n" for ln in lines))
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(self.path, "".join(f"{ln}\n" for ln in lines), mode=0o600)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:

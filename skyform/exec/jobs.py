@@ -15,7 +15,7 @@ from enum import Enum
 from functools import cache
 
 from skyform.errors import ExecError
-from skyform.exec.connect import CommandResult, NodeRunner
+from skyform.exec.runner import CommandResult, NodeRunner
 from skyform.exec.templating import digest, render
 
 NODE_BASE = ".skyform_node"

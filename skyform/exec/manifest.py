@@ -12,6 +12,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from skyform.digests import sha256_hex
 from skyform.exec.ignore import walk
 from skyform.plan.model import WorkdirFiles
 
@@ -42,7 +43,7 @@ def workdir_files(root: Path) -> WorkdirFiles | None:
         for rel in links:
             if not rel.startswith(NOT_COMPARED):
                 target = os.readlink(root / rel)
-                found[rel] = "link:" + hashlib.sha256(target.encode()).hexdigest()[:DIGITS]
+                found[rel] = "link:" + sha256_hex(target)[:DIGITS]
     except OSError:
         return None
     return WorkdirFiles(files=dict(sorted(found.items())))

@@ -21,13 +21,14 @@ from pathlib import Path
 
 from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec import jobs
-from skyform.exec.connect import NodeRunner, Timeouts, open_runner
+from skyform.exec.connect import open_runner
 from skyform.exec.env import job_env, render_env_file
 from skyform.exec.follow import follow_logs, wait_for_job
 from skyform.exec.hostkeys import KnownHosts
 from skyform.exec.jobs import WORKDIR, NodeFacts, NodeJob, NodeJobState
 from skyform.exec.mounts import resolve_mounts
 from skyform.exec.results import EventFn, JobState, LogLine, NodeOutcome, T, raise_first
+from skyform.exec.runner import NodeRunner, Timeouts
 from skyform.exec.sync import SyncResult, sync_path
 from skyform.plan.model import JobSpec, PlannedMount
 from skyform.state.models import ClusterHandle, JobStatus
@@ -58,6 +59,18 @@ class ClusterSession:
         self._pool = ThreadPoolExecutor(max_workers=max(1, min(64, 2 * len(cluster.nodes))))
 
     # --- plumbing ------------------------------------------------------------------------
+
+    def ranks(self) -> list[int]:
+        return sorted(n.rank for n in self.cluster.nodes)
+
+    def runner(self, rank: int) -> NodeRunner | None:
+        return self.runners.get(rank)
+
+    def lost(self, rank: int) -> NodeUnreachable:
+        return self.unreachable[rank]
+
+    def mark_unreachable(self, rank: int, error: NodeUnreachable) -> None:
+        self.unreachable[rank] = error
 
     def fan_out(
         self, fn: Callable[[int, NodeRunner], T], ranks: Iterable[int] | None = None

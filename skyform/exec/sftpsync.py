@@ -12,8 +12,8 @@ import shlex
 from pathlib import Path
 
 from skyform.errors import ExecError
-from skyform.exec.connect import NodeRunner
 from skyform.exec.ignore import walk
+from skyform.exec.runner import NodeRunner
 
 
 def _shell_path(dst: str) -> str:

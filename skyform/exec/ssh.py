@@ -22,8 +22,8 @@ import paramiko
 from fabric import Config, Connection
 
 from skyform.errors import ExecError, NodeUnreachable
-from skyform.exec.connect import CommandResult, NodeRunner, Timeouts, _to_bytes, export_prefix
 from skyform.exec.hostkeys import HostKey, KnownHosts, changed_key_error, display, host_pattern
+from skyform.exec.runner import CommandResult, NodeRunner, Timeouts, export_prefix, to_bytes
 from skyform.state.models import NodeHandle
 
 # paramiko logs handshake failures with tracebacks; ours are reported as errors instead.
@@ -211,7 +211,7 @@ class SSHRunner(NodeRunner):
         with chan:
             try:
                 chan.exec_command(export_prefix(env) + cmd)
-                data = _to_bytes(stdin)
+                data = to_bytes(stdin)
                 if data:
                     chan.settimeout(max(0.1, deadline - time.monotonic()))
                     chan.sendall(data)

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skyform.errors import ExecError, NodeUnreachable
-from skyform.exec.connect import LocalRunner, NodeRunner
+from skyform.exec.connect import LocalRunner
 from skyform.exec.hostkeys import KnownHosts
 from skyform.exec.ignore import IgnoreRules, walk
+from skyform.exec.runner import NodeRunner
 from skyform.state.models import NodeHandle, NodeKind
 
 RSYNC_FLAGS = ["-az", "--no-owner", "--no-group", "--stats"]

@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from skyform.errors import NodeUnreachable
-from skyform.exec.connect import Timeouts, open_runner
+from skyform.exec.connect import open_runner
 from skyform.exec.jobs import NODE_BASE, WORKDIR
+from skyform.exec.runner import Timeouts
 from skyform.state.models import NodeHandle
 
 QUICK = Timeouts(connect=5.0, banner=5.0, auth=5.0, channel=5.0, command=30.0)

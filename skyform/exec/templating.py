@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import shlex
 from functools import cache
 from importlib import resources
+
+from skyform.digests import sha256_hex
 
 
 @cache
@@ -33,4 +34,4 @@ def render(name: str, **values: object) -> str:
 
 
 def digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+    return sha256_hex(text)

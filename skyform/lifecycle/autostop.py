@@ -7,7 +7,8 @@ from __future__ import annotations
 from skyform.config import Config
 from skyform.errors import StateError
 from skyform.exec import agent
-from skyform.exec.connect import NodeRunner, Timeouts, open_runner
+from skyform.exec.connect import open_runner
+from skyform.exec.runner import NodeRunner, Timeouts
 from skyform.plan.model import AutostopSetting
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterRecord

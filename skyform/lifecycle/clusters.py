@@ -14,8 +14,9 @@ from collections.abc import Callable
 
 from skyform.config import Config
 from skyform.errors import NodeUnreachable, SkyformError, StackError
+from skyform.infra import is_on_prem
 from skyform.plan.model import ClusterSpec
-from skyform.stacks.engine import engine_for
+from skyform.stacks.registry import engine_for
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterHandle, ClusterRecord, ClusterStatus
 
@@ -115,15 +116,13 @@ def resume(
     )
 
 
-SALVAGEABLE_ENGINES = ("local", "ssh")
-
-
 def can_salvage(record: ClusterRecord, spec: ClusterSpec) -> bool:
     """A lost cluster whose replacement is planned on the same pool group and size: its
-    surviving nodes can stay (ssh/local only; a cloud replaces instances through its stack)."""
+    surviving nodes can stay (on-prem infra only; a cloud replaces instances through its
+    stack)."""
     return (
         record.handle is not None
-        and record.handle.engine in SALVAGEABLE_ENGINES
+        and is_on_prem(record.spec.offer.cloud)
         and record.spec.offer == spec.offer
         and record.spec.num_nodes == spec.num_nodes
     )
@@ -249,7 +248,7 @@ def _forget(db: StateDB, name: str, kind: str, message: str) -> None:
 
 
 def _may_hold_resources(record: ClusterRecord, config: Config) -> bool:
-    if record.spec.offer.cloud in ("local", "ssh"):
+    if is_on_prem(record.spec.offer.cloud):
         return True  # their engines always load: never here
     from skyform.stacks.pulumi.backend import stack_holds_resources  # reads files; no SDK
 

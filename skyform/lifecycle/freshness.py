@@ -8,13 +8,14 @@ five plans for five clusters made from one state all apply, in any order, at onc
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 from pathlib import Path
 
+from skyform.digests import sha256
 from skyform.errors import SkyformError, StalePlanError
 from skyform.plan.model import Action, KubernetesProvenance, Plan
+from skyform.plan.provenance import Difference, Provenance, differences, of_plan, touched_clusters
 from skyform.state.db import StateDB
 
 
@@ -33,29 +34,13 @@ def _task_bytes(path: Path) -> bytes | None:
         return None
 
 
-def touched_clusters(plan: Plan) -> list[str]:
-    """The clusters a plan acts on: its freshness rests on these (and on nothing else in
-    state), so plans for other clusters made from the same state apply side by side."""
-    return sorted({c.cluster for c in plan.changes} | {t.cluster for t in plan.tasks})
-
-
-def _state_reasons(plan: Plan, db: StateDB | None) -> list[str]:
-    """`db` None: there is no state yet (nothing can have changed since any plan)."""
-    prior = plan.prior
-    if db is None:
-        return []
-    if prior.lineage is not None and prior.lineage != db.lineage:
-        return [f"the state was recreated (lineage {prior.lineage[:8]} → {db.lineage[:8]})"]
-    changed = [name for name in touched_clusters(plan) if db.cluster_version(name) > prior.serial]
-    if not changed:
-        return []
-    against = "an empty state" if prior.lineage is None else f"state serial {prior.serial}"
-    kinds = _latest_changes(db, prior.serial, changed)
-    described = ", ".join(f"{name} ({kinds.get(name, 'changed')})" for name in changed)
-    return [
-        f"cluster{'s' if len(changed) > 1 else ''} {described} changed since the plan was "
-        f"made (against {against}; now serial {db.serial})"
-    ]
+def _changed_clusters(plan: Plan, db: StateDB) -> tuple[tuple[str, str], ...]:
+    """The clusters the plan acts on that changed after its serial, with their latest
+    recorded change (`up`, `destroyed` ...)."""
+    serial = plan.prior.serial
+    changed = [name for name in touched_clusters(plan) if db.cluster_version(name) > serial]
+    kinds = _latest_changes(db, serial, changed)
+    return tuple((name, kinds.get(name, "changed")) for name in changed)
 
 
 def _latest_changes(db: StateDB, serial: int, names: list[str]) -> dict[str, str]:
@@ -68,25 +53,54 @@ def _latest_changes(db: StateDB, serial: int, names: list[str]) -> dict[str, str
     return latest
 
 
+def world_now(plan: Plan, task_data: bytes | None, *, db: StateDB | None, catalog) -> Provenance:
+    """What the plan's inputs are now: the task file, the catalog and on-prem config it was
+    priced from (not for a destroy plan: it prices nothing), the state it acts on. `db` None:
+    there is no state yet (nothing can have changed since any plan)."""
+    priced = not plan.destroy
+    return Provenance(
+        task_file="" if task_data is None else sha256(task_data),
+        catalog="sha256:" + catalog.digest if priced else None,
+        onprem="sha256:" + catalog.onprem_digest_for(plan.onprem_scope) if priced else None,
+        lineage=db.lineage if db is not None else None,
+        changed=_changed_clusters(plan, db) if db is not None else (),
+    )
+
+
+def _words(d: Difference, plan: Plan, task_file: Path, db: StateDB | None) -> str:
+    """One provenance difference (plan/provenance.py), in the words of a refused apply."""
+    if d.kind == "task_file":
+        what = "is gone" if not d.after else "changed since the plan was made"
+        return f"the task file {task_file} {what}"
+    if d.kind == "catalog":
+        return "the price catalog changed (refreshed or upgraded) since the plan was made"
+    if d.kind == "onprem":
+        return "the local/ssh pool settings in config.yaml changed since the plan was made"
+    if d.kind == "lineage":
+        return f"the state was recreated (lineage {d.before[:8]} → {d.after[:8]})"
+    assert d.kind == "clusters" and db is not None, d.kind
+    prior = plan.prior
+    against = "an empty state" if prior.lineage is None else f"state serial {prior.serial}"
+    plural = "s" if d.count_after > 1 else ""
+    names = [name for name, _ in _changed_clusters(plan, db)]
+    who = [f"{name} was changed {c.describe()}" for name in names if (c := db.cluster_change(name))]
+    return (
+        f"cluster{plural} {d.after} changed since the plan was made "
+        f"(against {against}; now serial {db.serial})" + (": " + "; ".join(who) if who else "")
+    )
+
+
 def stale_reasons(
     plan: Plan, plan_path: Path, task_data: bytes | None, *, db: StateDB | None, catalog
 ) -> list[str]:
     """Why the plan is stale (empty: it is fresh); `task_data`: its task file's bytes now."""
-    reasons = _state_reasons(plan, db)
+    now = world_now(plan, task_data, db=db, catalog=catalog)
     task_file = task_file_of(plan, plan_path)
-    if task_data is None:
-        reasons.append(f"the task file {task_file} is gone")
-    elif "sha256:" + hashlib.sha256(task_data).hexdigest() != plan.task.file_digest:
-        reasons.append(f"the task file {task_file} changed since the plan was made")
+    found = differences(of_plan(plan), now)
+    # the state first, as before: it is the usual reason (another apply landed)
+    found.sort(key=lambda d: d.kind not in ("lineage", "clusters"))
+    reasons = [_words(d, plan, task_file, db) for d in found]
     if not plan.destroy:
-        if "sha256:" + catalog.digest != plan.catalog_digest:
-            reasons.append(
-                "the price catalog changed (refreshed or upgraded) since the plan was made"
-            )
-        if "sha256:" + catalog.onprem_digest_for(plan.onprem_scope) != plan.onprem_digest:
-            reasons.append(
-                "the local/ssh pool settings in config.yaml changed since the plan was made"
-            )
         if plan.kubernetes is not None:
             reasons += kubernetes_reasons(plan.kubernetes, catalog)
         if plan.buckets:

@@ -19,6 +19,7 @@ from skyform.config import Config
 from skyform.errors import PlanError
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession
+from skyform.infra import updates_in_place
 from skyform.lifecycle import clusters
 from skyform.lifecycle.converge import converge_cluster, run_job
 from skyform.lifecycle.freshness import check_fresh, task_must_exist
@@ -298,8 +299,8 @@ class Applier:
         assert change.after is not None
         changed = {a.path for a in change.attributes} - JOB_PATHS
         infra_paths = changed - {"autostop"}  # the node agent's, not the stack's
-        if infra_paths and change.after.offer.cloud not in ("local", "ssh"):
-            from skyform.stacks.engine import engine_for
+        if infra_paths and updates_in_place(change.after.offer.cloud):
+            from skyform.stacks.registry import engine_for
 
             self.progress.stage(change.cluster, "update", ", ".join(sorted(infra_paths)))
             engine = engine_for(

@@ -32,8 +32,7 @@ def apply_plan(
     config = load_config()
     catalog = load_catalog(config)
     refuse_stale_early(plan, plan_path, catalog)
-    db = open_state()
-    try:
+    with open_state() as db:
         applier = Applier(
             plan,
             plan_path,
@@ -45,25 +44,20 @@ def apply_plan(
             options=options,
         )
         return applier.run()
-    finally:
-        db.close()
 
 
 def refuse_stale_early(plan: Plan, plan_path: Path, catalog) -> None:
     """Refuse a plan already known to be stale before anything is created (no state.db,
     no lock files). The check that counts is made again under the clusters' locks."""
     from skyform.lifecycle.freshness import check_fresh, task_must_exist
-    from skyform.state.db import open_state, state_path
+    from skyform.state.db import open_state, state_exists
 
     task_must_exist(plan, plan_path)
-    if not state_path().exists():
+    if not state_exists():
         check_fresh(plan, plan_path, db=None, catalog=catalog)
         return
-    db = open_state()
-    try:
+    with open_state() as db:
         check_fresh(plan, plan_path, db=db, catalog=catalog)
-    finally:
-        db.close()
 
 
 def launch_exit_code(outcomes: list[ClusterOutcome]) -> int:

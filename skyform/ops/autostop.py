@@ -106,10 +106,13 @@ SHUT_DOWN = {"stopping", "stopped", "STOPPING", "TERMINATED", "SUSPENDED"}
 
 
 def _shut_down(db: StateDB, config: Config, record: ClusterRecord) -> bool:
-    """aws/gcp: are the instances of a head that does not answer shut down (not gone)?"""
-    from skyform.stacks.engine import engine_for
+    """Infra whose stop stops instances (aws, gcp): are the instances of a head that does not
+    answer shut down (not gone)?"""
+    from skyform.infra import Stop, infra
+    from skyform.stacks.registry import engine_for
 
-    if record.spec.offer.cloud not in ("aws", "gcp") or record.handle is None:
+    row = infra(record.spec.offer.cloud)
+    if row is None or row.stop is not Stop.INSTANCES or record.handle is None:
         return False
     try:
         state = engine_for(record.spec.offer.cloud, config=config, state=db).refresh(record.handle)

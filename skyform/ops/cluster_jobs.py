@@ -238,22 +238,16 @@ def queue_of(names: list[str]) -> tuple[list[tuple[str, list[JobRecord]]], list[
     """`skyform queue [CLUSTER...]`: every named (default: every) cluster's jobs, refreshed."""
     from skyform.state.db import open_state
 
-    db = open_state()
-    try:
+    with open_state() as db:
         return refresh_queues(db, names)
-    finally:
-        db.close()
 
 
 def job_status(cluster: str, job_id: int | None) -> JobRecord:
     """`skyform logs --status`: the job (default: the latest) as the nodes say it is now."""
     from skyform.state.db import open_state
 
-    db = open_state()
-    try:
+    with open_state() as db:
         return current_job(db, db.require_cluster(cluster), job_id)
-    finally:
-        db.close()
 
 
 def logs_of(
@@ -267,20 +261,14 @@ def logs_of(
     """`skyform logs`: stream a job's setup and run output to `on_log`."""
     from skyform.state.db import open_state
 
-    db = open_state()
-    try:
+    with open_state() as db:
         record = db.require_cluster(cluster)
         return stream_logs(db, record, job_id, follow=follow, node=node, on_log=on_log)
-    finally:
-        db.close()
 
 
 def cancel_on(cluster: str, job_ids: list[int] | None) -> list[JobRecord]:
     """`skyform cancel`: the named jobs (None: every unfinished one), cancelled on the nodes."""
     from skyform.state.db import open_state
 
-    db = open_state()
-    try:
+    with open_state() as db:
         return cancel_jobs(db, db.require_cluster(cluster), job_ids)
-    finally:
-        db.close()

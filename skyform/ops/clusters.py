@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from skyform.paths import state_path
+from skyform.state.store import state_exists
 
 if TYPE_CHECKING:
     from skyform.stacks.engine import ClusterState
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def has_state() -> bool:
     """False on a fresh machine: no cluster was ever recorded here."""
-    return state_path().exists()
+    return state_exists()
 
 
 @dataclass(frozen=True)
@@ -32,14 +32,13 @@ class StatusView:
     notes: list[str] = field(default_factory=list)  # what autostop did since the last look
 
 
-def cluster_status(names: list[str], *, refresh: bool) -> StatusView:
+def cluster_status(names: list[str], *, refresh: bool, with_jobs: bool = True) -> StatusView:
     """The named clusters (default: all), after converging on what their autostop agents
     did; with `refresh`, each engine is asked whether the nodes are still alive."""
     from skyform.config import load_config
     from skyform.state.db import open_state
 
-    db = open_state()
-    try:
+    with open_state() as db:
         records = [db.require_cluster(n) for n in names] if names else db.list_clusters()
         health: dict[str, ClusterState] = {}
         notes: list[str] = []
@@ -50,17 +49,25 @@ def cluster_status(names: list[str], *, refresh: bool) -> StatusView:
                 db, load_config(), records, remote=refresh, emit=lambda _m: None
             )
         if refresh:
-            from skyform.stacks.engine import engine_for
+            from skyform.stacks.registry import engine_for
 
             config = load_config()
             for r in records:
                 if r.handle is not None:
                     engine = engine_for(r.spec.offer.cloud, config=config, state=db)
                     health[r.name] = engine.refresh(r.handle)
-        jobs = {r.name: db.list_jobs(r.name) for r in records}
-    finally:
-        db.close()
+        jobs = _jobs_by_cluster(db, [r.name for r in records], every=not names) if with_jobs else {}
     return StatusView(records, jobs, health, notes)
+
+
+def _jobs_by_cluster(db, names: list[str], *, every: bool) -> dict:
+    """One query for every cluster's jobs (a thousand clusters: not a thousand queries)."""
+    if not every:
+        return {name: db.list_jobs(name) for name in names}
+    grouped: dict = {name: [] for name in names}
+    for job in db.list_jobs():
+        grouped.setdefault(job.cluster, []).append(job)
+    return grouped
 
 
 @dataclass(frozen=True)
@@ -81,8 +88,7 @@ def down_clusters(names: list[str], *, every: bool, purge: bool, report: DownRep
     from skyform.state.db import open_state
 
     config = load_config()
-    db = open_state()
-    try:
+    with open_state() as db:
         targets = down_targets(db, names, every=every)
         report.kept(targets.kept)
         chosen = [r.name for r in targets.records]
@@ -95,6 +101,4 @@ def down_clusters(names: list[str], *, every: bool, purge: bool, report: DownRep
             emit = functools.partial(report.event, name)
             left = take_down(db, config, name, purge=purge, emit=emit)
             report.stage(name, "down", "purged from state" if left else "terminated")
-    finally:
-        db.close()
     return chosen

@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from skyform.digests import sha256
 from skyform.errors import SkyformError
 from skyform.lifecycle.interrupts import detaching
 from skyform.lifecycle.jobrun import follow_job, start_job
-from skyform.plan.jobdigest import sha256
 from skyform.plan.model import JobSpec
 from skyform.plan.planner import job_spec
 from skyform.spec.overrides import ResourceOverrides, flag_name
@@ -154,8 +154,7 @@ def exec_on_cluster(
         spec = _command_spec(command_text(target), load_kwargs, workdir)
         if overrides and overrides.num_nodes is not None:
             spec = spec.model_copy(update={"num_nodes": overrides.num_nodes})
-    db = open_state()
-    try:
+    with open_state() as db:
         record = db.require_cluster(cluster)
         if task is not None and any(m.bucket for m in task.file_mounts.values()):
             spec = job_spec(task, task.label(0), record.spec.offer)  # buckets: the cluster's cloud
@@ -192,8 +191,6 @@ def exec_on_cluster(
                 return follow_job(db, session, run.job, on_log=on_log)
         finally:
             session.close()
-    finally:
-        db.close()
 
 
 def exit_code_of(job: JobRecord) -> int:

@@ -6,13 +6,13 @@ plans exactly the same way.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skyform.digests import sha256
 from skyform.errors import SpecError
 from skyform.plan.model import BlockedPlacement, Objective, Plan, WorkdirFiles
 from skyform.spec import Dag
@@ -27,10 +27,6 @@ if TYPE_CHECKING:
 class PlanResult:
     plan: Plan
     warnings: list[str] = field(default_factory=list)
-
-
-def file_digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def recorded_task_path(task_file: Path, out: Path | None) -> str:
@@ -58,6 +54,7 @@ def plan_task(
     from skyform.plan.catalog import load_catalog
     from skyform.spec import check_supported, load_task_text
     from skyform.spec.loader import decode_task, read_task_bytes
+    from skyform.stacks.registry import nodes_gone
     from skyform.state.snapshot import read_snapshot
 
     # read once: the digest apply checks is of the very bytes that were planned
@@ -69,12 +66,12 @@ def plan_task(
     catalog = load_catalog(config)
     if catalog.source.warning:
         warnings.append(catalog.source.warning)
-    snapshot = read_snapshot()
+    snapshot = read_snapshot(nodes_gone)
     plan = plan_dag(
         dag,
         snapshot,
         task_path=recorded_task_path(task_file, out),
-        file_digest=file_digest(data),
+        file_digest=sha256(data),
         objective=objective,
         config=config,
         catalog=catalog,
@@ -129,19 +126,13 @@ def bucket_facts(dag: Dag, config) -> dict:
 
     if not bucket_uses(dag):
         return {}
-    from skyform.state.db import state_path
+    from skyform.state.store import open_state, state_exists
     from skyform.storage.facts import read_facts
 
-    db = None
-    if state_path().exists():
-        from skyform.state.db import StateDB
-
-        db = StateDB(state_path())
-    try:
+    if not state_exists():
+        return read_facts(dag, config, None)
+    with open_state() as db:
         return read_facts(dag, config, db)
-    finally:
-        if db is not None:
-            db.close()
 
 
 def check_placed_mounts(plan: Plan, dag: Dag) -> None:

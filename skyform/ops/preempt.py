@@ -1,20 +1,18 @@
 """Fault injection: take a node away the way a spot reclaim would, to rehearse recovery.
 
-`local` nodes: every skyform job process on the node is killed and the node is marked
-preempted (the local engine then reports it dead). `ssh` nodes: the same over SSH, and the
-host is marked preempted in state, so the engine reports it dead and does not hand it out
-again during the cool-down (config `recovery.preempt_cooldown`). Cloud nodes are not touched:
-use the cloud's own fault injection (e.g. AWS FIS) for those.
+Infra the table marks `preempt_on_purpose` (local, ssh pools): its engine's `preempt` kills
+every skyform job process on the node and marks it preempted, so the engine reports it dead
+(an ssh host is not handed out again during the cool-down, `recovery.preempt_cooldown`).
+Cloud nodes are not touched: use the cloud's own fault injection (e.g. AWS FIS) for those.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
-from skyform.errors import NodeUnreachable, SkyformError, StateError
-from skyform.exec.teardown import kill_jobs
-from skyform.stacks.local import PREEMPTED_MARKER
+from skyform.errors import SkyformError, StateError
+from skyform.infra import TABLE, infra
+from skyform.stacks.registry import engine_for
 from skyform.state.db import StateDB
 from skyform.state.models import NodeHandle
 
@@ -30,26 +28,23 @@ def _pick(nodes: list[NodeHandle], rank: int | None, cluster: str) -> list[NodeH
 
 def preempt(db: StateDB, cluster: str, *, rank: int | None, emit: Callable[[str], None]) -> int:
     """Preempt one node (or every node) of a cluster; returns how many."""
+    from skyform.config import load_config
+
     record = db.require_cluster(cluster)
     if record.handle is None:
         raise StateError(f"cluster {cluster!r} has no nodes yet (status {record.status.value})")
-    engine = record.handle.engine
-    if engine not in ("local", "ssh"):
+    row = infra(record.spec.offer.cloud)
+    if row is None or not row.preempt_on_purpose:
+        able = " and ".join(r.name for r in TABLE if r.preempt_on_purpose)
         raise SkyformError(
             f"cluster {cluster!r} runs on {record.spec.offer.infra}: skyform injects faults only "
-            "on local and ssh-pool nodes",
+            f"on {able} nodes",
             "Use the cloud's fault injection (e.g. AWS FIS spot interruption) for cloud nodes.",
         )
     nodes = _pick(record.handle.nodes, rank, cluster)
+    engine = engine_for(record.spec.offer.cloud, config=load_config(), state=db)
+    engine.preempt(record.handle, nodes, emit)
     for node in nodes:
-        try:
-            emit(f"node {node.rank}: {kill_jobs(node)}")
-        except NodeUnreachable as err:
-            emit(f"node {node.rank}: already unreachable ({err.message})")
-        if engine == "local":
-            (Path(node.root or "") / PREEMPTED_MARKER).write_text("preempted by skyform debug\n")
-        else:
-            db.mark_preempted(node.node_id, f"skyform debug preempt {cluster}")
         db.add_event(
             "node.preempted",
             f"node {node.rank} ({node.node_id}) preempted",

@@ -1,5 +1,7 @@
 """`skyform stop` / `skyform start`, per engine, and recording a cluster STOPPED.
 
+Each engine does its part (`StackEngine.stop` / `start`); what a stop means per infra is the
+infra table's `stop` column (skyform/infra.py):
 - ssh pools: stop ends the cluster's processes (its jobs and the autostop agent) on every
   node and keeps the reservation, the workdir and the setup marker; start resumes on the
   same hosts (nothing to provision, setup is not repeated) and gives the head node its
@@ -19,13 +21,12 @@ import time
 from collections.abc import Callable
 
 from skyform.config import Config
-from skyform.errors import NodeUnreachable, SkyformError
+from skyform.errors import SkyformError
 from skyform.plan.autostop import why_not_stoppable
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterRecord, ClusterStatus
 
 Emit = Callable[[str], None]
-CLOUD_STACKS = ("aws", "gcp")
 
 
 def refuse_unstoppable(record: ClusterRecord) -> None:
@@ -39,24 +40,6 @@ def refuse_unstoppable(record: ClusterRecord) -> None:
     )
 
 
-def _end_processes(record: ClusterRecord, emit: Emit) -> None:
-    """ssh nodes: kill the cluster's jobs and its agent; files and reservation stay."""
-    from skyform.exec.teardown import kill_jobs
-
-    assert record.handle is not None
-    for node in record.handle.nodes:
-        try:
-            emit(f"node {node.rank}: {kill_jobs(node)}")
-        except NodeUnreachable as err:
-            emit(f"node {node.rank}: not reachable ({err.message})")
-
-
-def _pulumi(record: ClusterRecord, config: Config, db: StateDB):
-    from skyform.stacks.pulumi.engine import PulumiEngine
-
-    return PulumiEngine(cloud=record.spec.offer.cloud, config=config, state=db)
-
-
 def record_stopped(
     db: StateDB,
     config: Config,
@@ -68,11 +51,12 @@ def record_stopped(
 ) -> ClusterRecord:
     """Stop what still runs (per engine) and record the cluster STOPPED; `last_active` is
     when it was last busy (default: now, for a stop by hand)."""
+    from skyform.stacks.registry import engine_for
+
     assert record.handle is not None
-    if record.spec.offer.cloud in CLOUD_STACKS:
-        _pulumi(record, config, db).stop(record.spec, record.handle, emit)
-    else:
-        _end_processes(record, emit)
+    engine_for(record.spec.offer.cloud, config=config, state=db).stop(
+        record.spec, record.handle, emit
+    )
     now = time.time()
     update = {
         "status": ClusterStatus.STOPPED,
@@ -125,12 +109,11 @@ def start_cluster(db: StateDB, config: Config, name: str, *, emit: Emit) -> Clus
 
 def resume_stopped(db: StateDB, config: Config, record: ClusterRecord, *, emit: Emit, push):
     """The part of `start` that `apply` shares (a plan applied on a stopped cluster)."""
+    from skyform.stacks.registry import engine_for
+
     assert record.handle is not None
-    handle = record.handle
-    if record.spec.offer.cloud in CLOUD_STACKS:
-        handle = _pulumi(record, config, db).start(record.spec, record.handle, emit)
-    else:
-        _check_nodes(record, emit)
+    engine = engine_for(record.spec.offer.cloud, config=config, state=db)
+    handle = engine.start(record.spec, record.handle, emit)
     record = record.model_copy(
         update={
             "status": ClusterStatus.UP,
@@ -146,20 +129,3 @@ def resume_stopped(db: StateDB, config: Config, record: ClusterRecord, *, emit: 
         record = push(db, config, record, record.spec.autostop)
         emit(f"autostop {record.spec.autostop.short} restored")  # type: ignore[union-attr]
     return record
-
-
-def _check_nodes(record: ClusterRecord, emit: Emit) -> None:
-    """ssh: the reserved hosts must still answer (nothing else to do: files are there)."""
-    from skyform.exec.connect import open_runner
-    from skyform.exec.teardown import QUICK
-
-    assert record.handle is not None
-    for node in record.handle.nodes:
-        try:
-            open_runner(node, timeouts=QUICK).close()
-        except NodeUnreachable as err:
-            raise SkyformError(
-                f"cluster {record.name!r}: node {node.rank} does not answer ({err.message})",
-                f"Bring the host back, or take the cluster down: skyform down {record.name}",
-            ) from None
-        emit(f"node {node.rank}: answers; workdir and setup kept")

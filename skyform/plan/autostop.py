@@ -11,6 +11,7 @@ timer of 0 would fire before the job is submitted.
 from __future__ import annotations
 
 from skyform.errors import PlanError
+from skyform.infra import infra
 from skyform.plan.model import (
     HOOK_TIMEOUT_DEFAULT,
     WAIT_FOR_DEFAULT,
@@ -18,14 +19,6 @@ from skyform.plan.model import (
     PlacedOffer,
 )
 from skyform.spec.models import Autostop, SkyformExt
-
-# infra that can only be torn down, never stopped (SkyPilot: Kubernetes; skyform: local too,
-# whose nodes are directories with nothing to stop but processes)
-DOWN_ONLY = {
-    "local": "a local cluster's nodes are directories on this machine: there is nothing to "
-    "stop, only to tear down",
-    "kubernetes": "Kubernetes pods cannot be stopped and resumed (as in SkyPilot)",
-}
 
 
 def setting_for(requested: Autostop | None, ext: SkyformExt) -> AutostopSetting | None:
@@ -54,12 +47,10 @@ def setting_for(requested: Autostop | None, ext: SkyformExt) -> AutostopSetting 
 
 
 def why_not_stoppable(offer: PlacedOffer) -> str | None:
-    """Why clusters on this offer cannot be stopped (only torn down), or None."""
-    if offer.cloud in DOWN_ONLY:
-        return DOWN_ONLY[offer.cloud]
-    if offer.cloud == "aws" and offer.spot:
-        return "AWS cannot stop spot instances (as in SkyPilot)"
-    return None
+    """Why clusters on this offer cannot be stopped (only torn down), or None (the infra
+    table says: SkyPilot's Kubernetes and AWS spot, and local, whose nodes are directories)."""
+    row = infra(offer.cloud)
+    return row.why_not_stoppable(offer.spot) if row is not None else None
 
 
 def check_stoppable(cluster: str, setting: AutostopSetting | None, offer: PlacedOffer) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from skyform.errors import PlanError
+from skyform.infra import OBJECT_STORES
 from skyform.plan.catalog.offer import Location
 from skyform.plan.model import Action, BucketMount, PlacedOffer, PlannedBucket
 from skyform.plan.optimizer.problem import Anchor
@@ -20,7 +21,6 @@ from skyform.spec import Dag
 from skyform.spec.models import BucketSpec
 
 STORE_CLOUD = {"s3": "aws", "gcs": "gcp", "r2": "cloudflare"}
-CLOUD_STORE = {"aws": "s3", "gcp": "gcs"}
 DEFAULT_REGION = {"s3": "us-east-1", "gcs": "us-central1", "r2": "auto"}  # SkyPilot's defaults
 SCHEME = {"s3": "s3", "gcs": "gs", "r2": "r2"}
 
@@ -69,12 +69,12 @@ def stores_to_read(dag: Dag, use: BucketUse) -> list[str]:
         if request.cloud is None:
             stores |= {"s3", "gcs"}
         else:
-            stores.add(CLOUD_STORE.get(request.cloud, "s3"))
+            stores.add(OBJECT_STORES.get(request.cloud, "s3"))
     return sorted(stores)
 
 
 def store_for(spec: BucketSpec, offer: PlacedOffer) -> str:
-    return spec.store or CLOUD_STORE.get(offer.cloud, "s3")
+    return spec.store or OBJECT_STORES.get(offer.cloud, "s3")
 
 
 def bucket_anchors(

@@ -7,15 +7,10 @@ in a shared plan could be tested offline against guesses).
 
 from __future__ import annotations
 
-import hashlib
 import json
 
+from skyform.digests import sha256
 from skyform.plan.model import JobSpec
-
-
-def sha256(data: bytes | str) -> str:
-    raw = data.encode() if isinstance(data, str) else data
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
 def canonical(obj: object) -> str:

@@ -7,11 +7,13 @@ file format is versioned by FORMAT_VERSION and planfile.py refuses other version
 
 from __future__ import annotations
 
-import hashlib
 from enum import Enum
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer
+from pydantic import AfterValidator, Field, model_serializer
+
+from skyform.digests import sha256_hex
+from skyform.frozen import Frozen as _Model
 
 FORMAT_VERSION = 2  # 2: a content digest, secrets by name only
 PRICE_DIGITS = 6  # every money and hour figure is rounded so float noise never reaches a file
@@ -24,10 +26,6 @@ def money(value: float) -> float:
 
 
 Money = Annotated[float, AfterValidator(money)]  # dollars, hours, GB, seconds alike
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class Action(str, Enum):
@@ -237,7 +235,7 @@ class AutostopSetting(_Model):
         if self.wait_for != WAIT_FOR_DEFAULT:
             parts.append(f"wait_for {self.wait_for}")
         if self.hook:
-            digest = hashlib.sha256(self.hook.encode()).hexdigest()[:8]
+            digest = sha256_hex(self.hook)[:8]
             parts.append(f"hook {digest} ({self.hook_timeout} s)")
         return ", ".join(parts)
 

@@ -15,10 +15,10 @@ fold to the same cluster are told apart by ownership (see diff.py).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 
+from skyform.digests import sha256_hex
 from skyform.errors import PlanError
 
 MAX_CLUSTER_NAME = 40
@@ -27,7 +27,7 @@ _TAG = 6  # hex digits of the full text's digest when a name had to be cut or re
 
 
 def _tag(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:_TAG]
+    return sha256_hex(text)[:_TAG]
 
 
 def sanitize_name(text: str) -> str:

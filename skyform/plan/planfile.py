@@ -12,18 +12,18 @@ the cross-checks of plancheck.py and the digests recomputed. Any failure is Plan
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from skyform.digests import sha256
 from skyform.errors import PlanCorruptError, PlanFileError
 from skyform.inputfile import read_input_file
+from skyform.paths import write_atomic
 from skyform.plan.model import FORMAT_VERSION, Plan
 
 REPLAN_HINT = "Make a new one: skyform plan TASK.yaml -o {path}"
@@ -48,23 +48,7 @@ def plan_bytes(plan: Plan) -> bytes:
 
 
 def plan_digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write via a temp file in the same directory, fsync, then rename over `path`."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    return sha256(data)
 
 
 def write_plan(plan: Plan, path: Path) -> bytes:

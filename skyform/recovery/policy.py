@@ -26,33 +26,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import Enum
 
-from pydantic import BaseModel, ConfigDict
-
+from skyform.frozen import Frozen as _Model
 from skyform.plan.model import BlockedPlacement, PlacedOffer
+from skyform.spec.recovery import Strategy
 
 BACKOFF_BASE = 2.0  # seconds before the second round
 BACKOFF_CAP = 300.0  # the longest wait between rounds (SkyPilot's: 5 minutes)
 DEFAULT_GIVE_UP_AFTER = 24 * 3600.0  # a spot shortage can last hours; waiting costs nothing
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
-
-
-class Strategy(str, Enum):
-    FAILOVER = "FAILOVER"
-    EAGER_NEXT_REGION = "EAGER_NEXT_REGION"
-
-    @classmethod
-    def parse(cls, text: str | None) -> Strategy:
-        if not text:
-            return cls.EAGER_NEXT_REGION  # SkyPilot's default
-        key = text.strip().upper().replace("-", "_")
-        try:
-            return cls(key)
-        except ValueError:
-            names = ", ".join(s.value for s in cls)
-            raise ValueError(f"unknown recovery strategy {text!r} (known: {names})") from None
 
 
 class Failure(str, Enum):

@@ -2,12 +2,13 @@
 `python -m skyform.serve.controller NAME`, as managed jobs have theirs.
 
 It starts the load balancer, launches replicas through the plan/apply path (each in its own
-network namespace on `local`), probes them, keeps the LB's replica set to the READY ones,
-asks the autoscaler for the target, replaces replicas that failed, and on SIGTERM (`serve
-down`) drains and tears everything down. Its decisions come from the pure pieces
-(replicas.py, autoscaler.py); this module only does their I/O. Probe and decision intervals
-are SkyPilot's (10 s, 20 s); SKYFORM_SERVE_PROBE_INTERVAL / SKYFORM_SERVE_DECISION_INTERVAL
-shorten them (tests, demos).
+network namespace on `local`), probes them, keeps the LB's replica set to the READY replicas
+of the active versions, asks the autoscaler for the target, replaces replicas that failed or
+were preempted, runs updates (rollout.py), saves a plan revision per decision, and on
+SIGTERM (`serve down`) drains and tears everything down. Its decisions come from the pure
+pieces (replicas.py, autoscaler.py, updates.py); replica_io.py does their I/O. Probe and
+decision intervals are SkyPilot's (10 s, 20 s); SKYFORM_SERVE_PROBE_INTERVAL /
+SKYFORM_SERVE_DECISION_INTERVAL shorten them (tests, demos).
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Coroutine
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from skyform.errors import SkyformError
-from skyform.serve import sandbox, state
-from skyform.serve.autoscaler import Autoscaler, ReplicaView, window_qps
+from skyform.serve import revisions, state, versions
+from skyform.serve.autoscaler import Autoscaler, Launch
+from skyform.serve.controller_base import (
+    Version,
+    interval,
+    load_version,
+    log,
+    spot_placement,
+)
 from skyform.serve.lb.config import (
     LbConfig,
     ReplicaEntry,
@@ -37,75 +42,37 @@ from skyform.serve.lb.config import (
     free_lb_port,
     write_json_atomic,
 )
-from skyform.serve.lb.requestlog import read_counts
-from skyform.serve.probe import probe, probe_request
-from skyform.serve.replica_launch import ReplicaInputs, launch, teardown, write_replica_task
-from skyform.serve.replicas import ReplicaFacts, ReplicaStatus, Step, kept_after_teardown
-from skyform.spec.service_models import ServiceSpec
-
-LAUNCHES_AT_ONCE = 4
-log = logging.getLogger("skyform.serve.controller")
+from skyform.serve.replica_io import LAUNCHES_AT_ONCE
+from skyform.serve.replicas import ReplicaStatus, Step
+from skyform.serve.rollout import Rollouts
+from skyform.serve.updates import active_versions
 
 
-def _interval(name: str, default: float) -> float:
-    try:
-        return max(0.05, float(os.environ.get(name, default)))
-    except ValueError:
-        return default
-
-
-@dataclass
-class Replica:
-    facts: ReplicaFacts
-    cluster: str = ""
-    box: sandbox.Sandbox | None = None
-    endpoint: str | None = None
-    infra: str | None = None
-    launched_at: float | None = None
-    reason: str = ""
-    busy: bool = False  # a launch or teardown is running
-
-
-class ServiceController:
+class ServiceController(Rollouts):
     def __init__(self, name: str) -> None:
         self.name = name
         self.folder = state.service_dir(name)
         self.record = state.require(name)
-        inputs = json.loads((self.folder / "inputs.json").read_text())
         secrets = json.loads(os.environ.pop("SKYFORM_SERVE_SECRETS", "{}") or "{}")
-        self.inputs = ReplicaInputs(
-            service=name,
-            task_file=Path(self.record.task_path),
-            folder=self.folder,
-            envs=dict(inputs.get("envs") or {}),
-            secrets=secrets,
-        )
-        self.spec = self._load_spec(secrets)
-        self.autoscaler = Autoscaler(self.spec.replica_policy)
-        self.replicas: dict[int, Replica] = {}
+        self.versions: dict[int, Version] = {}
+        first = versions.load(name, self.record.version)
+        if first is None:
+            raise SkyformError(f"service {name!r} has no saved version {self.record.version}")
+        self.versions[first.number] = load_version(name, first, secrets)
+        self.autoscaler = Autoscaler(self.latest.spec.replica_policy)
+        self.replicas = {}
         self.next_id = 1
+        self.revision = 0
         self.stopping = False
         self.lb: subprocess.Popen[bytes] | None = None
-        self.probe_every = _interval("SKYFORM_SERVE_PROBE_INTERVAL", 10.0)
-        self.autoscaler.interval = _interval("SKYFORM_SERVE_DECISION_INTERVAL", 20.0)
+        self.probe_every = interval("SKYFORM_SERVE_PROBE_INTERVAL", 10.0)
+        self.autoscaler.interval = interval("SKYFORM_SERVE_DECISION_INTERVAL", 20.0)
         self.slots = asyncio.Semaphore(LAUNCHES_AT_ONCE)
         self.tasks: set[asyncio.Task[None]] = set()
-        self.ever_ready = False  # any replica of the current version passed a probe
+        self.ready_versions: set[int] = set()
+        self.rollout = None
         self.halted = False
-
-    def _load_spec(self, secrets: dict[str, str]) -> ServiceSpec:
-        from skyform.spec import load_task
-
-        dag = load_task(
-            self.inputs.task_file,
-            env_overrides=[f"{k}={v}" for k, v in self.inputs.envs.items()],
-            secret_overrides=[f"{k}={v}" for k, v in secrets.items()],
-            environ={},
-        )
-        spec = dag.tasks[0].service
-        if spec is None:
-            raise SkyformError(f"{self.inputs.task_file} has no service: section any more")
-        return spec
+        self.http: Any = None
 
     # -- main loop ------------------------------------------------------------------------
 
@@ -114,45 +81,48 @@ class ServiceController:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self._stop)
         self._start_lb()
+        control = await self.serve_control()
         import aiohttp
 
         next_probe = next_decision = 0.0
         async with aiohttp.ClientSession() as http:
+            self.http = http
             while not self.stopping:
                 now = time.time()
                 if now >= next_decision:
                     self._decide(now)
                     next_decision = now + self.autoscaler.next_interval()
                 if now >= next_probe:
-                    await self._probe_all(http, now)
+                    lost = await self.probe_all(now)
+                    if lost:
+                        self._replace_preempted(lost)
                     next_probe = now + self.probe_every
                 self._replace_failed()
                 self._publish()
                 await asyncio.sleep(0.2)
-        await self._shutdown()
+            control.close()
+            await self._shutdown()
 
     def _stop(self) -> None:
         self.stopping = True
 
-    def _background(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(work)
-        self.tasks.add(task)  # a reference, so the task is not collected mid-flight
-        task.add_done_callback(self.tasks.discard)
-
     def _task_relative(self, path: str) -> str:
         """TLS files as the task file names them: `~` expanded, relative to its folder."""
-        return str(self.inputs.task_file.parent / Path(path).expanduser())
+        from pathlib import Path
+
+        return str(self.latest.inputs.task_file.parent / Path(path).expanduser())
 
     def _start_lb(self) -> None:
+        spec = self.latest.spec
         port = free_lb_port()
         config = LbConfig(
             service=self.name,
             host="0.0.0.0",
             port=port,
-            policy=self.spec.load_balancing_policy,
-            target_qps=self.spec.replica_policy.target_qps_per_replica,
-            tls_keyfile=self._task_relative(self.spec.tls.keyfile) if self.spec.tls else None,
-            tls_certfile=self._task_relative(self.spec.tls.certfile) if self.spec.tls else None,
+            policy=spec.load_balancing_policy,
+            target_qps=spec.replica_policy.target_qps_per_replica,
+            tls_keyfile=self._task_relative(spec.tls.keyfile) if spec.tls else None,
+            tls_certfile=self._task_relative(spec.tls.certfile) if spec.tls else None,
             replicas_file=str(self.folder / "replicas.json"),
             request_log=str(self.folder / "requests.log"),
             ports_file=str(self.folder / "lb.ports.json"),
@@ -181,7 +151,7 @@ class ServiceController:
             update={
                 "lb_port": bound["port"],
                 "control_port": bound["control_port"],
-                "endpoint": f"{self.spec.scheme}://127.0.0.1:{bound['port']}",
+                "endpoint": f"{spec.scheme}://127.0.0.1:{bound['port']}",
                 "controller_pid": os.getpid(),
                 "status": state.REPLICA_INIT,
             }
@@ -191,15 +161,11 @@ class ServiceController:
 
     # -- decisions ------------------------------------------------------------------------
 
-    def _views(self) -> list[ReplicaView]:
-        return [
-            ReplicaView(rid, r.facts.version, r.facts.status(), r.facts.is_spot)
-            for rid, r in sorted(self.replicas.items())
-        ]
-
-    def _decide(self, now: float) -> None:
-        qps = window_qps(read_counts(self.folder / "requests.log"), now)
-        self.autoscaler.tick(qps, self._views())
+    def _decide(self, now: float, cause: str | None = None, lost: tuple[int, ...] = ()) -> None:
+        """One autoscaler decision; `cause` names a preemption that asked for it (the
+        revision is then a preemption's, with the replacements it launched)."""
+        self.autoscaler.tick(self._qps(), self.views())
+        self.check_rollback(now)
         if self._halted():
             if not self.halted:
                 log.warning("version %d never became READY and a replica failed for good: "
@@ -207,111 +173,82 @@ class ServiceController:
                             self.record.version)  # fmt: skip
             self.halted = True
             return
-        decision = self.autoscaler.decide(self._views(), self.record.version, ready_spot=0)
-        if decision:
-            log.info("autoscaler (qps %.3f, target %d): %s", qps, self.autoscaler.target,
-                     decision.reason)  # fmt: skip
-        for _ in decision.launch:
-            rid, self.next_id = self.next_id, self.next_id + 1
-            self.replicas[rid] = Replica(ReplicaFacts(rid, self.record.version))
-            self._background(self._launch(rid))
+        self.halted = False
+        version = self.record.version
+        ready_spot = sum(
+            1
+            for v in self.views()
+            if v.version == version and v.is_spot and v.status is ReplicaStatus.READY
+        )
+        decision = self.autoscaler.decide(self.views(), version, ready_spot=ready_spot)
+        launched = [self._launch_one(item) for item in decision.launch]
         for rid in decision.terminate:
-            self._teardown(rid, scale_down=True)
+            self.teardown_replica(rid, scale_down=True)
+        if cause is not None:
+            self.save_revision("preemption", cause, launched, [*lost, *decision.terminate])
+        elif decision:
+            kind: revisions.Kind = "up" if self.revision == 0 else "scale"
+            why = f"autoscaler (qps {self._qps():.3f}, target {self.autoscaler.target}): "
+            self.save_revision(kind, why + decision.reason, launched, list(decision.terminate))
+        self.retire_outdated()
+
+    def _launch_one(self, item: Launch) -> int:
+        policy = self.latest.spec.replica_policy
+        placement: dict[str, str] = {}
+        if item.use_spot or (item.use_spot is None and self.latest.spot):
+            in_use = [
+                r.location for r in self.replicas.values() if r.location and r.facts.down is None
+            ]
+            role, placement = "spot", spot_placement(self.latest.placer, in_use)
+        elif item.use_spot is None:
+            role = "on-demand"
+        else:
+            base = policy.base_ondemand_fallback_replicas
+            ondemand = sum(
+                1
+                for r in self.replicas.values()
+                if r.facts.version == item.version and not r.facts.is_spot
+                and r.facts.down is None
+            )  # fmt: skip
+            role = "on-demand" if ondemand < base else "on-demand fallback"
+            placement = {"use-spot": "false"}
+        return self.new_replica(item.version, role, placement or None)
 
     def _halted(self) -> bool:
         """SkyPilot's crash-loop rule on facts (a failed replica being torn down still
         counts): the version was never READY and one of its replicas failed for good."""
         version = self.record.version
-        return not self.ever_ready and any(
+        return version not in self.ready_versions and any(
             r.facts.version == version and r.facts.unrecoverable() for r in self.replicas.values()
         )
 
     def _replace_failed(self) -> None:
         for rid, replica in list(self.replicas.items()):
             if not replica.busy and replica.facts.needs_teardown():
-                replica.reason = replica.facts.status().value
-                self._teardown(rid, scale_down=False)
+                status = replica.facts.status().value
+                replica.reason = replica.reason or status
+                self.teardown_replica(rid, scale_down=False)
+                if not self._halted():
+                    self.save_revision(
+                        "replace", f"replica {rid} is {status}: replaced", terminated=[rid]
+                    )
 
-    # -- replica I/O ----------------------------------------------------------------------
-
-    async def _launch(self, rid: int) -> None:
-        replica = self.replicas[rid]
-        replica.busy = True
-        async with self.slots:
-            if replica.facts.down is not None:
-                return  # scaled down while waiting for a slot: its teardown owns `busy`
-            if self.stopping:
-                replica.busy = False
-                return
-            replica.facts = replica.facts.launching()
-            try:
-                replica.box = await asyncio.to_thread(sandbox.create)
-                task, replica.cluster = await asyncio.to_thread(
-                    write_replica_task, self.inputs, rid, replica.box
-                )
-                replica.infra = await asyncio.to_thread(
-                    launch, self.inputs, task, replica.cluster, log.info
-                )
-                replica.endpoint = f"http://{replica.box.address}:{self.spec.ports}"
-                replica.launched_at = time.time()
-                replica.facts = replica.facts.launched(True)
-                log.info("replica %d launched at %s", rid, replica.endpoint)
-            except Exception as exc:  # any launch failure is FAILED_PROVISION, not a crash
-                replica.reason = exc.message if isinstance(exc, SkyformError) else repr(exc)
-                log.warning("replica %d failed to launch: %s", rid, replica.reason)
-                replica.facts = replica.facts.launched(False)
-            finally:
-                replica.busy = False
-
-    def _teardown(self, rid: int, *, scale_down: bool) -> None:
-        replica = self.replicas[rid]
-        if replica.facts.down is not None:
-            return
-        replica.facts = replica.facts.tearing_down(scale_down=scale_down)
-        replica.busy = True
-        self._background(self._down(rid))
-
-    async def _down(self, rid: int) -> None:
-        replica = self.replicas[rid]
-        ok = True
-        if replica.cluster:
-            ok = await asyncio.to_thread(teardown, replica.cluster, log.info)
-        if replica.box is not None:
-            await asyncio.to_thread(sandbox.destroy, replica.box)
-        replica.facts = replica.facts.torn_down(ok)
-        replica.busy = False
-        if not kept_after_teardown(replica.facts, self.record.version) and ok:
-            del self.replicas[rid]
-
-    async def _probe_all(self, http: object, now: float) -> None:
-        targets = [
-            (rid, r)
-            for rid, r in self.replicas.items()
-            if r.facts.probed_now() and r.endpoint is not None and not r.busy
-        ]
-        spec = self.spec.readiness_probe
-        results = await asyncio.gather(
-            *(probe(http, probe_request(spec, r.endpoint or "")) for _, r in targets)
-        )
-        for (rid, replica), ok in zip(targets, results, strict=True):
-            before = replica.facts.status()
-            replica.facts = replica.facts.probed(ok, now, spec.initial_delay_seconds)
-            after = replica.facts.status()
-            if after is not before:
-                log.info("replica %d: %s -> %s", rid, before.value, after.value)
-            if after is ReplicaStatus.READY:
-                self.ever_ready = True
-            if after is ReplicaStatus.READY and self.record.ready_since is None:
-                self.record = self.record.model_copy(update={"ready_since": now})
+    def _replace_preempted(self, lost: list[int]) -> None:
+        where = ", ".join(f"{rid} ({self.replicas[rid].infra or '?'})" for rid in lost)
+        # a replacement at once, not at the next decision tick
+        self._decide(time.time(), f"replica(s) {where} preempted: replaced", tuple(lost))
 
     # -- what others read -----------------------------------------------------------------
 
     def _publish(self) -> None:
+        views = self.views()
+        active = set(active_versions(views, self.mode, self.min_replicas_of))
         ready = [
             ReplicaEntry(url=r.endpoint, replica_id=rid, version=r.facts.version)
             for rid, r in sorted(self.replicas.items())
             if r.facts.status() is ReplicaStatus.READY and r.endpoint
-        ]
+            and r.facts.version in active
+        ]  # fmt: skip
         wanted = ReplicaSet(replicas=tuple(ready))
         current = self.folder / "replicas.json"
         try:
@@ -330,12 +267,19 @@ class ServiceController:
                 infra=r.infra,
                 sandbox=r.box.index if r.box else None,
                 launched_at=r.launched_at,
+                is_spot=r.facts.is_spot,
+                role=r.role,
                 reason=r.reason,
             )
             for rid, r in sorted(self.replicas.items())
         ]
         self.record = self.record.model_copy(
-            update={"replicas": records, "status": self._service_status()}
+            update={
+                "replicas": records,
+                "status": self._service_status(),
+                "update_mode": self.mode,
+                "active_versions": sorted(active),
+            }
         )
         self._save()
 
@@ -370,7 +314,7 @@ class ServiceController:
         while any(r.busy and r.facts.launch is Step.RUNNING for r in self.replicas.values()):
             await asyncio.sleep(0.2)  # a launch in flight finishes, then goes down with the rest
         for rid in list(self.replicas):
-            self._teardown(rid, scale_down=True)
+            self.teardown_replica(rid, scale_down=True)
         while any(r.busy for r in self.replicas.values()):
             await asyncio.sleep(0.2)
         if self.lb is not None:

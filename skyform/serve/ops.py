@@ -12,28 +12,49 @@ from collections.abc import Callable
 from pathlib import Path
 
 from skyform.errors import SkyformError
-from skyform.serve import sandbox, state
+from skyform.infra import ON_PREM
+from skyform.serve import sandbox, state, versions
 from skyform.serve.planning import ServicePlanResult
+from skyform.serve.updates import UpdatePreview
 
 REGISTER_TIMEOUT_SECONDS = 60.0
 DOWN_TIMEOUT_SECONDS = 300.0
+UPDATE_TIMEOUT_SECONDS = 60.0
 
 
 def check_can_serve(result: ServicePlanResult) -> None:
-    """What `serve up` runs today: replicas on `local` (each in a network namespace)."""
-    foreign = sorted({s.infra for s in result.plan.replicas if s.infra != "local"})
+    """What `serve up` runs today: replicas on `local` (each in a network namespace) and on
+    ssh node pools (each on a host of its own)."""
+    places = {s.infra.split("/")[0] for s in result.plan.replicas}
+    foreign = sorted(places - set(ON_PREM))  # replicas run on machines at hand so far
     if foreign:
         raise SkyformError(
-            f"`serve up` runs replicas on local only so far; this service places them on "
-            f"{', '.join(foreign)}",
-            "Use `skyform serve plan` to review it, or set resources.infra: local.",
+            f"`serve up` runs replicas on local and ssh node pools so far; this service "
+            f"places them on {', '.join(foreign)}",
+            "Use `skyform serve plan` to review it, or set resources.infra: local or ssh/POOL.",
         )
     why = sandbox.available()
-    if why is not None:
+    if "local" in places and why is not None:
         raise SkyformError(
             f"replicas on this machine each need their own network namespace: {why}",
             "Run skyform as root (network namespaces need CAP_NET_ADMIN).",
         )
+
+
+def _version(
+    number: int, task_file: Path, envs: dict[str, str], overrides: dict[str, str], mode: str
+) -> versions.VersionRecord:
+    from skyform.spec.loader import decode_task, read_task_bytes
+
+    label = str(task_file)
+    return versions.VersionRecord(
+        number=number,
+        task_path=str(Path(task_file).resolve()),
+        task_text=decode_task(read_task_bytes(label), label),
+        envs=envs,
+        overrides=overrides,
+        mode=mode,
+    )
 
 
 def up(
@@ -41,6 +62,7 @@ def up(
     task_file: Path,
     envs: dict[str, str],
     secrets: dict[str, str],
+    overrides: dict[str, str] | None = None,
 ) -> state.ServiceRecord:
     """Register the service and start its controller; returns once the endpoint is known."""
     name = result.plan.service
@@ -55,9 +77,8 @@ def up(
             f"service {name!r} exists but its controller is not running ({existing.status})",
             f"Clean it up with: skyform serve down {name} --purge",
         )
-    folder = state.make_dir(name)
-    (folder / "inputs.json").write_text(json.dumps({"envs": envs}))
-    os.chmod(folder / "inputs.json", 0o600)
+    state.make_dir(name)
+    versions.save(name, _version(1, task_file, envs, overrides or {}, "rolling"))
     record = state.ServiceRecord(
         name=name,
         task_path=str(Path(task_file).resolve()),
@@ -82,6 +103,89 @@ def up(
         f"See skyform serve logs {name} --controller; clean up with skyform serve down "
         f"{name} --purge",
     )
+
+
+def running_for_update(name: str) -> state.ServiceRecord:
+    record = state.require(name)
+    if not state.controller_alive(name):
+        raise SkyformError(
+            f"the controller of service {name!r} is not running ({record.status})",
+            f"Bring it up again: skyform serve down {name} --purge, then skyform serve up",
+        )
+    if record.status in (state.CONTROLLER_INIT, state.SHUTTING_DOWN) or not record.endpoint:
+        raise SkyformError(f"service {name!r} is {record.status}: it cannot be updated now",
+                           "Wait until skyform serve status shows it up, then retry.")  # fmt: skip
+    return record
+
+
+def preview(
+    name: str, new_version: int, mode: str, target: int, why_new: str | None
+) -> UpdatePreview:
+    """What the update will do to the replicas now running (updates.preview_update)."""
+    from skyform.serve.autoscaler import ReplicaView
+    from skyform.serve.replicas import ReplicaStatus
+    from skyform.serve.updates import preview_update
+
+    record = state.require(name)
+    views = [
+        ReplicaView(r.replica_id, r.version, ReplicaStatus(r.status), r.is_spot)
+        for r in record.replicas
+    ]
+    return preview_update(name, views, record.version, new_version, mode, target, why_new)
+
+
+def reuse_check(
+    name: str, task_file: Path, envs: dict[str, str], overrides: dict[str, str]
+) -> tuple[int, str | None]:
+    """The new version's number, and why its replicas cannot be the running ones relabelled
+    (None: they can)."""
+    from skyform.serve.replica_launch import replica_digest, reuse_blocker
+
+    record = state.require(name)
+    current = versions.load(name, record.version)
+    number = versions.next_number(name)
+    new = versions.inputs_of(name, _version(number, task_file, envs, overrides, "rolling"), {})
+    if current is None:
+        return number, "the running version's task was not saved"
+    blocker = reuse_blocker(new)
+    if blocker is None and replica_digest(new) != replica_digest(
+        versions.inputs_of(name, current, {})
+    ):
+        blocker = "the replicas' task changed (not only service:)"
+    return number, blocker
+
+
+def update(
+    name: str,
+    number: int,
+    task_file: Path,
+    envs: dict[str, str],
+    secrets: dict[str, str],
+    overrides: dict[str, str],
+    mode: str,
+) -> str:
+    """Save version `number` and hand it to the controller; returns its notes (warnings)."""
+    import socket
+
+    from skyform.serve.rollout import socket_path
+
+    versions.save(name, _version(number, task_file, envs, overrides, mode))
+    message = json.dumps({"op": "update", "version": number, "secrets": secrets}).encode()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(UPDATE_TIMEOUT_SECONDS)
+            conn.connect(socket_path(name))
+            conn.sendall(message + b"\n")
+            answer = json.loads(conn.makefile("rb").readline() or b"{}")
+    except (OSError, ValueError) as exc:
+        answer = {"ok": False, "error": f"the controller did not answer: {exc}"}
+    if not answer.get("ok"):
+        (versions.versions_dir(name) / f"{number}.json").unlink(missing_ok=True)
+        raise SkyformError(
+            f"service {name!r} was not updated: {answer.get('error', 'no answer')}",
+            f"See skyform serve logs {name} --controller",
+        )
+    return str(answer.get("note") or "")
 
 
 def _spawn(name: str, secrets: dict[str, str]) -> int:

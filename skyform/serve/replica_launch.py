@@ -9,8 +9,11 @@ SKYPILOT_SERVE_REPLICA_ID set as SkyPilot sets it, written next to the service's
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shlex
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,13 +27,20 @@ from skyform.spec.models import is_uri
 
 @dataclass(frozen=True)
 class ReplicaInputs:
-    """What every replica of one service is made from."""
+    """What every replica of one service version is made from: the task file's text as it
+    was when the version was made (later edits change nothing until `serve update`), the
+    folder its relative paths start from, and the `--env`/resource flags."""
 
     service: str
     task_file: Path
     folder: Path
     envs: dict[str, str] = field(default_factory=dict)
     secrets: dict[str, str] = field(default_factory=dict)
+    overrides: dict[str, str] = field(default_factory=dict)  # ResourceOverrides.recorded
+    task_text: str | None = None  # None: read task_file
+
+    def text(self) -> str:
+        return self.task_text if self.task_text is not None else self.task_file.read_text()
 
 
 class _Quiet:
@@ -53,20 +63,54 @@ def cluster_name(service: str, replica_id: int) -> str:
     return f"{service.lower().replace('_', '-').replace('.', '-')}-{replica_id}"
 
 
-def write_replica_task(
-    inputs: ReplicaInputs, replica_id: int, box: Sandbox | None
-) -> tuple[Path, str]:
-    """The replica's task file and cluster name."""
-    raw = yaml.safe_load(inputs.task_file.read_text())
+def replica_task(inputs: ReplicaInputs, placement: dict[str, str] | None = None) -> dict[str, Any]:
+    """The task every replica of this version runs: the service's task without `service:`,
+    the flags laid over it, then `placement` (the spot placer's `use_spot`/`infra`)."""
+    from skyform.spec.overrides import ResourceOverrides, apply_overrides
+
+    raw = yaml.safe_load(inputs.text())
     if not isinstance(raw, dict):
         raise SkyformError(f"{inputs.task_file}: a service task file holds one task")
     raw.pop("service", None)
-    cluster = cluster_name(inputs.service, replica_id)
-    raw["name"] = cluster
+    raw.pop("name", None)
+    base = inputs.task_file.resolve().parent
+    recorded = {**inputs.overrides, **(placement or {})}
+    if recorded:
+        raw = apply_overrides(raw, ResourceOverrides.from_recorded(recorded, base), task_dir=base)
     envs = dict(raw.get("envs") or {})
     envs.update(inputs.envs)
-    envs["SKYPILOT_SERVE_REPLICA_ID"] = str(replica_id)
     raw["envs"] = envs
+    return raw
+
+
+def reuse_blocker(inputs: ReplicaInputs) -> str | None:
+    """Why running replicas cannot simply be relabelled to this version (SkyPilot: any
+    workdir or file_mounts may carry changed files), or None."""
+    raw = replica_task(inputs)
+    if raw.get("workdir"):
+        return "the task has a workdir (its files may have changed)"
+    if raw.get("file_mounts"):
+        return "the task has file_mounts (their files may have changed)"
+    return None
+
+
+def replica_digest(inputs: ReplicaInputs) -> str:
+    """Equal for two versions whose replicas run the very same task (`service:` aside)."""
+    text = json.dumps(replica_task(inputs), sort_keys=True, default=str)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def write_replica_task(
+    inputs: ReplicaInputs,
+    replica_id: int,
+    box: Sandbox | None,
+    placement: dict[str, str] | None = None,
+) -> tuple[Path, str]:
+    """The replica's task file and cluster name."""
+    raw = replica_task(inputs, placement)
+    cluster = cluster_name(inputs.service, replica_id)
+    raw = {"name": cluster, **raw}
+    raw["envs"]["SKYPILOT_SERVE_REPLICA_ID"] = str(replica_id)
     base = inputs.task_file.resolve().parent
     workdir = raw.get("workdir")
     if isinstance(workdir, str) and not Path(workdir).expanduser().is_absolute():
@@ -84,8 +128,31 @@ def write_replica_task(
     return path, cluster
 
 
-def launch(inputs: ReplicaInputs, task: Path, cluster: str, log: Any) -> str:
-    """Plan and apply the replica's cluster (job detached); returns its infra."""
+def planned_infra(inputs: ReplicaInputs, task: Path, cluster: str) -> str:
+    """Where the optimizer puts the replica (`local`, `ssh/lab/zone-a`, `aws/...`)."""
+    from skyform.ops.plan import plan_task
+
+    secrets = [f"{k}={v}" for k, v in inputs.secrets.items()]
+    result = plan_task(
+        task, cluster=cluster, load_kwargs={"secret_overrides": secrets, "environ": {}}
+    )
+    placement = result.plan.placement_for(cluster)
+    return placement.offer.infra if placement is not None else "local"
+
+
+# replicas on node pools launch one at a time: two plans made at once would pick the same
+# free host, and the second apply would find it taken
+_POOL_LAUNCHES = threading.Lock()
+
+
+def launch(
+    inputs: ReplicaInputs, task: Path, cluster: str, log: Any, *, one_at_a_time: bool = False
+) -> tuple[str, str]:
+    """Plan and apply the replica's cluster (job detached); returns its infra and the host
+    its head node is reached at."""
+    if one_at_a_time:
+        with _POOL_LAUNCHES:
+            return launch(inputs, task, cluster, log)
     from skyform.ops.applier import ApplyOptions
     from skyform.ops.apply import apply_plan
     from skyform.ops.plan import plan_task
@@ -111,7 +178,47 @@ def launch(inputs: ReplicaInputs, task: Path, cluster: str, log: Any) -> str:
         if outcome.failed:
             raise SkyformError(f"replica {cluster} failed to start: {outcome.message}")
     placement = result.plan.placement_for(cluster)
-    return placement.offer.cloud if placement is not None else "local"
+    infra = placement.offer.infra if placement is not None else "local"
+    return infra, _head_host(cluster)
+
+
+def _head_host(cluster: str) -> str:
+    """Where the replica's head node is reached (loopback for a local node)."""
+    from skyform.state.db import open_state
+
+    db = open_state()
+    try:
+        record = db.get_cluster(cluster)
+    finally:
+        db.close()
+    if record is None or record.handle is None or not record.handle.nodes:
+        raise SkyformError(f"replica {cluster} has no nodes after its launch")
+    head = min(record.handle.nodes, key=lambda n: n.rank)
+    return head.host if record.handle.engine != "local" else "127.0.0.1"
+
+
+def cluster_lost(cluster: str) -> str | None:
+    """Why the replica's cluster is gone (a preemption: its engine reports a node dead), or
+    None while every node is alive or the cluster is not known (yet)."""
+    from skyform.config import load_config
+    from skyform.stacks.registry import engine_for
+    from skyform.state.db import open_state
+
+    db = open_state()
+    try:
+        record = db.get_cluster(cluster)
+        if record is None or record.handle is None:
+            return None
+        engine = engine_for(record.spec.offer.cloud, config=load_config(), state=db)
+        health = engine.refresh(record.handle)
+    except SkyformError:
+        return None
+    finally:
+        db.close()
+    dead = [n for n in health.nodes if not n.alive]
+    if not health.exists or dead:
+        return dead[0].detail if dead and dead[0].detail else "the cluster is gone"
+    return None
 
 
 def teardown(cluster: str, log: Any) -> bool:
@@ -120,14 +227,12 @@ def teardown(cluster: str, log: Any) -> bool:
     from skyform.ops.down import take_down
     from skyform.state.db import open_state
 
-    db = open_state()
     try:
-        if db.get_cluster(cluster) is None:
+        with open_state() as db:
+            if db.get_cluster(cluster) is None:
+                return True
+            take_down(db, load_config(), cluster, purge=False, emit=log)
             return True
-        take_down(db, load_config(), cluster, purge=False, emit=log)
-        return True
     except SkyformError as exc:
         log(f"{cluster}: teardown failed: {exc.message}")
         return False
-    finally:
-        db.close()

@@ -41,6 +41,7 @@ class ReplicaRecord(_Lenient):
     sandbox: int | None = None
     launched_at: float | None = None
     is_spot: bool = False
+    role: str = "on-demand"  # spot · on-demand · on-demand fallback
     reason: str = ""
 
 
@@ -59,6 +60,9 @@ class ServiceRecord(_Lenient):
     load_balancing_policy: str = "least_load"
     replicas: list[ReplicaRecord] = []
     reason: str = ""
+    update_mode: str = "rolling"
+    active_versions: list[int] = []  # the versions the load balancer routes to
+    rolled_back: list[int] = []  # versions that never became READY and were undone
 
 
 def root() -> Path:

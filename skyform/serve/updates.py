@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from skyform.serve.autoscaler import ReplicaView, scale_down_order
 from skyform.serve.replicas import ReplicaStatus
@@ -87,3 +88,69 @@ def rollback_reason(
             f"rolled back to version {rollout.previous}"
         )
     return None
+
+
+@dataclass(frozen=True)
+class ReplicaChange:
+    replica_id: int
+    version: int
+    status: str
+    action: Literal["relabel", "replace", "remove"]
+
+
+@dataclass(frozen=True)
+class UpdatePreview:
+    """What `serve update` will do to the running replicas (the plan's diff)."""
+
+    service: str
+    old_version: int
+    new_version: int
+    mode: str
+    target: int  # replicas of the new version wanted at once
+    changes: tuple[ReplicaChange, ...]
+    launch: int  # new replicas of the new version
+    why_new: str | None  # why replicas are replaced rather than relabelled
+
+    def count(self, action: str) -> int:
+        return sum(1 for c in self.changes if c.action == action)
+
+
+def preview_update(
+    service: str,
+    replicas: Sequence[ReplicaView],
+    old_version: int,
+    new_version: int,
+    mode: str,
+    target: int,
+    why_new: str | None,
+) -> UpdatePreview:
+    """SkyPilot's reuse rule (notes §1.8): live replicas of the running version whose task
+    (`service:` aside) equals the new one are relabelled in place, up to the new target,
+    best first; every other live replica is replaced (it serves until the new version is
+    READY) or, beyond the target, removed."""
+    live = [r for r in replicas if r.live]
+    current = [r for r in live if r.version == old_version]
+    relabel: set[int] = set()
+    if why_new is None:
+        best_first = list(reversed(scale_down_order(current)))
+        relabel = {r.replica_id for r in best_first[:target]}
+    replace_room = max(0, target - len(relabel))
+    changes = []
+    for r in sorted(live, key=lambda r: r.replica_id):
+        if r.replica_id in relabel:
+            action: Literal["relabel", "replace", "remove"] = "relabel"
+        elif replace_room > 0:
+            action, replace_room = "replace", replace_room - 1
+        else:
+            action = "remove"
+        changes.append(ReplicaChange(r.replica_id, r.version, r.status.value, action))
+    return UpdatePreview(
+        service=service,
+        old_version=old_version,
+        new_version=new_version,
+        mode=mode,
+        target=target,
+        changes=tuple(changes),
+        launch=max(0, target - len(relabel)),
+        why_new=why_new,
+    )

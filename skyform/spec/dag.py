@@ -22,6 +22,8 @@ class Dag(BaseModel):
 
     name: str | None = None
     execution: Execution = "serial"
+    primary_tasks: list[str] = []  # job group: the tasks whose end ends the group
+    termination_delay: float = 0.0  # seconds the other tasks get after the primaries end
     tasks: list[TaskSpec]
     edges: list[tuple[int, int]] = []
     warnings: tuple[str, ...] = ()  # notes from loading (ignored keys ...); not in the digest

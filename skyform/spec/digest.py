@@ -8,19 +8,15 @@ so they are sorted; the order of groups is meaning and is kept.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
+from skyform.digests import sha256_hex
 from skyform.spec.dag import Dag
 from skyform.spec.models import TaskSpec
 
 DIGEST_VERSION = 2  # 2: secrets by name only
 OPTIONAL_EXT = ("stop_after", "down_after")  # `skyform:` keys left out of the digest when unset
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _canonical_task(task: TaskSpec) -> dict[str, Any]:
@@ -36,16 +32,20 @@ def _canonical_task(task: TaskSpec) -> dict[str, Any]:
 
 
 def canonical_dag(dag: Dag) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "digest_version": DIGEST_VERSION,
         "name": dag.name,
         "execution": dag.execution,
         "edges": sorted([list(e) for e in dag.edges]),
         "tasks": [_canonical_task(t) for t in dag.tasks],
     }
+    if dag.primary_tasks:  # added later: a file without a job group keeps its digest
+        data["primary_tasks"] = dag.primary_tasks
+        data["termination_delay"] = dag.termination_delay
+    return data
 
 
 def task_digest(dag: Dag) -> str:
     """sha256 hex of the canonical JSON of the normalized dag."""
     text = json.dumps(canonical_dag(dag), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return _sha256(text)
+    return sha256_hex(text)

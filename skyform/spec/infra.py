@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from skyform import infra as table
 from skyform.spec.errors import Problem, did_you_mean
 
-SUPPORTED_CLOUDS = ("aws", "gcp", "kubernetes", "ssh", "local")
+SUPPORTED_CLOUDS = table.NAMES
 
 # Every cloud SkyPilot knows; they parse, but only SUPPORTED_CLOUDS run.
 SKYPILOT_CLOUDS = (
@@ -41,7 +42,7 @@ SKYPILOT_CLOUDS = (
 )
 KNOWN_CLOUDS = (*SKYPILOT_CLOUDS, "local")
 _ALIASES = {"k8s": "kubernetes"}
-_CONTEXT_CLOUDS = ("kubernetes", "ssh")
+_CONTEXT_CLOUDS = table.CONTEXT_SCOPED
 
 
 class Infra(NamedTuple):

@@ -11,13 +11,14 @@ from skyform.inputfile import STDIN_HINT, STDIN_REFUSED, is_stdin, read_input_fi
 from skyform.spec.dag import MAX_TASKS, Dag, build_edges
 from skyform.spec.envs import parse_overrides, read_env_file
 from skyform.spec.errors import Where, describe
+from skyform.spec.group import GROUP_KEYS, check_group, group_fields
 from skyform.spec.localpaths import task_dir_of
 from skyform.spec.models import Execution
 from skyform.spec.overrides import ResourceOverrides, apply_overrides
 from skyform.spec.task import Overrides, parse_task
 from skyform.spec.yamlpos import MAX_FILE_BYTES, Document, compose_documents
 
-HEADER_KEYS = ({"name"}, {"name", "execution"})
+HEADER_KEYS = frozenset({"name", "execution"}) | GROUP_KEYS
 EXECUTIONS: tuple[Execution, ...] = ("serial", "parallel")
 
 
@@ -114,11 +115,20 @@ def load_task_text(
         for doc, w in zip(docs, wheres, strict=True)
     ]
     edges = build_edges(tasks, execution, wheres, header)
+    primaries: list[str] = []
+    delay = 0.0
+    if header is not None and execution == "parallel":
+        primaries, delay = group_fields(header.doc.value, header, execution)
+        check_group(tasks, primaries, wheres, header)
+    elif header is not None:
+        group_fields(header.doc.value, header, execution)  # only reports misplaced keys
     if name is None and len(tasks) == 1:
         name = tasks[0].name
     return Dag(
         name=name,
         execution=execution,
+        primary_tasks=primaries,
+        termination_delay=delay,
         tasks=tasks,
         edges=edges,
         warnings=tuple(dict.fromkeys(notes)),
@@ -175,7 +185,11 @@ def _split_header(
 ) -> tuple[str | None, Execution, Where | None, list[Document]]:
     first = docs[0].value
     keys = set(first) if isinstance(first, dict) else set()
-    is_header = keys in HEADER_KEYS and (len(docs) > 1 or "execution" in keys)
+    is_header = (
+        "name" in keys
+        and keys <= HEADER_KEYS
+        and (len(docs) > 1 or bool(keys & {"execution", *GROUP_KEYS}))
+    )
     if not is_header:
         return None, "serial", None, docs
     where = Where(label, docs[0])

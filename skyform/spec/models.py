@@ -10,18 +10,16 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, SecretStr, field_serializer
+from pydantic import SecretStr, field_serializer
 
+from skyform.frozen import Frozen as _Frozen
+from skyform.infra import CONTEXT_SCOPED
 from skyform.spec.service_models import ServiceSpec
 
 DEFAULT_DISK_SIZE_GB = 256
 REDACTED = "<redacted>"
 
 Execution = Literal["serial", "parallel"]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class Range(_Frozen):
@@ -94,7 +92,7 @@ class ResourceRequest(_Frozen):
     def infra(self) -> str:
         """`aws/us-east-1`, `k8s/my-context`, `*` ... as a user would write it."""
         cloud = self.cloud or "*"
-        if cloud in ("kubernetes", "ssh"):
+        if cloud in CONTEXT_SCOPED:
             return f"{cloud}/{self.context}" if self.context else cloud
         parts = [cloud, self.region or "*", self.zone or "*"]
         while len(parts) > 1 and parts[-1] == "*":

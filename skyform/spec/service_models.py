@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from skyform.frozen import Frozen as _Frozen
 
 DEFAULT_PROBE_PATH = "/"
 DEFAULT_INITIAL_DELAY_SECONDS = 1200.0
@@ -25,10 +25,6 @@ SPOT_PLACERS = ("dynamic_fallback",)
 UPDATE_MODES = ("rolling", "blue_green")
 
 LbPolicy = Literal["round_robin", "least_load", "instance_aware_least_load"]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class ReadinessProbe(_Frozen):

@@ -13,6 +13,7 @@ from typing import Any
 
 from skyform.spec.errors import Problem, describe, did_you_mean
 from skyform.spec.models import Autostop, Range
+from skyform.spec.recovery import NAMES
 
 MAX_CPUS = 4096
 MAX_MEMORY_GIB = 65536
@@ -23,7 +24,7 @@ MAX_PORT_ENTRIES = 1000
 
 DISK_TIERS = ("low", "medium", "high", "ultra", "best")
 NETWORK_TIERS = ("standard", "best")
-RECOVERY_STRATEGIES = ("EAGER_NEXT_REGION", "FAILOVER")
+RECOVERY_STRATEGIES = NAMES
 AUTOSTOP_WAIT_FOR = ("jobs_and_ssh", "jobs", "none")
 
 # SkyPilot's memory units; a bare number is GB, and its GB is 2**30 bytes (GiB).

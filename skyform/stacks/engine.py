@@ -1,8 +1,9 @@
 """The StackEngine protocol: how a ClusterSpec becomes (and stops being) real nodes.
 
 Engines: `local` (directories on this machine), `ssh` (hosts reserved from a node pool) and
-`pulumi` (one stack per cluster on aws/gcp/kubernetes). They all return a ClusterHandle, so
-everything after provisioning (sync, setup, run, recovery) is the same code.
+`pulumi` (one stack per cluster, one folder per cloud). They all return a ClusterHandle, so
+everything after provisioning (sync, setup, run, recovery) is the same code. Which engine a
+cloud uses is the infra table's (`skyform/infra.py`); `stacks/registry.py` finds it by name.
 """
 
 from __future__ import annotations
@@ -10,23 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
-
-from skyform.config import Config
-from skyform.errors import StackError
+from skyform.frozen import Frozen as _Model
 from skyform.plan.model import ClusterSpec
-from skyform.state.db import StateDB
-from skyform.state.models import ClusterHandle
+from skyform.state.models import ClusterHandle, NodeHandle
 
 EventSink = Callable[[str], None]
 
 
 def no_events(_message: str) -> None:
     """Default event sink: engines report progress here; the CLI passes a drawing one."""
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class StackPreview(_Model):
@@ -66,28 +59,11 @@ class StackEngine(Protocol):
 
     def destroy(self, handle: ClusterHandle, on_event: EventSink = no_events) -> None: ...
 
+    def stop(self, spec: ClusterSpec, handle: ClusterHandle, on_event: EventSink) -> None:
+        """Stop the nodes, keeping what the infra table's `stop` says stays."""
 
-def engine_for(
-    cloud: str, *, config: Config, state: StateDB, plan_digest: str | None = None
-) -> StackEngine:
-    """The engine for an offer's cloud. Cloud engines are imported only when asked for.
-    `plan_digest` tags cloud resources with the plan that made them."""
-    if cloud == "local":
-        from skyform.stacks.local import LocalEngine
+    def start(self, spec: ClusterSpec, handle: ClusterHandle, on_event: EventSink) -> ClusterHandle:
+        """Run stopped nodes again; their addresses may be new."""
 
-        return LocalEngine(config=config)
-    if cloud == "ssh":
-        from skyform.stacks.sshpool import SSHPoolEngine
-
-        return SSHPoolEngine(config=config, state=state)
-    if cloud in ("aws", "gcp", "kubernetes"):
-        try:
-            from skyform.stacks.pulumi.engine import PulumiEngine
-        except ImportError:
-            raise StackError(
-                f"no engine for {cloud} in this build of skyform",
-                f"Install the extra: pip install 'skyform[{cloud}]'",
-                nothing_made=True,
-            ) from None
-        return PulumiEngine(cloud=cloud, config=config, state=state, plan_digest=plan_digest)
-    raise StackError(f"skyform has no engine for infra {cloud!r}", nothing_made=True)
+    def preempt(self, handle: ClusterHandle, nodes: list[NodeHandle], on_event: EventSink) -> None:
+        """Take nodes away as a spot reclaim would (infra the table marks preempt_on_purpose)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skyform.config import ensure_dir, ensure_home, home
+from skyform.digests import sha256_hex
 from skyform.errors import StackError
 
 KEY_NAME = "skyform-key"
@@ -38,7 +39,7 @@ class SSHKeyPair:
     @property
     def short_id(self) -> str:
         """12 hex characters that name the key on clouds (AWS key pair names)."""
-        return hashlib.sha256(_blob(self.public_key)).hexdigest()[:12]
+        return sha256_hex(_blob(self.public_key))[:12]
 
 
 def keys_dir() -> Path:

@@ -7,14 +7,22 @@ default: it needs no cloud account, no sshd and no network.
 
 from __future__ import annotations
 
+import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skyform.config import Config, confined, ensure_dir, home
 from skyform.errors import StackError
+from skyform.infra import BY_NAME, InfraKind
 from skyform.plan.model import ClusterSpec
 from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
+from skyform.stacks.health import InfraStatus
 from skyform.state.models import ClusterHandle, NodeHandle, NodeKind
+
+if TYPE_CHECKING:
+    from skyform.state.db import StateDB
 
 PREEMPTED_MARKER = ".skyform_preempted"
 
@@ -109,6 +117,49 @@ class LocalEngine:
         refuse_live_mounts(root)
         shutil.rmtree(root, ignore_errors=True)
         on_event(f"removed {root}")
+
+    def stop(self, spec: ClusterSpec, handle: ClusterHandle, on_event: EventSink = no_events):
+        raise StackError(f"cluster {spec.name!r} cannot be stopped: {BY_NAME['local'].cannot_stop}")
+
+    def start(
+        self, spec: ClusterSpec, handle: ClusterHandle, on_event: EventSink = no_events
+    ) -> ClusterHandle:
+        return handle  # never stopped: there is nothing to start
+
+    def preempt(self, handle: ClusterHandle, nodes: list[NodeHandle], on_event: EventSink) -> None:
+        """Take nodes away as a spot reclaim would: their jobs are killed and each node is
+        marked, so `refresh` reports it dead until the cluster is provisioned again."""
+        from skyform.stacks.sshpool import end_jobs
+
+        for node in nodes:
+            end_jobs(node, on_event)
+            (node_dir(handle.name, node.rank) / PREEMPTED_MARKER).write_text(
+                "preempted by skyform debug\n"
+            )
+
+
+def make(
+    cloud: str, *, config: Config, state: StateDB | None = None, plan_digest: str | None = None
+) -> LocalEngine:
+    return LocalEngine(config=config)
+
+
+# health (see stacks/registry.py): the nodes are directories here, never gone behind our back
+
+
+def nodes_gone(handle: ClusterHandle) -> bool:
+    return False
+
+
+def check(
+    row: InfraKind, config: Config, env: Mapping[str, str], user_home: Path
+) -> list[InfraStatus]:
+    cpus = config.local.cpus or os.cpu_count() or 1
+    return [InfraStatus(row.name, True, f"this machine: {cpus:g} vCPUs")]
+
+
+def tool_check() -> InfraStatus | None:
+    return None
 
 
 def refuse_live_mounts(root: Path) -> None:

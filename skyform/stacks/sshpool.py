@@ -11,37 +11,20 @@ processes on the hosts, removes what skyform put there, and releases them.
 
 from __future__ import annotations
 
-import getpass
-import os
-import socket
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 
 from skyform.config import Config, SSHHost, SSHPool
-from skyform.errors import CapacityError, NodeUnreachable, StackError
+from skyform.errors import CapacityError, NodeUnreachable, SkyformError, StackError
 from skyform.plan.catalog.hostfacts import HostFacts, read_facts
 from skyform.plan.catalog.onprem import host_id, host_values
 from skyform.plan.model import ClusterSpec, PlacedOffer
 from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
+from skyform.stacks.sshnodes import pool_node, probe_ssh
 from skyform.state.db import StateDB
-from skyform.state.models import ClusterHandle, NodeHandle, NodeKind
-
-
-def probe_ssh(host: str, port: int, timeout: float = 2.0) -> str | None:
-    """None when an SSH server answers with its banner, else a short reason."""
-    try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.settimeout(timeout)
-            banner = sock.recv(64)
-    except TimeoutError:
-        return "timed out"
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    if not banner.startswith(b"SSH-"):
-        return "answered, but not with an SSH banner"
-    return None
+from skyform.state.models import ClusterHandle, NodeHandle
 
 
 def host_matches(
@@ -233,17 +216,54 @@ class SSHPoolEngine:
         self.state.release_nodes(handle.name)
         on_event(f"released {len(handle.nodes)} host(s)")
 
+    def stop(self, spec: ClusterSpec, handle: ClusterHandle, on_event: EventSink = no_events):
+        """Kill the cluster's jobs and its agent; the files and the reservation stay."""
+        from skyform.exec.teardown import kill_jobs
 
-def pool_node(rank: int, node_id: str, host: SSHHost, pool: SSHPool) -> NodeHandle:
-    """How to reach a pool host (its user and key, else the pool's)."""
-    identity = host.identity_file or pool.identity_file
-    return NodeHandle(
-        rank=rank,
-        kind=NodeKind.SSH,
-        host=host.host,
-        port=host.port or pool.port,
-        user=host.user or pool.user or getpass.getuser(),
-        identity_file=os.path.expanduser(identity) if identity else None,
-        ip=host.host,
-        node_id=node_id,
-    )
+        for node in handle.nodes:
+            try:
+                on_event(f"node {node.rank}: {kill_jobs(node)}")
+            except NodeUnreachable as err:
+                on_event(f"node {node.rank}: not reachable ({err.message})")
+
+    def start(
+        self, spec: ClusterSpec, handle: ClusterHandle, on_event: EventSink = no_events
+    ) -> ClusterHandle:
+        """The reserved hosts must still answer (nothing else to do: files are there)."""
+        from skyform.exec.connect import open_runner
+        from skyform.exec.teardown import QUICK
+
+        for node in handle.nodes:
+            try:
+                open_runner(node, timeouts=QUICK).close()
+            except NodeUnreachable as err:
+                raise SkyformError(
+                    f"cluster {spec.name!r}: node {node.rank} does not answer ({err.message})",
+                    f"Bring the host back, or take the cluster down: skyform down {spec.name}",
+                ) from None
+            on_event(f"node {node.rank}: answers; workdir and setup kept")
+        return handle
+
+    def preempt(self, handle: ClusterHandle, nodes: list[NodeHandle], on_event: EventSink) -> None:
+        """Take hosts away as a spot reclaim would: their jobs are killed and each host is
+        marked preempted, so `refresh` reports it dead and it is not handed out again during
+        the cool-down (config `recovery.preempt_cooldown`)."""
+        for node in nodes:
+            end_jobs(node, on_event)
+            self.state.mark_preempted(node.node_id, f"skyform debug preempt {handle.name}")
+
+
+def end_jobs(node: NodeHandle, on_event: EventSink) -> None:
+    """Kill every skyform job process on a node (one that does not answer is already gone)."""
+    from skyform.exec.teardown import kill_jobs
+
+    try:
+        on_event(f"node {node.rank}: {kill_jobs(node)}")
+    except NodeUnreachable as err:
+        on_event(f"node {node.rank}: already unreachable ({err.message})")
+
+
+def make(
+    cloud: str, *, config: Config, state: StateDB, plan_digest: str | None = None
+) -> SSHPoolEngine:
+    return SSHPoolEngine(config=config, state=state)

@@ -49,14 +49,12 @@ def put_bucket(db: StateDB, record: BucketRecord) -> None:
 
 
 def get_bucket(db: StateDB, uri: str) -> BucketRecord | None:
-    with db.transaction() as conn:
-        row = conn.execute("SELECT record FROM buckets WHERE uri=?", (uri,)).fetchone()
+    row = db.execute("SELECT record FROM buckets WHERE uri=?", (uri,)).fetchone()
     return None if row is None else load_record(BucketRecord, row["record"], what=f"bucket {uri}")
 
 
 def list_buckets(db: StateDB) -> list[BucketRecord]:
-    with db.transaction() as conn:
-        rows = conn.execute("SELECT uri, record FROM buckets ORDER BY uri").fetchall()
+    rows = db.execute("SELECT uri, record FROM buckets ORDER BY uri").fetchall()
     return [load_record(BucketRecord, r["record"], what=f"bucket {r['uri']}") for r in rows]
 
 

@@ -1,38 +1,43 @@
-"""Per-cluster locks: one skyform process changes a cluster at a time.
+"""Per-cluster locks: one skyform process changes a cluster at a time, on any machine.
 
-An advisory `flock` on SKYFORM_HOME/locks/<cluster>.lock. The kernel drops it when the holder
-dies (even `kill -9`), so a crashed apply never leaves a cluster locked. The holder writes its
-pid and command into the file so the refusal can say who holds it.
+A lock is a lease in the state store (leases.py) named `cluster/<name>`, with its holder
+(user@host, pid, command) and an expiry that a background thread renews while the lock is
+held. A holder that dies frees it: at once when it ran on this host (its pid is gone), else
+when its lease runs out (SKYFORM_LEASE_TTL seconds, 30 by default). `skyform force-unlock
+CLUSTER` frees it by hand, as Terraform's `force-unlock` does.
+
+`flock_held` is the older file-lock test the service and job controllers use for their own
+pid files.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
-import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from skyform.config import confined, ensure_dir, home
-from skyform.errors import LockedError
+from skyform.errors import LockedError, SkyformError
+from skyform.state.sqlcore import command_line
 
 DEFAULT_WAIT = float(os.environ.get("SKYFORM_LOCK_WAIT", "5"))
 POLL = 0.1
 
 
+def lease_ttl() -> float:
+    return float(os.environ.get("SKYFORM_LEASE_TTL", "30"))
+
+
+def cluster_lease(cluster: str) -> str:
+    return f"cluster/{cluster}"
+
+
 def lock_path(cluster: str) -> Path:
     return confined(ensure_dir(home() / "locks"), f"{cluster}.lock")
-
-
-def _holder(path: Path) -> str:
-    try:
-        info = json.loads(path.read_text() or "{}")
-    except (OSError, ValueError):
-        return "another skyform process"
-    return f"pid {info.get('pid', '?')} (`{info.get('command', 'skyform')}`)"
 
 
 def flock_held(path: Path) -> bool:
@@ -48,28 +53,83 @@ def flock_held(path: Path) -> bool:
         return False
 
 
+class Renewer(threading.Thread):
+    """Renews a lease every third of its lifetime, on a connection of its own, until
+    stopped; `lost` says the lease was taken from it (force-unlock, or a stall past expiry)."""
+
+    def __init__(self, store, lease, ttl: float) -> None:
+        super().__init__(name=f"lease {lease.name}", daemon=True)
+        self.store, self.lease, self.ttl = store, lease, ttl
+        self.stopped = threading.Event()
+        self.lost = False
+
+    def run(self) -> None:
+        store = None
+        try:
+            while not self.stopped.wait(self.ttl / 3):
+                try:
+                    store = store or self.store.reopen()
+                    if not store.renew_lease(self.lease, self.ttl):
+                        self.lost = True
+                        return
+                except SkyformError:  # the database is away: try again at the next beat
+                    store = None
+        finally:
+            if store is not None:
+                store.close()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join(timeout=5)
+
+
+@contextmanager
+def held_lease(
+    name: str, *, what: str, wait: float | None = None, purpose: str = ""
+) -> Iterator[None]:
+    """Hold the lease `name`; wait up to `wait` seconds, then raise LockedError."""
+    from skyform.state.store import open_state
+
+    wait = DEFAULT_WAIT if wait is None else wait
+    ttl = lease_ttl()
+    purpose = purpose or command_line()
+    deadline = time.monotonic() + wait
+    with open_state() as store:
+        while True:
+            lease = store.try_lease(name, purpose=purpose, ttl=ttl)
+            if lease is not None:
+                break
+            if time.monotonic() >= deadline:
+                raise _locked(store, name, what, wait)
+            time.sleep(POLL)
+        renewer = Renewer(store, lease, ttl)
+        renewer.start()
+        try:
+            yield
+        finally:
+            renewer.stop()
+            store.release_lease(lease)
+
+
+def _locked(store, name: str, what: str, wait: float) -> LockedError:
+    holder = store.get_lease(name)
+    who = holder.describe() if holder else "another skyform process"
+    expiry = ""
+    if holder is not None:
+        left = max(0.0, holder.expires_at - store.now())
+        expiry = f" Its lease runs out in {left:.0f} s unless its holder renews it."
+    unlock = name.split("/", 1)[-1]
+    return LockedError(
+        f"{what} is locked by {who}; waited {wait:g} s",
+        "Wait for the other skyform command to finish, then run this again." + expiry + " "
+        f"If that process is gone for good: skyform force-unlock {unlock}",
+    )
+
+
 @contextmanager
 def cluster_lock(cluster: str, *, wait: float | None = None, purpose: str = "") -> Iterator[None]:
     """Hold the cluster's lock; wait up to `wait` seconds, then raise LockedError."""
-    wait = DEFAULT_WAIT if wait is None else wait
-    path = lock_path(cluster)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    deadline = time.monotonic() + wait
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockedError(
-                        f"cluster {cluster!r} is locked by {_holder(path)}; waited {wait:g} s",
-                        "Wait for the other skyform command to finish, then run this again.",
-                    ) from None
-                time.sleep(POLL)
-        command = purpose or " ".join(["skyform", *sys.argv[1:]])[:200]
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"pid": os.getpid(), "command": command}).encode(), 0)
+    with held_lease(
+        cluster_lease(cluster), what=f"cluster {cluster!r}", wait=wait, purpose=purpose
+    ):
         yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the flock

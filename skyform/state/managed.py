@@ -13,10 +13,10 @@ import builtins
 import time
 from enum import Enum
 
-from pydantic import BaseModel, ConfigDict
-
 from skyform.errors import StateError
+from skyform.frozen import Stored as _Model
 from skyform.plan.model import PlacedOffer
+from skyform.spec.recovery import Strategy
 from skyform.state.db import StateDB
 from skyform.state.models import Event
 from skyform.state.records import dump_record, load_record
@@ -52,11 +52,6 @@ TERMINAL = frozenset(
 )
 
 
-class _Model(BaseModel):
-    # stored records: unknown fields (from a newer skyform) are ignored, see state/records.py
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="ignore")
-
-
 class ManagedTask(_Model):
     index: int
     name: str
@@ -77,7 +72,7 @@ class ManagedJobRecord(_Model):
     status: ManagedJobStatus = ManagedJobStatus.PENDING
     task_file: str  # absolute path of the task file as launched (workdir is relative to it)
     objective: str = "cost"
-    strategy: str = "EAGER_NEXT_REGION"
+    strategy: str = Strategy.EAGER_NEXT_REGION.value
     max_restarts_on_errors: int = 0
     recover_on_exit_codes: tuple[int, ...] = ()
     give_up_after: float | None = 24 * 3600.0  # recovery.give_up_after at launch
@@ -126,15 +121,15 @@ class ManagedJobs:
 
     def __init__(self, db: StateDB) -> None:
         self.db = db
-        self._conn = db._conn
 
     def create(self, record: ManagedJobRecord) -> ManagedJobRecord:
         with self.db.transaction() as conn:
-            cur = conn.execute(
-                "INSERT INTO managed_jobs (status, record, updated_at) VALUES (?, ?, ?)",
+            row = conn.execute(
+                "INSERT INTO managed_jobs (status, record, updated_at) VALUES (?, ?, ?) "
+                "RETURNING id",
                 (record.status.value, "{}", time.time()),
-            )
-            job_id = int(cur.lastrowid or 0)
+            ).fetchone()
+            job_id = int(row["id"])
             record = record.model_copy(update={"id": job_id})
             conn.execute(
                 "UPDATE managed_jobs SET record=? WHERE id=?", (dump_record(record), job_id)
@@ -142,7 +137,7 @@ class ManagedJobs:
         return record
 
     def get(self, job_id: int) -> ManagedJobRecord | None:
-        row = self._conn.execute("SELECT record FROM managed_jobs WHERE id=?", (job_id,)).fetchone()
+        row = self.db.execute("SELECT record FROM managed_jobs WHERE id=?", (job_id,)).fetchone()
         return _managed(row["record"], job_id) if row else None
 
     def require(self, job_id: int) -> ManagedJobRecord:
@@ -152,7 +147,7 @@ class ManagedJobs:
         return record
 
     def list(self) -> list[ManagedJobRecord]:
-        rows = self._conn.execute("SELECT id, record FROM managed_jobs ORDER BY id").fetchall()
+        rows = self.db.execute("SELECT id, record FROM managed_jobs ORDER BY id").fetchall()
         return [_managed(r["record"], r["id"]) for r in rows]
 
     def put(self, record: ManagedJobRecord) -> None:
@@ -185,6 +180,12 @@ class ManagedJobs:
         )
         return record
 
+    def delete(self, job_id: int) -> None:
+        """Forget a managed job and its plan revisions (one that never started)."""
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM managed_jobs WHERE id=?", (job_id,))
+            conn.execute("DELETE FROM plan_revisions WHERE job_id=?", (job_id,))
+
     def refresh(self, record: ManagedJobRecord) -> ManagedJobRecord:
         return self.require(record.id)
 
@@ -209,7 +210,7 @@ class ManagedJobs:
         )
 
     def revisions(self, job_id: int) -> builtins.list[PlanRevision]:
-        rows = self._conn.execute(
+        rows = self.db.execute(
             "SELECT * FROM plan_revisions WHERE job_id=? ORDER BY revision", (job_id,)
         ).fetchall()
         known = PlanRevision.model_fields

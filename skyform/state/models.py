@@ -7,14 +7,8 @@ from __future__ import annotations
 
 from enum import Enum, IntEnum
 
-from pydantic import BaseModel, ConfigDict
-
+from skyform.frozen import Stored as _Model
 from skyform.plan.model import ClusterSpec, JobSpec, PlacedOffer, WorkdirFiles
-
-
-class _Model(BaseModel):
-    # stored records: unknown fields (from a newer skyform) are ignored, see state/records.py
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="ignore")
 
 
 class NodeKind(str, Enum):

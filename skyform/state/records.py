@@ -54,6 +54,10 @@ def load_record(model: type[M], text: str | bytes, *, what: str) -> M:
         raise StateError(f"the state record of {what} is not a JSON object")
     version = data.pop(VERSION_KEY, 1)
     try:
+        return model.model_validate(data)  # the common case: written by this version
+    except ValidationError:
+        pass
+    try:
         return model.model_validate(known_fields(model, data))
     except ValidationError as exc:
         problem = _first_problem(exc)

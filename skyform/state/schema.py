@@ -1,8 +1,12 @@
-"""State database schema, as numbered migrations. Append a version; never edit an old one."""
+"""State database schema, as numbered migrations. Append a version; never edit an old one.
+
+Written in SQLite's words; PostgreSQL runs the same statements through postgres.py's
+`_ddl` (AUTOINCREMENT keys become identity columns, REAL becomes DOUBLE PRECISION).
+"""
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -104,6 +108,39 @@ MIGRATIONS: dict[int, list[str]] = {
             uri TEXT PRIMARY KEY,
             record TEXT NOT NULL,
             updated_at REAL NOT NULL
+        )""",
+    ],
+    5: [
+        # Leases: who holds a cluster (or a managed job, a controller) and until when. The
+        # holder renews `expires_at` while it works; a holder that died frees it at expiry
+        # (on its own host at once: its pid is gone). `token` tells a holder its own lease.
+        """CREATE TABLE leases (
+            name TEXT PRIMARY KEY,
+            token TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            purpose TEXT NOT NULL,
+            acquired_at REAL NOT NULL,
+            expires_at REAL NOT NULL
+        )""",
+        # who made each cluster's last change, when and with which command (stale-plan errors)
+        "ALTER TABLE cluster_versions ADD COLUMN changed_by TEXT",
+        "ALTER TABLE cluster_versions ADD COLUMN changed_at REAL",
+        "ALTER TABLE cluster_versions ADD COLUMN command TEXT",
+        # Secrets the store holds (cluster SSH keys), encrypted with SKYFORM_PASSPHRASE, and
+        # the host keys every teammate trusts.
+        """CREATE TABLE secrets (
+            name TEXT PRIMARY KEY,
+            ciphertext TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        )""",
+        """CREATE TABLE known_hosts (
+            host TEXT NOT NULL,
+            port INTEGER NOT NULL,
+            key_type TEXT NOT NULL,
+            key TEXT NOT NULL,
+            PRIMARY KEY (host, port, key_type)
         )""",
     ],
 }

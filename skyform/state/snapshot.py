@@ -6,10 +6,10 @@ Planning never creates SKYFORM_HOME or the database: with no state yet, the snap
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from skyform.paths import state_path
 from skyform.plan.diff import SETUP_FAILED, CurrentCluster
 from skyform.plan.model import Prior
 
@@ -17,7 +17,11 @@ from skyform.plan.model import Prior
 # (CI, a new checkout) starts without them.
 if TYPE_CHECKING:
     from skyform.state.db import StateDB
-    from skyform.state.models import ClusterRecord
+    from skyform.state.models import ClusterHandle, ClusterRecord
+
+# Has the infra dropped a cluster's nodes behind skyform's back? The engines answer
+# (stacks.registry.nodes_gone); state does not know them, so the caller passes it in.
+NodesGone = Callable[["ClusterHandle"], bool]
 
 
 @dataclass(frozen=True)
@@ -32,22 +36,19 @@ class StateSnapshot:
         return Prior(lineage=self.lineage, serial=self.serial)
 
 
-def _status(record: ClusterRecord) -> str:
-    """The recorded status, unless the cluster's Pulumi stack says its nodes are gone, or its
+def _status(record: ClusterRecord, gone: NodesGone) -> str:
+    """The recorded status, unless the cluster's engine says its nodes are gone, or its
     setup never completed (the diff's SETUP_FAILED: applying again runs it again)."""
     from skyform.state.models import ClusterStatus
 
-    if record.handle is not None and record.handle.engine == "pulumi":
-        from skyform.stacks.pulumi.backend import stack_has_nodes  # reads files; no SDK
-
-        if stack_has_nodes(record.name) is False:
-            return "GONE"
+    if record.handle is not None and gone(record.handle):
+        return "GONE"
     if record.status is ClusterStatus.UP and record.setup_done != record.spec.setup_digest:
         return SETUP_FAILED
     return record.status.value
 
 
-def snapshot_of(db: StateDB) -> StateSnapshot:
+def snapshot_of(db: StateDB, gone: NodesGone) -> StateSnapshot:
     from skyform.state.managed import ManagedJobs
 
     # The serial first: a change landing while the clusters are read is then newer than the
@@ -62,7 +63,7 @@ def snapshot_of(db: StateDB) -> StateSnapshot:
     clusters = {
         r.name: CurrentCluster(
             spec=r.spec,
-            status=_status(r),
+            status=_status(r, gone),
             source=r.source,
             managed_job=managed_job(r.name),
             job=r.job,
@@ -75,13 +76,10 @@ def snapshot_of(db: StateDB) -> StateSnapshot:
     )
 
 
-def read_snapshot() -> StateSnapshot:
-    if not state_path().exists():
-        return StateSnapshot()
-    from skyform.state.db import StateDB
+def read_snapshot(gone: NodesGone) -> StateSnapshot:
+    from skyform.state.store import open_state, state_exists
 
-    db = StateDB(state_path())
-    try:
-        return snapshot_of(db)
-    finally:
-        db.close()
+    if not state_exists():
+        return StateSnapshot()
+    with open_state() as db:
+        return snapshot_of(db, gone)

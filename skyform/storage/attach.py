@@ -11,10 +11,10 @@ from collections.abc import Mapping
 
 from skyform.config import StorageSettings
 from skyform.errors import ExecError
-from skyform.exec.connect import NodeRunner
 from skyform.exec.mounts import node_path
 from skyform.exec.results import raise_first
 from skyform.exec.run import ClusterSession
+from skyform.exec.runner import NodeRunner
 from skyform.plan.model import BucketMount, JobSpec
 from skyform.state.models import ClusterHandle, NodeKind
 from skyform.storage.client import S3Access, s3_access

@@ -12,10 +12,10 @@ from stdin by the node's shell: never on a command line (`ps`), never in a file 
 
 from __future__ import annotations
 
-import hashlib
 import shlex
 from collections.abc import Mapping
 
+from skyform.digests import sha256_hex
 from skyform.plan.model import BucketMount
 
 REMOTE = "sky"  # the rclone remote every command uses; its config comes from the environment
@@ -44,7 +44,7 @@ def _shell_path(dst: str) -> str:
 
 
 def mount_id(dst: str) -> str:
-    return hashlib.sha256(dst.encode()).hexdigest()[:12]
+    return sha256_hex(dst)[:12]
 
 
 def copy_command(dst: str, mount: BucketMount) -> str:

@@ -18,7 +18,7 @@ from typing import Literal
 
 from skyform.config import Config, StorageSettings
 from skyform.errors import StorageError
-from skyform.plan.buckets import CLOUD_STORE
+from skyform.infra import OBJECT_STORES
 from skyform.plan.model import Action, Plan, PlannedBucket
 from skyform.state.buckets import BucketRecord, get_bucket, put_bucket
 from skyform.state.db import StateDB
@@ -96,14 +96,14 @@ def bucket_home(bucket: PlannedBucket, plan: Plan, settings: StorageSettings) ->
     """
     if made_by_stack(bucket, plan) and not _s3_compatible(bucket, settings):
         return "cluster"
-    if bucket.store not in ("s3", "gcs") or _s3_compatible(bucket, settings):
+    if bucket.store not in OBJECT_STORES.values() or _s3_compatible(bucket, settings):
         return "client"
     clouds = set()
     for cluster in bucket.used_by:
         placement = plan.placement_for(cluster)
         if placement is not None:
             clouds.add(placement.offer.cloud)
-    if any(CLOUD_STORE.get(cloud) == bucket.store for cloud in clouds):
+    if any(OBJECT_STORES.get(cloud) == bucket.store for cloud in clouds):
         return "storage"
     return "client"
 
@@ -121,7 +121,7 @@ def made_by_stack(bucket: PlannedBucket, plan: Plan) -> bool:
     if placement is None:
         return False
     offer = placement.offer
-    return CLOUD_STORE.get(offer.cloud) == bucket.store and offer.region == bucket.region
+    return OBJECT_STORES.get(offer.cloud) == bucket.store and offer.region == bucket.region
 
 
 def _record(

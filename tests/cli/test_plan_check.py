@@ -203,7 +203,8 @@ def readme_ci_commands() -> list[list[str]]:
     import yaml
 
     text = (REPO / "README.md").read_text()
-    (block,) = re.findall(r"```yaml\n(# \.github/workflows/.+?)\n```", text, flags=re.S)
+    pattern = r"```yaml\n(# \.github/workflows/skyform-plan\.yml.+?)\n```"
+    (block,) = re.findall(pattern, text, flags=re.S)
     steps = yaml.safe_load(block)["jobs"]["plan"]["steps"]
     lines = [line for s in steps for line in str(s.get("run", "")).splitlines()]
     return [shlex.split(line.split(">")[0])[1:] for line in lines if line.startswith("skyform ")]

@@ -460,7 +460,34 @@ TRUST = [
     Step(None, run=("skyform down -y hello",), says=("terminated",)),
 ]
 
+# Team mode's commands, on the embedded store (the PostgreSQL runs are tests/e2e/test_team_mode.py).
+TEAM = [
+    Step("skyform plan task.yaml --markdown -o plan.json > plan.md"),
+    Step(None, run=("grep -F 'Plan: 1 to add' plan.md",)),
+    Step("skyform apply plan.json --lock-timeout 600 --detach", says=("Apply complete!",)),
+    Step(
+        "skyform force-unlock CLUSTER",
+        run=("skyform force-unlock hello -y",),
+        says=("Cluster 'hello' is not locked: nothing to do.",),
+    ),
+    Step(
+        'skyform state migrate --to "$SKYFORM_STATE_URL"',
+        run=(
+            'SKYFORM_STATE_URL="sqlite:///$PWD/team.db" && '
+            'skyform state migrate --to "$SKYFORM_STATE_URL"',
+        ),
+        says=("Copied 1 clusters", "team.db"),
+    ),
+    Step(
+        'skyform state migrate --from "$SKYFORM_STATE_URL" --to sqlite:///path/state.db',
+        run=('skyform state migrate --from "sqlite:///$PWD/team.db" --to "sqlite:///$PWD/b.db"',),
+        says=("Copied 1 clusters", "b.db"),
+    ),
+    Step(None, run=("skyform down hello -y",)),
+]
+
 SCENARIOS: dict[str, list[Step]] = {
+    "team": TEAM,
     "storage": STORAGE,
     "autostop": AUTOSTOP,
     "trust": TRUST,

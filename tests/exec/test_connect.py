@@ -10,8 +10,9 @@ import time
 import pytest
 
 from skyform.errors import NodeUnreachable
-from skyform.exec.connect import Timeouts, open_runner, wait_for_ssh
+from skyform.exec.connect import open_runner, wait_for_ssh
 from skyform.exec.hostkeys import HostKey, KnownHosts
+from skyform.exec.runner import Timeouts
 from skyform.state.models import NodeHandle
 
 FAST = Timeouts(connect=1.0, banner=1.0, auth=2.0, channel=2.0, command=10.0)

@@ -9,9 +9,9 @@ import pytest
 from execkit import job_spec, make_cluster
 
 from skyform.errors import NodeUnreachable
-from skyform.exec.connect import Timeouts
 from skyform.exec.jobs import NODE_BASE
 from skyform.exec.run import open_cluster
+from skyform.exec.runner import Timeouts
 from skyform.state.models import JobStatus
 
 FAST = Timeouts(connect=1.0, banner=1.0, auth=2.0, channel=2.0, command=10.0)

@@ -12,8 +12,9 @@ from execkit import job_spec
 
 from skyform.errors import ExecError
 from skyform.exec import jobs
-from skyform.exec.connect import LocalRunner, NodeRunner
+from skyform.exec.connect import LocalRunner
 from skyform.exec.run import open_cluster
+from skyform.exec.runner import NodeRunner
 from skyform.exec.ssh import SSHRunner
 from skyform.state.models import JobStatus
 
@@ -241,7 +242,7 @@ def test_a_job_read_while_it_ends_is_never_reported_as_lost(tmp_path):
     said "exited without recording a result")."""
     from execkit import local_nodes
 
-    from skyform.exec.connect import Timeouts
+    from skyform.exec.runner import Timeouts
 
     runner = LocalRunner(local_nodes(tmp_path, 1)[0], Timeouts())
     jobs.prepare_node(runner)

@@ -3,6 +3,8 @@ AND the same choice (the documented tie-breaking order is exact, not best-effort
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from optimizer_helpers import random_problem
 
@@ -77,3 +79,37 @@ def test_both_ilp_forms_and_every_method_are_exercised():
     assert {"dp", "enumerate", "trivial"} <= methods
     forced = [solve(random_problem(seed, max_tasks=6), method="ilp") for seed in range(10)]
     assert any("ilp" in s.method and s.stats["ilp_solves"] >= 2 for s in forced)
+
+
+@pytest.mark.parametrize("objective", ["cost", "time"])
+@pytest.mark.parametrize("hierarchical", [True, False], ids=["regions", "pairs"])
+def test_a_big_ilp_without_dominance_pruning_equals_brute_force(
+    objective, hierarchical, monkeypatch
+):
+    """Components above DOMINANCE_LIMIT candidates skip pairwise dominance and rely on the
+    LP's reduced costs to narrow the candidates: the answer must not change."""
+    solve_module = importlib.import_module("skyform.plan.optimizer.solve")  # not the function
+    monkeypatch.setattr(solve_module, "DOMINANCE_LIMIT", 0)
+    for seed in range(24):
+        problem = random_problem(
+            seed, objective=objective, hierarchical=hierarchical, max_tasks=6, max_candidates=6
+        )
+        _same(solve(problem, method="ilp"), brute_force(problem), seed)
+
+
+def test_the_lp_narrows_the_candidates_on_these_problems(monkeypatch):
+    """Guard against reduced-cost narrowing that silently stopped working (it is what keeps
+    the 20-task DAG on a big catalog fast): unpruned, most forced-ILP solves narrow after an LP."""
+    import skyform.plan.optimizer.canonical as canonical
+
+    narrowed = []
+    real = canonical._narrow
+
+    def spy(prep, comp, support):
+        narrowed.append(real(prep, comp, support))
+        return narrowed[-1]
+
+    monkeypatch.setattr(canonical, "_narrow", spy)
+    for seed in range(20):
+        solve(random_problem(seed, max_tasks=6, max_candidates=6), method="ilp", pruning=False)
+    assert sum(narrowed) > len(narrowed) // 2

@@ -13,7 +13,6 @@ from skyform.recovery.policy import (
     RecoveryPolicy,
     Remedy,
     StepFailure,
-    Strategy,
     backoff_seconds,
     decide,
     give_up,
@@ -21,6 +20,7 @@ from skyform.recovery.policy import (
     no_capacity_reason,
     relaunch_steps,
 )
+from skyform.spec.recovery import Strategy
 
 SPOT_WEST = PlacedOffer(
     cloud="ssh",

@@ -47,7 +47,11 @@ def replica_app(replica_id: str = "0") -> web.Application:
                 "headers": [[k, v] for k, v in r.headers.items()],
                 "body": base64.b64encode(body).decode(),
             },
-            headers={"X-Replica": replica_id, "Set-Cookie": "a=1"},
+            headers={
+                "X-Replica": replica_id,
+                "X-App-Version": os.environ.get("APP_VERSION", "1"),
+                "Set-Cookie": "a=1",
+            },
         )
 
     async def stream(r: web.Request) -> web.StreamResponse:

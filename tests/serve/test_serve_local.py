@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 import urllib.error
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from helpers import sandboxes_exclusive
+from servekit import get, skyform, wait_for
 
 from skyform.serve import sandbox
 
@@ -61,41 +61,6 @@ resources:
   ports: 8080
 run: exec {sys.executable} {APP} 8080
 """
-
-
-def skyform(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "SKYFORM_SERVE_PROBE_INTERVAL": "0.5",
-        "SKYFORM_SERVE_DECISION_INTERVAL": "0.5",
-        "NO_COLOR": "1",
-    }
-    proc = subprocess.run(
-        [sys.executable, "-m", "skyform.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
-    if check:
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc
-
-
-def wait_for(name: str, status: str, timeout: float = 60) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        record = json.loads(skyform("serve", "status", name, "--json").stdout)[0]
-        if record["status"] == status:
-            return record
-        assert time.monotonic() < deadline, record
-        time.sleep(0.5)
-
-
-def get(url: str) -> tuple[int, str]:
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        return resp.status, resp.headers["X-Replica"]
 
 
 def test_serve_up_two_replicas_1000_requests_then_down(tmp_path: Path, skyform_home: Path):
@@ -159,7 +124,7 @@ def test_down_of_an_unknown_service_and_up_off_local(tmp_path: Path):
     task.write_text(SERVICE.replace("infra: local", "infra: gcp"))
     result = skyform("serve", "up", str(task), "-y", "--secret", "TOKEN=x", check=False)
     assert result.returncode == 1
-    assert "`serve up` runs replicas on local only so far" in result.stderr
+    assert "`serve up` runs replicas on local and ssh node pools so far" in result.stderr
     assert "No existing services." in skyform("serve", "status").stdout
 
 

@@ -150,10 +150,15 @@ def test_cli_refuses_a_bad_service_name(cli, placer_file: Path):
     assert "invalid service name '9lives'" in result.stderr
 
 
-def test_serve_verbs_not_built_yet_say_so_in_one_line(cli):
-    result = cli("serve", "update", "web", "service.yaml", "--mode", "blue_green")
+def test_serve_update_of_an_unknown_service_or_with_a_bad_mode_changes_nothing(
+    cli, placer_file: Path
+):
+    result = cli("serve", "update", "web", placer_file, "--mode", "blue_green")
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [
-        "Error: skyform has no `serve update` yet; `skyform serve plan TASK` shows the "
-        "service's plan (replicas, placements, cost)"
+        "Error: no service named 'web'",
+        "Hint: Services: none. See `skyform serve status`.",
     ]
+    result = cli("serve", "update", "web", placer_file, "--mode", "canary")
+    assert result.exit_code == 1
+    assert "--mode 'canary' is not one of: rolling, blue_green" in result.stderr

@@ -102,3 +102,19 @@ def test_placer_avoids_preempted_locations_and_resets_below_two_active():
     placer.preempted("aws/us-east-1/us-east-1b")
     placer.launched("aws/us-east-1/us-east-1b")
     assert placer.select([]).infra == "aws/us-east-1/us-east-1b"
+
+
+def test_spot_replicas_go_where_the_placer_says_and_learn_from_preemptions():
+    from skyform.serve.controller_base import spot_placement
+
+    assert spot_placement(None, []) == {"use-spot": "true"}
+    placer = SpotPlacer([Location("aws/us-east-1/a", 0.1), Location("aws/us-east-1/b", 0.2),
+                         Location("aws/us-west-2/a", 0.3)])  # fmt: skip
+    first = spot_placement(placer, [])
+    second = spot_placement(placer, [first["infra"]])
+    assert (first["infra"], second["infra"]) == ("aws/us-east-1/a", "aws/us-east-1/b")
+    placer.preempted("aws/us-east-1/a")
+    assert spot_placement(placer, [second["infra"]]) == {
+        "use-spot": "true",
+        "infra": "aws/us-west-2/a",
+    }

@@ -10,9 +10,9 @@ import pytest
 
 from skyform.config import Config
 from skyform.lifecycle import clusters
-from skyform.ops import autostop, stopstart
+from skyform.ops import autostop
 from skyform.plan.model import AutostopSetting, ClusterSpec, PlacedOffer
-from skyform.stacks import engine as engines
+from skyform.stacks import registry as engines
 from skyform.stacks.engine import ClusterState, NodeState
 from skyform.state.db import open_state
 from skyform.state.models import ClusterHandle, ClusterRecord, ClusterStatus, NodeHandle
@@ -65,7 +65,6 @@ def _stand_in(monkeypatch, detail: str) -> StandInEngine:
     fake = StandInEngine(detail)
     monkeypatch.setattr(engines, "engine_for", lambda *a, **k: fake)
     monkeypatch.setattr(clusters, "engine_for", lambda *a, **k: fake)
-    monkeypatch.setattr(stopstart, "_pulumi", lambda *a, **k: fake)
     monkeypatch.setattr(autostop, "_report", lambda record: None)  # the head does not answer
     return fake
 

@@ -7,6 +7,7 @@ import json
 
 from skyform.plan.diff import diff_cluster
 from skyform.plan.model import Action, ClusterSpec, PlacedOffer
+from skyform.stacks.registry import nodes_gone
 from skyform.state.db import open_state
 from skyform.state.models import ClusterHandle, ClusterRecord, ClusterStatus, NodeHandle
 from skyform.state.snapshot import read_snapshot
@@ -53,7 +54,7 @@ def test_cluster_with_its_stack_is_current(skyform_home):
     db = open_state()
     db.put_cluster(_record())
     _checkpoint(skyform_home, "gpu", ["pulumi:pulumi:Stack", "aws:ec2/instance:Instance"])
-    current = read_snapshot().clusters["gpu"]
+    current = read_snapshot(nodes_gone).clusters["gpu"]
     assert current.status == "UP"
     assert diff_cluster(_record().spec, current).action is Action.NOOP
 
@@ -62,7 +63,7 @@ def test_cluster_whose_stack_is_gone_is_rebuilt(skyform_home):
     db = open_state()
     db.put_cluster(_record())
     path = _checkpoint(skyform_home, "gpu", ["pulumi:pulumi:Stack"])  # instances destroyed
-    change = diff_cluster(_record().spec, read_snapshot().clusters["gpu"])
+    change = diff_cluster(_record().spec, read_snapshot(nodes_gone).clusters["gpu"])
     assert change.action is Action.REPLACE and "Pulumi stack has no nodes" in change.reason
     path.unlink()  # the whole stack removed
-    assert read_snapshot().clusters["gpu"].status == "GONE"
+    assert read_snapshot(nodes_gone).clusters["gpu"].status == "GONE"

@@ -169,6 +169,8 @@ def test_a_schema_2_state_gains_cluster_versions_and_older_plans_for_its_cluster
     conn = sqlite3.connect(skyform_home / "state.db")  # as an older skyform left it
     conn.execute("DROP TABLE cluster_versions")
     conn.execute("DROP TABLE buckets")  # schema 4, after it
+    for table in ("leases", "secrets", "known_hosts"):  # schema 5
+        conn.execute(f"DROP TABLE {table}")
     conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
     conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='serial'")
     conn.commit()

@@ -21,6 +21,15 @@ TAKE_OVER = typer.Option(
 )
 
 
+LOCK_TIMEOUT = typer.Option(
+    None,
+    "--lock-timeout",
+    min=0,
+    metavar="SECONDS",
+    help="Wait this long for another command's lock on a cluster (as Terraform's "
+    "-lock-timeout; default 5, or SKYFORM_LOCK_WAIT). A plan applied after the wait is "
+    "checked again: if the other apply changed the cluster, it is stale (exit 3).",
+)
 EXPECT_DIGEST = typer.Option(
     None,
     "--expect-digest",
@@ -92,6 +101,7 @@ def apply(
     secret: list[str] = options.SECRET,
     take_over: bool = TAKE_OVER,
     expect_digest: str | None = EXPECT_DIGEST,
+    lock_timeout: float | None = LOCK_TIMEOUT,
     overrides=None,
 ) -> int:
     """Apply a saved plan exactly; or plan a task file, show it, confirm, and apply."""
@@ -127,7 +137,9 @@ def apply(
     if not plan.summary.has_changes:
         emit_plan(plan)
         return 0
-    run = ApplyOptions(detach=detach, secret_overrides=secret, take_over=take_over)
+    run = ApplyOptions(
+        detach=detach, secret_overrides=secret, take_over=take_over, lock_wait=lock_timeout
+    )
     outcomes = apply_plan(plan, plan_path, data, progress=ConsoleProgress(), options=run)
     render_apply_result(plan, outcomes, detach=detach)
     return 1 if any(o.failed for o in outcomes) else 0

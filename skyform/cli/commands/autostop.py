@@ -50,8 +50,8 @@ def autostop(
             from skyform.errors import SkyformError
 
             raise SkyformError(f"--wait-for {wait_for!r}: {exc}", exc.hint) from None
-    config, db, progress = load_config(), open_state(), ConsoleProgress()
-    try:
+    config, progress = load_config(), ConsoleProgress()
+    with open_state() as db:
         for name in dict.fromkeys(clusters):
             record = db.require_cluster(name)
             setting = new_setting(
@@ -63,8 +63,6 @@ def autostop(
                 "autostop",
                 "cancelled" if setting is None else f"{setting.short} (the countdown starts now)",
             )
-    finally:
-        db.close()
 
 
 def stop(
@@ -96,12 +94,10 @@ def _each(names: list[str], stage: str, act, done: tuple[str, str]) -> None:
     from skyform.config import load_config
     from skyform.state.db import open_state
 
-    config, db, progress = load_config(), open_state(), ConsoleProgress()
-    try:
+    config, progress = load_config(), ConsoleProgress()
+    with open_state() as db:
         for name in names:
             before = db.require_cluster(name).status
             after = act(db, config, name, emit=functools.partial(progress.event, name, stage, None))
             if after.status != before:  # "already up/stopped" was said by the event
                 progress.stage(name, *done)
-    finally:
-        db.close()

@@ -25,7 +25,7 @@ def cost_report(
     from skyform.cli.render.cost_report import render_cost_report, render_cost_report_csv
     from skyform.cost.usage import usage_report
     from skyform.errors import SkyformError
-    from skyform.state.db import open_state, state_path
+    from skyform.state.db import open_state, state_exists
     from skyform.state.managed import ManagedJobs
 
     if json_out and csv_out:
@@ -33,16 +33,13 @@ def cost_report(
     now = time.time()
     since = now - days * 86400 if days else None
     intervals, live, names, statuses, recoveries = [], {}, {}, {}, {}
-    if state_path().exists():
-        db = open_state()
-        try:
+    if state_exists():
+        with open_state() as db:
             intervals = db.usage(since=since)
             live = {r.name: r.status.value for r in db.list_clusters()}
             for job in ManagedJobs(db).list():
                 names[job.id], statuses[job.id] = job.name, job.status.value
                 recoveries[job.id] = job.recoveries()
-        finally:
-            db.close()
     report = usage_report(
         intervals,
         now=now,

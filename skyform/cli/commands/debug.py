@@ -22,11 +22,11 @@ def preempt(
     from skyform.state.db import open_state
 
     progress = ConsoleProgress()
-    db = open_state()
-    try:
+    with open_state() as db:
         count = do_preempt(
-            db, cluster, rank=node, emit=lambda m: progress.event(cluster, "preempt", None, m)
+            db,
+            cluster,
+            rank=node,
+            emit=lambda m: progress.event(cluster, "preempt", None, m),
         )
-    finally:
-        db.close()
     progress.stage(cluster, "preempted", f"{count} node(s)")

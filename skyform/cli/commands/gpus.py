@@ -32,7 +32,8 @@ def gpus(
     from skyform.cli.render.gpus import render_gpu_rows, render_gpu_summary
     from skyform.config import load_config
     from skyform.errors import CatalogError, NoOffersError
-    from skyform.plan.catalog import CLOUDS, load_catalog
+    from skyform.infra import NAMES
+    from skyform.plan.catalog import load_catalog
     from skyform.plan.catalog.listing import gpu_rows, gpu_summary, parse_gpu_filter
 
     if name == "list":  # `sky gpus list [NAME]`
@@ -40,8 +41,8 @@ def gpus(
     if listed is not None:
         raise CatalogError(f"one accelerator at a time, got {name!r} and {listed!r}")
     for c in cloud or []:
-        if c not in CLOUDS:
-            raise CatalogError(f"Unknown cloud {c!r}.", hint=f"Use one of: {', '.join(CLOUDS)}.")
+        if c not in NAMES:
+            raise CatalogError(f"Unknown cloud {c!r}.", hint=f"Use one of: {', '.join(NAMES)}.")
     catalog = load_catalog(load_config())
     clouds = list(cloud) if cloud else _default_clouds(catalog)
     if name is None:
@@ -72,7 +73,9 @@ def gpus(
 def _default_clouds(catalog) -> list[str]:
     """The price-catalog clouds, plus ssh pools and this machine when they have accelerators."""
     clouds = list(catalog.default_clouds)
-    onprem = catalog.query(clouds=["local", "ssh"], min_accelerator_count=0.0001)
+    from skyform.infra import ON_PREM
+
+    onprem = catalog.query(clouds=list(ON_PREM), min_accelerator_count=0.0001)
     return clouds + sorted({o.cloud for o in onprem})
 
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from skyform.cli import options
 from skyform.cli.options import Minimize
+
+if TYPE_CHECKING:
+    from skyform.state.db import StateDB
 
 jobs_app = typer.Typer(
     help="Managed jobs: recover from lost capacity by re-planning.", no_args_is_help=True
@@ -24,12 +30,14 @@ def register(app: typer.Typer) -> None:
     app.add_typer(jobs_app, name="jobs")
 
 
-def _open():
+@contextmanager
+def _open() -> Iterator[tuple[StateDB, list[int]]]:
+    """The store, and the managed jobs whose dead controller was started again."""
     from skyform.ops.managed.launch import ensure_controllers
     from skyform.state.db import open_state
 
-    db = open_state()
-    return db, ensure_controllers(db)
+    with open_state() as db:
+        yield db, ensure_controllers(db)
 
 
 @jobs_app.command("launch")
@@ -69,8 +77,7 @@ def launch(
             "here: secret values never go into a plan).",
         )
     confirm_on_terminal(f"Launch a managed job from {target}?", yes)
-    db, _ = _open()
-    try:
+    with _open() as (db, _):
         if is_plan_file(target):
             record = launching.launch_plan(
                 db,
@@ -90,9 +97,14 @@ def launch(
                 objective=minimize.value,
                 name=name,
             )
-    finally:
-        db.close()
+        services = [
+            lease.name.removeprefix("controller/") for lease in db.list_leases("controller/")
+        ]
     render_launched(record)
+    if services:
+        typer.echo(f"Submitted: controller {', '.join(services)} will run it.", err=True)
+    elif db.kind != "sqlite":
+        typer.echo("No controller is registered: started one on this machine.", err=True)
     if detach:
         return 0
     return _follow(record.id)
@@ -106,14 +118,12 @@ def _follow(job_id: int) -> int:
     from skyform.state.db import open_state
 
     printer = JobLogPrinter()
-    db = open_state()
     try:
-        record = stream(db, job_id, follow=True, on_line=printer.line, on_note=printer.note)
+        with open_state() as db:
+            record = stream(db, job_id, follow=True, on_line=printer.line, on_note=printer.note)
     except KeyboardInterrupt:
         render_detached(job_id)
         return Interrupted.exit_code
-    finally:
-        db.close()
     return exit_code_for(record.status)
 
 
@@ -124,11 +134,8 @@ def queue(json_out: bool = options.JSON) -> None:
     from skyform.cli.render.messages import print_warnings
     from skyform.state.managed import ManagedJobs
 
-    db, restarted = _open()
-    try:
+    with _open() as (db, restarted):
         records = ManagedJobs(db).list()
-    finally:
-        db.close()
     print_warnings([f"the controller of job {i} had died: started it again" for i in restarted])
     render_jobs_queue(records, as_json=json_out)
 
@@ -145,22 +152,16 @@ def logs(
     from skyform.ops.managed.logs import stream
     from skyform.state.managed import ManagedJobs
 
-    db, _ = _open()
-    try:
+    with _open() as (db, _):
         ManagedJobs(db).require(job_id)
         if controller:
             typer.echo(jobdir.controller_log(job_id).read_text(), nl=False)
             return 0
-    finally:
-        db.close()
     if follow:
         return _follow(job_id)
     printer = JobLogPrinter()
-    db, _ = _open()
-    try:
+    with _open() as (db, _):
         stream(db, job_id, follow=False, on_line=printer.line, on_note=printer.note)
-    finally:
-        db.close()
     return 0
 
 
@@ -186,11 +187,8 @@ def cancel(
         else "managed job(s) " + ", ".join(map(str, job_ids))
     )
     confirm_on_terminal(f"Cancel {which}?", yes)
-    db, _ = _open()
-    try:
+    with _open() as (db, _):
         results = cancel_jobs(db, job_ids or None)
-    finally:
-        db.close()
     console = make_console()
     for record in results:
         console.print(f"managed job {record.id}: {record.status.value}")
@@ -211,12 +209,9 @@ def plans(
     from skyform.plan.planfile import read_plan
     from skyform.state.managed import ManagedJobs
 
-    db, _ = _open()
-    try:
+    with _open() as (db, _):
         ManagedJobs(db).require(job_id)
         revisions = ManagedJobs(db).revisions(job_id)
-    finally:
-        db.close()
     if show is None:
         render_revisions(job_id, revisions, as_json=json_out)
         return

@@ -1,4 +1,4 @@
-"""`skyform serve ...`: services, SkyServe's verbs: plan, up, status, logs, down."""
+"""`skyform serve ...`: services, SkyServe's verbs: plan, up, update, status, plans, logs, down."""
 
 from __future__ import annotations
 
@@ -19,33 +19,20 @@ serve_app = typer.Typer(
 )
 
 
-# SkyServe verbs not built yet: one line each, exit 1, pointing at what exists
-NOT_YET = ("update",)
-
-
 def register(app: typer.Typer) -> None:
     app.add_typer(serve_app, name="serve")
-    for verb in NOT_YET:
-        serve_app.command(
-            verb,
-            hidden=True,
-            add_help_option=False,
-            context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-        )(_not_yet(verb))
 
 
-def _not_yet(verb: str):
-    def command(ctx: typer.Context) -> None:
-        from skyform.errors import SkyformError
+def _envs_and_secrets(
+    env: list[str], env_file: list[Path], secret: list[str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """`K=V` values resolved here (the controller has no shell environment)."""
+    from skyform.spec.envs import parse_overrides, read_env_file
 
-        del ctx
-        raise SkyformError(
-            f"skyform has no `serve {verb}` yet; `skyform serve plan TASK` shows the "
-            "service's plan (replicas, placements, cost)"
-        )
-
-    command.__doc__ = f"Not in skyform yet: SkyPilot's `sky serve {verb}`."
-    return command
+    envs = dict(pair for path in env_file for pair in read_env_file(path))
+    envs.update(parse_overrides(env, flag="--env", environ=os.environ))
+    secrets = dict(parse_overrides(secret, flag="--secret", environ=os.environ))
+    return envs, secrets
 
 
 @serve_app.command("plan")
@@ -87,6 +74,7 @@ def plan(
 
 
 @serve_app.command("up")
+@options.resource_flags
 def up(
     task_file: Path = typer.Argument(..., help="Service YAML (a SkyPilot task with service:)."),
     service_name: str | None = typer.Option(
@@ -96,6 +84,7 @@ def up(
     env: list[str] = options.ENV,
     env_file: list[Path] = options.ENV_FILE,
     secret: list[str] = options.SECRET,
+    overrides=None,
 ) -> int:
     """Bring a service up: its plan, a controller, the load balancer and its replicas."""
     from skyform.cli.prompts import confirm_on_terminal
@@ -103,19 +92,87 @@ def up(
     from skyform.cli.render.serve import render_up, service_plan_text
     from skyform.serve import ops
     from skyform.serve.planning import plan_service_file
-    from skyform.spec.envs import parse_overrides, read_env_file
 
-    inputs = options.task_inputs(env, env_file, secret)
+    inputs = options.task_inputs(env, env_file, secret, overrides)
     result = plan_service_file(task_file, name=service_name, load_kwargs=inputs)
     print_warnings(result.warnings)
     sys.stdout.write(service_plan_text(result.plan))
     ops.check_can_serve(result)
     confirm_on_terminal(f"Bring up service {result.plan.service}?", yes=yes)
-    envs = dict(pair for path in env_file for pair in read_env_file(path))
-    envs.update(parse_overrides(env, flag="--env", environ=os.environ))
-    secrets = dict(parse_overrides(secret, flag="--secret", environ=os.environ))
-    record = ops.up(result, task_file, envs, secrets)
+    envs, secrets = _envs_and_secrets(env, env_file, secret)
+    recorded = overrides.recorded(task_file.resolve().parent) if overrides else {}
+    record = ops.up(result, task_file, envs, secrets, recorded)
     render_up(record)
+    return 0
+
+
+@serve_app.command("update")
+@options.resource_flags
+def update(
+    service_name: str = typer.Argument(..., help="The running service."),
+    task_file: Path = typer.Argument(..., help="The service's new YAML."),
+    mode: str = typer.Option(
+        "rolling",
+        "--mode",
+        help="rolling: replace replicas one by one; blue_green: switch when the new ones "
+        "are READY.",
+        case_sensitive=False,
+    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    env: list[str] = options.ENV,
+    env_file: list[Path] = options.ENV_FILE,
+    secret: list[str] = options.SECRET,
+    overrides=None,
+) -> int:
+    """Update a service to a new version: shows what happens to each replica, then rolls it
+    out (rolled back by itself if the new version never becomes READY)."""
+    from skyform.cli.prompts import confirm_on_terminal
+    from skyform.cli.render.messages import print_warnings
+    from skyform.cli.render.serve import service_plan_text, update_text
+    from skyform.errors import SkyformError
+    from skyform.serve import ops
+    from skyform.serve.planning import plan_service_file
+    from skyform.serve.versions import MODES
+
+    chosen = mode.lower().replace("-", "_")
+    if chosen not in MODES:
+        raise SkyformError(f"--mode {mode!r} is not one of: {', '.join(MODES)}")
+    ops.running_for_update(service_name)
+    inputs = options.task_inputs(env, env_file, secret, overrides)
+    result = plan_service_file(task_file, name=service_name, load_kwargs=inputs)
+    print_warnings(result.warnings)
+    ops.check_can_serve(result)
+    envs, secrets = _envs_and_secrets(env, env_file, secret)
+    recorded = overrides.recorded(task_file.resolve().parent) if overrides else {}
+    number, why_new = ops.reuse_check(service_name, task_file, envs, recorded)
+    preview = ops.preview(service_name, number, chosen, result.plan.min_replicas, why_new)
+    sys.stdout.write(service_plan_text(result.plan) + "\n" + update_text(preview))
+    confirm_on_terminal(f"Update service {service_name} to version {number}?", yes=yes)
+    note = ops.update(service_name, number, task_file, envs, secrets, recorded, chosen)
+    print_warnings([note] if note else [])
+    typer.echo(
+        f"Service {service_name}: updating to version {number} ({chosen}). "
+        f"Watch it: skyform serve status {service_name}"
+    )
+    return 0
+
+
+@serve_app.command("plans")
+def plans(
+    service_name: str = typer.Argument(..., help="The service."),
+    json_out: bool = options.JSON,
+) -> int:
+    """The service's plan revisions: one per autoscaling decision, replacement, update."""
+    from skyform.cli.render.output import print_json
+    from skyform.cli.render.serve import revisions_text
+    from skyform.serve import revisions, state
+
+    state.require(service_name)
+    found = revisions.load_all(service_name)
+    if json_out:
+        print_json([r.model_dump(mode="json") for r in found])
+    else:
+        sys.stdout.write(revisions_text(found))
     return 0
 
 

@@ -24,10 +24,7 @@ def ssh(
     from skyform.exec.login import check_reachable, login, pick_node, run_login
     from skyform.state.db import open_state
 
-    db = open_state()
-    try:
+    with open_state() as db:
         target = pick_node(db.require_cluster(cluster), node)
-    finally:
-        db.close()
     check_reachable(target)
     return run_login(login(target, list(command or []), tty=sys.stdin.isatty()))

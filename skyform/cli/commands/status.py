@@ -41,7 +41,8 @@ def status(
     from skyform.cli.render.clusters import render_status
     from skyform.ops.clusters import cluster_status
 
-    view = cluster_status(list(clusters or []), refresh=refresh)
+    # the table alone shows no jobs: they are read only when shown
+    view = cluster_status(list(clusters or []), refresh=refresh, with_jobs=verbose or json_out)
     render_status(
         view.records,
         view.jobs,

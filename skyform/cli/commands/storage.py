@@ -24,11 +24,8 @@ def ls(
     from skyform.ops.storage import bucket_rows
     from skyform.state.db import open_state
 
-    db = open_state()
-    try:
+    with open_state() as db:
         rows = bucket_rows(db, load_config(), sizes=sizes)
-    finally:
-        db.close()
     render_buckets(rows, as_json=json_out)
 
 
@@ -45,8 +42,7 @@ def delete(
     from skyform.ops.storage import delete_buckets, refuse_in_use, select
     from skyform.state.db import open_state
 
-    db = open_state()
-    try:
+    with open_state() as db:
         records = select(db, list(names or []), every=every)
         console = make_console()
         if not records:
@@ -56,5 +52,3 @@ def delete(
         confirm(f"Delete {', '.join(r.uri for r in records)} and everything in them?", yes)
         for line in delete_buckets(db, load_config(), records):
             console.print(line)
-    finally:
-        db.close()

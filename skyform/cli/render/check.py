@@ -6,7 +6,7 @@ from rich.markup import escape
 
 from skyform.cli.render.console import make_console
 from skyform.cli.render.output import print_json
-from skyform.ops.check import InfraStatus
+from skyform.stacks.health import InfraStatus
 
 
 def render_check(results: list[InfraStatus], *, as_json: bool) -> None:

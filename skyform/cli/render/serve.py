@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 
 from skyform.serve.plan import ReplicaSlot, ServicePlan
+from skyform.serve.revisions import ServiceRevision
 from skyform.serve.state import ServiceRecord
+from skyform.serve.updates import UpdatePreview
 
 ROLE_MARK = {"spot": "spot", "on-demand": "on-demand", "on-demand fallback": "on-demand (fallback)"}
 
@@ -131,7 +133,9 @@ def status_text(records: list[ServiceRecord], *, verbose: bool, now: float) -> s
     for r in records:
         ready = sum(1 for x in r.replicas if x.status == "READY")
         counted = sum(1 for x in r.replicas if x.status not in FAILED_REPLICA)
-        versions = sorted({x.version for x in r.replicas if x.status == "READY"})
+        versions = r.active_versions or sorted(
+            {x.version for x in r.replicas if x.status == "READY"}
+        )
         row = [
             r.name,
             ",".join(map(str, versions)) or "-",
@@ -151,7 +155,7 @@ def status_text(records: list[ServiceRecord], *, verbose: bool, now: float) -> s
         launched = "-" if x.launched_at is None else f"{_since(x.launched_at, now)} ago"
         replica_rows.append(
             [r.name, str(x.replica_id), str(x.version), x.endpoint or "-", launched,
-             x.infra or "-", x.status]
+             _infra(x.infra, x.role), x.status]
         )  # fmt: skip
     lines += _table(replica_rows) if len(replica_rows) > 1 else ["No replicas."]
     if len(every) > len(shown):
@@ -159,7 +163,76 @@ def status_text(records: list[ServiceRecord], *, verbose: bool, now: float) -> s
     return "\n".join(lines) + "\n"
 
 
+def _infra(infra: str | None, role: str) -> str:
+    """Where a replica runs; spot and on-demand fallback replicas say so."""
+    mark = {"spot": " [spot]", "on-demand fallback": " [fallback]"}.get(role, "")
+    return (infra or "-") + mark
+
+
 def render_status(records: list[ServiceRecord], *, verbose: bool) -> None:
     import sys
 
     sys.stdout.write(status_text(records, verbose=verbose, now=time.time()))
+
+
+UPDATE_MARK = {"relabel": "~", "replace": "-/+", "remove": "-"}
+
+
+def update_text(preview: UpdatePreview) -> str:
+    """The update's diff against the running service, Terraform style."""
+    when = (
+        "each drains once a new replica is READY"
+        if preview.mode == "rolling"
+        else "all drain once the new version has its min replicas READY"
+    )
+    lines = [
+        f"Update {preview.service}: version {preview.old_version} -> {preview.new_version} "
+        f"({preview.mode})"
+    ]
+    if preview.why_new:
+        lines.append(f"  New replicas: {preview.why_new}")
+    for change in preview.changes:
+        mark = UPDATE_MARK[change.action]
+        what = {
+            "relabel": f"relabelled to version {preview.new_version} in place (no relaunch)",
+            "replace": f"replaced; serves version {change.version} until then ({when})",
+            "remove": "removed (the new version wants fewer replicas)",
+        }[change.action]
+        lines.append(
+            f"  {mark.ljust(3)} replica {change.replica_id} (v{change.version}, "
+            f"{change.status}): {what}"
+        )
+    if preview.launch:
+        lines.append(f"  +   {preview.launch} new replica(s) of version {preview.new_version}")
+    lines.append(
+        f"Update: {preview.count('relabel')} to relabel, {preview.count('replace')} to replace, "
+        f"{preview.launch} to launch, {preview.count('remove')} to remove."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _planned(revision: ServiceRevision) -> str:
+    parts = [
+        f"{r.replica_id}:v{r.version} {r.role}{' @' + r.infra if r.infra else ''}"
+        for r in revision.replicas
+    ]
+    return ", ".join(parts) or "none"
+
+
+def revisions_text(found: list[ServiceRevision]) -> str:
+    if not found:
+        return "No plan revisions yet.\n"
+    rows = [["REV", "CREATED", "KIND", "VERSION", "TARGET", "REPLICAS", "WHY"]]
+    for r in found:
+        rows.append(
+            [
+                str(r.revision),
+                time.strftime("%H:%M:%S", time.localtime(r.created_at)),
+                r.kind,
+                str(r.version),
+                str(r.target),
+                _planned(r),
+                r.reason,
+            ]
+        )
+    return "\n".join(_table(rows)) + "\n"

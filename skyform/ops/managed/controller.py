@@ -33,6 +33,7 @@ from skyform.exec.run import ClusterSession
 from skyform.lifecycle import clusters
 from skyform.lifecycle.jobrun import job_key
 from skyform.ops.managed import attempt, jobdir
+from skyform.ops.managed.branches import Cancelled, Shared, Stopped, run_branches
 from skyform.ops.managed.logmirror import LogMirror
 from skyform.ops.managed.revisions import load_dag, make_revision
 from skyform.recovery.detect import Monitor, Observation, Outcome
@@ -41,14 +42,14 @@ from skyform.recovery.policy import (
     RecoveryPolicy,
     Remedy,
     StepFailure,
-    Strategy,
     decide,
     give_up,
     next_wait,
     no_capacity_reason,
     relaunch_steps,
 )
-from skyform.stacks.engine import engine_for
+from skyform.spec.recovery import Strategy
+from skyform.stacks.registry import engine_for
 from skyform.state.db import open_state
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus, ManagedTask
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
@@ -56,17 +57,14 @@ from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobSta
 RELAUNCH_ERRORS = (NoOffersError, CapacityError, StackError, NodeUnreachable, ExecError)
 
 
-class Cancelled(Exception):
-    pass
-
-
 class NoResources(Exception):
     pass
 
 
 class Controller:
-    def __init__(self, job_id: int) -> None:
+    def __init__(self, job_id: int, shared: Shared | None = None) -> None:
         self.job_id = job_id
+        self.shared = shared or Shared()
         self.db = open_state()
         self.jobs = ManagedJobs(self.db)
         self.config = load_config()
@@ -82,19 +80,23 @@ class Controller:
         return self.jobs.require(self.job_id)
 
     def update_task(self, task: ManagedTask, **changes) -> ManagedTask:
-        task = task.model_copy(update=changes)
-        self.jobs.put(self.record.with_task(task))
+        with self.shared.lock:
+            task = self.record.task(task.index).model_copy(update=changes)
+            self.jobs.put(self.record.with_task(task))
         return task
 
     def set_status(self, status: ManagedJobStatus, reason: str) -> None:
-        record = self.record
-        if record.status is not status:
-            self.log(f"{record.status.value} → {status.value}: {reason}")
-            self.jobs.transition(record, status, reason)
+        with self.shared.lock:
+            record = self.record
+            if record.status is not status:
+                self.log(f"{record.status.value} → {status.value}: {reason}")
+                self.jobs.transition(record, status, reason)
 
     def check_cancel(self) -> None:
         if self.record.cancel_requested:
             raise Cancelled()
+        if self.shared.stop.is_set():
+            raise Stopped()
 
     def sleep(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -128,16 +130,14 @@ class Controller:
         )
         self.log(f"controller start {record.controller_starts + 1} (pid {os.getpid()})")
         try:
-            dag = load_dag(record)
-            for index in dag.topological_order():
-                task = self.record.task(index)
-                if task.status is ManagedJobStatus.SUCCEEDED:
-                    continue  # done before a restart: never run again
-                secrets = dag.tasks[index].secret_values()
-                final = self.run_task(index, secrets)
-                if final is not ManagedJobStatus.SUCCEEDED:
-                    self.set_status(final, self.record.reason or f"task {task.name} {final}")
-                    return final
+            final = run_branches(
+                self, load_dag(record), lambda: Controller(self.job_id, self.shared)
+            )
+            if final is not ManagedJobStatus.SUCCEEDED:
+                self.teardown_all(f"job {final.value}")
+                self.set_status(final, self.record.reason or f"a task ended {final.value}")
+                return final
+            self.teardown_all("job group ended")  # tasks stopped when the primaries ended
             self.set_status(ManagedJobStatus.SUCCEEDED, "every task succeeded")
             return ManagedJobStatus.SUCCEEDED
         except Cancelled:
@@ -274,6 +274,7 @@ class Controller:
             )
             return ManagedJobStatus.SUCCEEDED
         if outcome is Outcome.CANCELLED:
+            self.check_cancel()  # the user's cancel, or this branch told to stop
             raise Cancelled()
         failure = {
             Outcome.PREEMPTED: Failure.PREEMPTED,
@@ -292,7 +293,8 @@ class Controller:
                 recoveries=task.recoveries + 1,
                 cluster_job_id=None,
             )
-            self.jobs.transition(self.record, ManagedJobStatus.RUNNING, decision.reason)
+            with self.shared.lock:
+                self.jobs.transition(self.record, ManagedJobStatus.RUNNING, decision.reason)
             return None
         if decision.action is Remedy.RECOVER:
             self.recover(index, detail if failure is Failure.PREEMPTED else decision.reason)
@@ -302,7 +304,8 @@ class Controller:
             ManagedJobStatus.FAILED_SETUP if failure is Failure.SETUP else ManagedJobStatus.FAILED
         )
         self.update_task(self.record.task(index), status=final, ended_at=time.time())
-        self.jobs.put(self.record.model_copy(update={"reason": decision.reason}))
+        with self.shared.lock:
+            self.jobs.put(self.record.model_copy(update={"reason": decision.reason}))
         return final
 
     def _destroy(self, task: ManagedTask, why: str) -> None:
@@ -347,18 +350,19 @@ class Controller:
             for step in steps:
                 self.check_cancel()
                 try:
-                    rev = make_revision(
-                        self.db,
-                        self.record,
-                        tasks=remaining,
-                        blocked=step.blocked,
-                        allowed=step.allowed,
-                        reason=f"recovery {task.recovery_count} of task {task.name}: {why}; "
-                        f"{step.description}",
-                    )
-                    self.jobs.put(
-                        self.record.model_copy(update={"revision": rev.revision.revision})
-                    )
+                    with self.shared.lock:  # branches recovering at once: one revision each
+                        rev = make_revision(
+                            self.db,
+                            self.record,
+                            tasks=remaining,
+                            blocked=step.blocked,
+                            allowed=step.allowed,
+                            reason=f"recovery {task.recovery_count} of task {task.name}: "
+                            f"{why}; {step.description}",
+                        )
+                        self.jobs.put(
+                            self.record.model_copy(update={"revision": rev.revision.revision})
+                        )
                     self.log(f"plan revision {rev.revision.revision}: {step.description}")
                     attempt.provision(
                         self.db, self.config, self.record, self.record.task(index), self.log

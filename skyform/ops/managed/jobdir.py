@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from skyform.config import confined, ensure_dir, home
-from skyform.plan.planfile import write_atomic
+from skyform.paths import write_atomic
 
 
 def job_dir(job_id: int) -> Path:

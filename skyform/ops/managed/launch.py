@@ -14,7 +14,7 @@ from pathlib import Path
 from skyform.errors import SkyformError
 from skyform.ops.managed import jobdir
 from skyform.ops.managed.revisions import cluster_name, make_revision
-from skyform.recovery.policy import Strategy
+from skyform.spec.recovery import FLAG_NAMES, Strategy
 from skyform.state.db import StateDB
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask
 
@@ -34,7 +34,7 @@ def _recovery_settings(dag, strategy: str | None, max_restarts: int | None) -> d
     try:
         parsed = Strategy.parse(chosen)
     except ValueError as exc:
-        raise SkyformError(str(exc), "Use failover or eager_next_region.") from None
+        raise SkyformError(str(exc), f"Use {' or '.join(FLAG_NAMES)}.") from None
     return {
         "strategy": parsed.value,
         "max_restarts_on_errors": max_restarts
@@ -93,7 +93,8 @@ def launch_plan(
             f"{plan_path} no longer matches what planning gives now",
             "Make a new plan and review it.",
         )
-    spawn_controller(record.id)
+    if not services_registered(db):
+        spawn_controller(record.id)
     return record
 
 
@@ -172,16 +173,14 @@ def launch(
         f"managed job {record.id} submitted",
         data={"managed_job_id": record.id, "to": "PENDING"},
     )
-    if start:
+    if start and not services_registered(db):
         spawn_controller(record.id)
     return record
 
 
 def _forget(db: StateDB, job_id: int) -> None:
     """Undo a launch that failed before its controller started: nothing is left behind."""
-    with db.transaction() as conn:
-        conn.execute("DELETE FROM managed_jobs WHERE id=?", (job_id,))
-        conn.execute("DELETE FROM plan_revisions WHERE job_id=?", (job_id,))
+    ManagedJobs(db).delete(job_id)
     shutil.rmtree(jobdir.job_dir(job_id), ignore_errors=True)
 
 
@@ -204,6 +203,11 @@ def spawn_controller(job_id: int) -> int:
     return proc.pid
 
 
+def services_registered(db: StateDB) -> bool:
+    """A `skyform controller run` service is alive: it adopts jobs, nothing is spawned here."""
+    return bool(db.list_leases("controller/"))
+
+
 def controller_alive(job_id: int) -> bool:
     """A live controller holds its flock; if we can take it, nobody runs the job."""
     from skyform.state.lock import flock_held
@@ -214,7 +218,9 @@ def controller_alive(job_id: int) -> bool:
 def ensure_controllers(db: StateDB) -> list[int]:
     """Start again the controller of every unfinished managed job whose controller died
     (e.g. `kill -9`, a reboot). Returns the job ids restarted."""
-    restarted = []
+    restarted: list[int] = []
+    if services_registered(db):
+        return restarted  # the controller services adopt jobs whose controller died
     jobs = ManagedJobs(db)
     for record in jobs.list():
         if record.status.is_terminal or controller_alive(record.id):

@@ -12,10 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from skyform.digests import sha256
 from skyform.ops.managed import jobdir
 from skyform.plan.model import BlockedPlacement, Plan
 from skyform.plan.planfile import plan_digest, write_plan
 from skyform.spec import Dag
+from skyform.stacks.registry import nodes_gone
 from skyform.state.db import StateDB
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, PlanRevision
 from skyform.state.snapshot import snapshot_of
@@ -51,6 +53,8 @@ def sub_dag(dag: Dag, keep: Sequence[int]) -> Dag:
     return Dag(
         name=dag.name,
         execution=dag.execution,
+        primary_tasks=dag.primary_tasks,
+        termination_delay=dag.termination_delay,
         tasks=[dag.tasks[i] for i in keep],
         edges=edges,
         warnings=dag.warnings,
@@ -76,14 +80,14 @@ def make_revision(
 ) -> NewRevision:
     """Plan `tasks` of the job (indexes into the launched DAG) and save it as the next
     revision. Raises NoOffersError when the blocks leave nothing to place a task on."""
-    from skyform.ops.plan import file_digest, plan_dag
+    from skyform.ops.plan import plan_dag
 
     dag = load_dag(record)
     plan = plan_dag(
         sub_dag(dag, tasks),
-        snapshot_of(db),
+        snapshot_of(db, nodes_gone),
         task_path=record.task_file,
-        file_digest=file_digest(jobdir.saved_task(record.id)),
+        file_digest=sha256(jobdir.saved_task(record.id)),
         objective=record.objective,  # type: ignore[arg-type]
         cluster_names=[record.task(i).cluster for i in tasks],
         blocked=tuple(blocked),

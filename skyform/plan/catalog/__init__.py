@@ -15,12 +15,10 @@ from skyform.plan.catalog.catalog import Catalog, CatalogSource, Image
 from skyform.plan.catalog.egress import EgressTable, Transfer
 from skyform.plan.catalog.fixture import load_fixture_catalog
 from skyform.plan.catalog.load import BUNDLED_DIR, catalog_home, load_catalog
-from skyform.plan.catalog.offer import CLOUDS, PRICED_CLOUDS, Location, Offer
+from skyform.plan.catalog.offer import Location, Offer
 
 __all__ = [
     "BUNDLED_DIR",
-    "CLOUDS",
-    "PRICED_CLOUDS",
     "Catalog",
     "CatalogSource",
     "EgressTable",

@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from skyform.infra import PRICED
 from skyform.plan.catalog.accelerators import AcceleratorNames
 from skyform.plan.catalog.egress import EgressTable
 from skyform.plan.catalog.hostfacts import HostFacts
@@ -50,7 +51,6 @@ from skyform.plan.catalog.offer import (
     INSTANCE_TYPE,
     MEMORY,
     PRICE,
-    PRICED_CLOUDS,
     REGION,
     SPOT,
     VCPUS,
@@ -111,7 +111,7 @@ class Catalog:
         k8s_gpus: dict[str, GpuInfo] | None = None,
         accelerator_clouds: dict[str, list[str]] | None = None,
         images: list[Image] | None = None,
-        default_clouds: tuple[str, ...] = PRICED_CLOUDS,
+        default_clouds: tuple[str, ...] = PRICED,
         onprem_parts: dict[str, str] | None = None,
         ssh_hosts: SSHRows | None = None,
         k8s_capacity: KubernetesCapacity | None = None,

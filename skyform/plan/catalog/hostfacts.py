@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+
+from skyform.paths import write_atomic
 
 CACHE_NAME = "ssh_hosts.json"
 CACHE_VERSION = 1
@@ -163,13 +163,4 @@ def write_facts(updates: dict[str, HostFacts], path: Path | None = None) -> None
         "hosts": {host: asdict(facts) for host, facts in sorted(merged.items())},
     }
     ensure_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(body, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(body, indent=2, sort_keys=True) + "\n", mode=0o600)

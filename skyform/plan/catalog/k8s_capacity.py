@@ -12,15 +12,15 @@ ignored and read again from the API.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skyform.digests import sha256_hex
+from skyform.paths import write_atomic
 from skyform.plan.catalog.k8s_nodes import (
     GpuNaming,
     NodeType,
@@ -53,7 +53,7 @@ class ContextCapacity:
 
     def digest(self) -> str:
         if self.error is not None:
-            return hashlib.sha256(b"unreachable").hexdigest()
+            return sha256_hex(b"unreachable")
         return capacity_digest(self.types)
 
     def summary(self) -> str:
@@ -74,7 +74,7 @@ class KubernetesSnapshot:
     @property
     def digest(self) -> str:
         pairs = sorted((c.context, c.digest()) for c in self.contexts)
-        return hashlib.sha256(repr(pairs).encode()).hexdigest()
+        return sha256_hex(repr(pairs))
 
 
 class KubernetesCapacity:
@@ -190,11 +190,7 @@ class KubernetesCapacity:
         path = self.cache_path
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
+            write_atomic(path, data, mode=0o600)
         except OSError:
             pass  # a cache that cannot be written only costs the next plan an API call
 

@@ -25,12 +25,12 @@ churn) does not make a plan stale, while a node type appearing or going away doe
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
+from skyform.digests import sha256_hex
 from skyform.plan.catalog.offer import format_count
 
 SKYPILOT_LABEL = "skypilot.co/accelerator"
@@ -275,7 +275,7 @@ def _type_order(t: NodeType) -> tuple:
 def capacity_digest(types: Iterable[NodeType]) -> str:
     """sha256 over the node types (plain values: repr is canonical)."""
     payload = repr(sorted(tuple(t) for t in types))
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return sha256_hex(payload)
 
 
 def describe_types(types: tuple[NodeType, ...], left_out: Mapping[str, int]) -> str:

@@ -13,12 +13,13 @@ credentials are the Kubernetes client's business (k8s_fetch.py).
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from skyform.digests import sha256_hex
 
 ALL = "all"
 SSH_POOL_PREFIX = "ssh-"  # SkyPilot's `sky ssh up` contexts: not Kubernetes clusters to plan on
@@ -37,7 +38,7 @@ class KubeContext:
         """What the cached capacity belongs to: a context renamed, or pointed at another
         cluster or user, is not mistaken for the one that was discovered."""
         parts = repr((self.name, self.cluster, self.server, self.user, self.namespace))
-        return hashlib.sha256(parts.encode()).hexdigest()[:16]
+        return sha256_hex(parts)[:16]
 
 
 @dataclass(frozen=True)

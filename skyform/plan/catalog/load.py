@@ -23,14 +23,15 @@ Local/ssh offers get `onprem_digest` instead.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from skyform.digests import sha256_hex
 from skyform.errors import CatalogError
+from skyform.infra import PRICED
 from skyform.plan.catalog import tables
 from skyform.plan.catalog.accelerators import AcceleratorNames
 from skyform.plan.catalog.catalog import Catalog, CatalogSource, Image
@@ -66,7 +67,7 @@ FILES: dict[str, tuple[str | None, str]] = {
     "k8s_gpus": (None, "k8s_gpu_labels.csv"),
     "egress": (None, "egress.csv"),
 }
-IMAGE_FILES = {"aws": "aws/images.csv", "gcp": "gcp/images.csv"}  # refreshed layout, no Cloud col
+IMAGE_FILES = {c: f"{c}/images.csv" for c in PRICED}  # refreshed layout, no Cloud col
 
 
 def catalog_home() -> Path:
@@ -139,7 +140,7 @@ def verify_refreshed(directory: Path) -> dict:
     for name, meta in sorted(manifest["files"].items()):
         path = directory / name
         try:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            digest = sha256_hex(path.read_bytes())
         except OSError:
             raise CatalogError(f"{path}: listed in the manifest but missing") from None
         if digest != meta.get("sha256"):
@@ -150,7 +151,7 @@ def verify_refreshed(directory: Path) -> dict:
 def sources_digest(manifest: dict) -> str:
     """Which downloaded files (by sha256) an index was built from."""
     listed = sorted((name, meta["sha256"]) for name, meta in manifest["files"].items())
-    return hashlib.sha256(json.dumps(listed).encode()).hexdigest()
+    return sha256_hex(json.dumps(listed))
 
 
 def refreshed_index(directory: Path, manifest: dict) -> OfferIndex:

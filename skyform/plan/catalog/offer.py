@@ -10,9 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-CLOUDS = ("aws", "gcp", "kubernetes", "local", "ssh")
-PRICED_CLOUDS = ("aws", "gcp")  # clouds whose offers come from the price catalog
-
 
 @dataclass(frozen=True, slots=True)
 class Location:

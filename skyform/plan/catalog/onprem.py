@@ -16,11 +16,11 @@ Both come from config.yaml, not from the price catalog, so they get their own di
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from skyform.digests import sha256_hex
 from skyform.errors import ConfigError
 from skyform.plan.catalog.hostfacts import HostFacts
 from skyform.plan.catalog.offer import format_count
@@ -200,14 +200,12 @@ def onprem_parts(local_source: dict[str, Any] | None, ssh_source: list[Any]) -> 
     """A digest per on-prem source: `local`, and `ssh/<pool>` for every pool. A plan records
     the digest of only the sources its tasks can use, so a cloud-only plan does not go stale
     because this machine has more cores than the one that made it."""
-    parts = {
-        "local": hashlib.sha256(repr(sorted((local_source or {}).items())).encode()).hexdigest()
-    }
+    parts = {"local": sha256_hex(repr(sorted((local_source or {}).items())))}
     pools: dict[str, list[Any]] = {}
     for entry in ssh_source:
         pools.setdefault(entry[0], []).append(entry)
     for pool, entries in sorted(pools.items()):
-        parts[f"ssh/{pool}"] = hashlib.sha256(repr(entries).encode()).hexdigest()
+        parts[f"ssh/{pool}"] = sha256_hex(repr(entries))
     return parts
 
 
@@ -219,11 +217,11 @@ def scoped_digest(parts: dict[str, str], scope: Iterable[str]) -> str:
             keys |= {k for k in parts if k.startswith("ssh/")}
         keys.add(key)
     payload = repr(sorted((k, parts.get(k, "absent")) for k in keys))
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return sha256_hex(payload)
 
 
 def onprem_digest(local_source: dict[str, Any] | None, ssh_source: list[Any]) -> str:
     """sha256 over the config values the local and ssh offers were made from."""
     local = sorted(local_source.items()) if local_source else None
     payload = repr(("local", local, "ssh", ssh_source))  # plain values: repr is canonical
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return sha256_hex(payload)

@@ -10,7 +10,6 @@ exactly as it was. Files are written 0600, directories 0700.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -20,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from skyform.digests import sha256_hex
 from skyform.errors import CatalogError
 from skyform.plan.catalog import tables
 from skyform.plan.catalog.load import MANIFEST, catalog_home
@@ -127,7 +127,7 @@ def refresh_catalog(
                 continue
             rows = _validate(name, data, url)
             _write_private(staging / name, data)
-            files[name] = {"sha256": hashlib.sha256(data).hexdigest(), "rows": rows}
+            files[name] = {"sha256": sha256_hex(data), "rows": rows}
         fetched_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now()))
         manifest = {"url": base, "fetched_at": fetched_at, "files": files}
         _write_private(staging / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())

@@ -2,7 +2,7 @@
 (CBC runs as a subprocess on temporary files, hidden inside `ilp.py`).
 
     from skyform.plan.optimizer import optimize
-    solution = optimize(dag, catalog, objective="cost", blocked=plan_blocked, clouds=("aws", "gcp"))
+    solution = optimize(dag, catalog, objective="cost", blocked=plan_blocked, clouds=PRICED)
 
 Objectives. `cost` = compute (hourly price × nodes × estimated hours) + egress USD. `time` =
 makespan in hours: a task lasts (pulling its anchored inputs) + (estimated hours) and starts when

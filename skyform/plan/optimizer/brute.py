@@ -9,6 +9,8 @@ from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.problem import Problem, Solution, tol
 from skyform.plan.optimizer.result import build_solution
 
+ENUMERATE_LIMIT = 2048  # assignments: more goes to the ILP (CBC's start-up costs more)
+
 
 def lexmin_enumerate(
     prep: Prepared,

@@ -27,7 +27,8 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from skyform.plan.catalog.offer import PRICED_CLOUDS, Location, Offer, needs_opt_in
+from skyform.infra import PRICED, UNPRICED
+from skyform.plan.catalog.offer import Location, Offer, needs_opt_in
 from skyform.plan.optimizer.problem import Anchor, Candidate, Edge, Objective, Problem, Task
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from skyform.plan.model import BlockedPlacement
     from skyform.spec import Dag, ResourceRequest, TaskSpec
 
-UNPRICED_CLOUDS = ("local", "ssh", "kubernetes")  # no SkyPilot default size filter here
 DEFAULT_MIN_VCPUS = 8.0
 DEFAULT_MEMORY_PER_VCPU = 4.0
 DEFAULT_HOURS = 1.0
@@ -150,9 +150,9 @@ def run_query(
     """
     found: list[Offer] = []
     for cloud in query.clouds:
-        default = query.default_size and cloud not in UNPRICED_CLOUDS
-        ratio = (default or query.default_memory) and cloud not in UNPRICED_CLOUDS
-        arch = query.arch is not None and (query.arch_everywhere or cloud not in UNPRICED_CLOUDS)
+        default = query.default_size and cloud not in UNPRICED
+        ratio = (default or query.default_memory) and cloud not in UNPRICED
+        arch = query.arch is not None and (query.arch_everywhere or cloud not in UNPRICED)
         offers = catalog.query(
             cloud=cloud,
             region=query.region if cloud != "kubernetes" else None,
@@ -294,7 +294,7 @@ def data_flows(dag: Dag) -> tuple[tuple[Edge, ...], tuple[Anchor, ...]]:
 def default_clouds(catalog: Catalog, clouds: Iterable[str] | None) -> tuple[str, ...]:
     if clouds is not None:
         return tuple(clouds)
-    return tuple(getattr(catalog, "default_clouds", PRICED_CLOUDS))
+    return tuple(getattr(catalog, "default_clouds", PRICED))
 
 
 def build_problem(

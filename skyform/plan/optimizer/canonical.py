@@ -1,7 +1,10 @@
 """The ILP path of `solve`: optimum first, then the canonical assignment among the optima.
 
 1. Minimise the primary objective (unless capped), bound it; minimise the secondary (unless
-   capped), bound it.
+   capped), bound it. After each LP solve whose rounding is optimal, the candidates whose
+   reduced cost is positive are in no optimum and leave (reduced-cost fixing): the rest runs on
+   a model rebuilt from what is left, or by enumeration once few assignments remain — on a
+   20-task DAG over a big catalog a few thousand candidates become a few dozen.
 2. Walk the component's tasks in topological order. For each task, try its candidates that
    come before the current one in rank order by moving only that task (checked in Python); if
    the task is still not on its first candidate, ask CBC for the smallest rank position it can
@@ -14,12 +17,15 @@ tolerances can make the result less canonical but never worse.
 from __future__ import annotations
 
 from functools import partial
+from math import prod
 
-from skyform.plan.optimizer.ilp import PlacementIlp
+from skyform.plan.optimizer.brute import ENUMERATE_LIMIT, lexmin_enumerate
+from skyform.plan.optimizer.ilp import ROUNDING_TOL, PlacementIlp
 from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.problem import tol
 
 LEX_LIMIT = 100_000
+DJ_TOL = 1e-5  # relative: reduced costs at most this are taken as zero (solver noise)
 
 
 def lexmin_ilp(
@@ -28,6 +34,17 @@ def lexmin_ilp(
     base: list[int],
     p_cap: float | None = None,
     s_cap: float | None = None,
+) -> list[int]:
+    saved = {v: prep.alive[v] for v in comp}
+    try:
+        return _lexmin(prep, comp, base, p_cap, s_cap)
+    finally:  # the narrowing holds for these bounds only: a later pass may relax them
+        for v, alive in saved.items():
+            prep.alive[v] = alive
+
+
+def _lexmin(
+    prep: Prepared, comp: list[int], base: list[int], p_cap: float | None, s_cap: float | None
 ) -> list[int]:
     model = PlacementIlp(prep, comp)
     primary, secondary = ("cost", "time") if prep.objective == "cost" else ("time", "cost")
@@ -50,6 +67,16 @@ def lexmin_ilp(
                     incumbent = trial
                 caps[which] = _values(prep, incumbent, comp)[which]
                 model.bound(which, caps[which])
+                if not _narrow(prep, comp, optimal_support(model)):
+                    continue
+                if prod(len(prep.alive[v]) for v in comp) <= ENUMERATE_LIMIT:
+                    return lexmin_enumerate(
+                        prep, comp, prep.alive, caps.get(primary), caps.get(secondary), incumbent
+                    )
+                prep.ilp_solves += model.solves
+                model = PlacementIlp(prep, comp)  # smaller: the rest only needs the optima
+                for bounded, limit in caps.items():
+                    model.bound(bounded, limit)
         pending = [v for v in comp if len(prep.alive[v]) > 1]
         at = 0
         while at < len(pending):
@@ -77,6 +104,43 @@ def lexmin_ilp(
     finally:
         prep.ilp_solves += model.solves
     return incumbent
+
+
+def _narrow(prep: Prepared, comp: list[int], support: dict[int, list[int]] | None) -> bool:
+    """Keep only the candidates that can be in an optimum so far; True when some went."""
+    if support is None or all(len(support[v]) == len(prep.alive[v]) for v in comp):
+        return False
+    for v in comp:
+        prep.alive[v] = support[v]
+    return True
+
+
+def optimal_support(model: PlacementIlp) -> dict[int, list[int]] | None:
+    """After `model.minimize` returned the LP relaxation's optimum: per task, the candidates
+    that can be in an optimum of that objective under the current bounds (None: the last
+    solve was not an LP whose rounding was optimal).
+
+    Reduced-cost fixing: with an optimal dual, every feasible point costs at least the
+    LP optimum + dj * x for a candidate's variable x at 0 with reduced cost dj > 0, so
+    when the rounded LP point is optimal, a candidate with dj > 0 is in no optimum.
+    DJ_TOL keeps every candidate whose dj solver noise could have made positive.
+    """
+    if model.relaxed is None:
+        return None
+    limit = DJ_TOL * max(1.0, abs(model.relaxed))
+    support: dict[int, list[int]] = {}
+    for v in model.tasks:
+        alive = model.prep.alive[v]
+        if len(alive) == 1:
+            support[v] = list(alive)
+            continue
+        support[v] = [
+            i
+            for i in alive
+            if (model.var[(v, i)].varValue or 0.0) > ROUNDING_TOL
+            or (model.var[(v, i)].dj or 0.0) <= limit
+        ]
+    return support
 
 
 def _batch(prep: Prepared, pending: list[int], at: int) -> list[int]:

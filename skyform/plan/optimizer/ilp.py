@@ -24,7 +24,13 @@ from collections.abc import Callable
 from typing import Any
 
 from skyform.errors import PlanError
-from skyform.plan.catalog.offer import Location
+from skyform.plan.optimizer.egress_rows import (
+    apart_hours,
+    by_region,
+    hierarchical,
+    region_of,
+    two_places,
+)
 from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.problem import tol
 
@@ -42,6 +48,7 @@ class PlacementIlp:
         self.tasks = tasks
         self.prob = pulp.LpProblem("skyform_placement", pulp.LpMinimize)
         self.var: dict[tuple[int, int], Any] = {}
+        self.regions: list[tuple[str, str | None]] = []  # (cloud, region) per place index
         for v in tasks:
             alive = prep.alive[v]
             if len(alive) > 1:
@@ -75,6 +82,7 @@ class PlacementIlp:
                 self.timing[f"span_{v}"] = self.makespan - finish >= 0
         self.cost = self._expr(cost_terms, cost_const)
         self.solves = 0
+        self.relaxed: float | None = None  # the LP optimum, when the last minimize used it
         self.timed = False
         self.caps: dict[str, Any] = {}
 
@@ -105,7 +113,12 @@ class PlacementIlp:
         if gb <= 0 or prep.problem.egress is None:
             return [], 0.0, [], 0.0
         src, dst = self._at(u), self._at(v)
-        table = {(a, b): prep.move(a, b, gb) for a in src for b in dst}
+        targets = list(dst)
+        table = {
+            (a, b): moved
+            for a in src
+            for b, moved in zip(targets, prep.moves_from(a, gb, targets), strict=True)
+        }
         if len(src) == 1 or len(dst) == 1:  # one side's place is known: linear already
             usd: Terms = []
             hours: Terms = []
@@ -119,8 +132,10 @@ class PlacementIlp:
                     usd += [(x, c * w) for x, w in terms]
                     hours += [(x, h * w) for x, w in terms]
             return usd, const[0], hours, const[1]
-        regions = [_region(where) for where in prep.places]
-        blocks = _hierarchical(list(src), list(dst), table, regions)
+        if len(self.regions) != len(prep.places):  # places are interned as they are met
+            self.regions = [region_of(where) for where in prep.places]
+        regions = self.regions
+        blocks = hierarchical(list(src), list(dst), table, regions)
         if blocks is None:
             return self._pairs(k, src, dst, table)
         return self._regions(k, src, dst, table, blocks, regions)
@@ -143,22 +158,22 @@ class PlacementIlp:
 
     def _regions(self, k, src, dst, table, blocks, regions) -> tuple[Terms, float, Terms, float]:
         pulp = self.pulp
-        src_regions = _by_region(src, regions)
-        dst_regions = _by_region(dst, regions)
+        src_regions = by_region(src, regions)
+        dst_regions = by_region(dst, regions)
         usd: Terms = []
         hours: Terms = []
         flow = {}
         # Transfer time is usually the same between any two different places: then it is that
         # constant minus a same-place discount, and needs no flow terms at all.
         flat = {h for _, h in blocks.values()}
-        apart = _apart_hours(src_regions, dst_regions, blocks)
+        apart = apart_hours(src_regions, dst_regions, blocks)
         if len(flat) > 1 and apart is not None:
             # Regions where the two tasks can only meet at one place: their block holds that
             # place's own price; price it like the others plus a same-place correction (the w
             # term below), so the hours stay one constant.
             blocks = dict(blocks)
             for a in src_regions:
-                if (a, a) in blocks and not _two_places(src_regions[a], dst_regions.get(a, ())):
+                if (a, a) in blocks and not two_places(src_regions[a], dst_regions.get(a, ())):
                     blocks[(a, a)] = (blocks[(a, a)][0], apart)
             flat = {h for _, h in blocks.values()}
         hours_const = flat.pop() if len(flat) == 1 else 0.0
@@ -305,6 +320,7 @@ class PlacementIlp:
         then skipped. Otherwise the ILP is solved.
         """
         self.prob.setObjective(objective)
+        self.relaxed = None
         if accept is not None and value is not None:
             self._solve(mip=False)
             choice = self._choice(base)
@@ -312,6 +328,7 @@ class PlacementIlp:
                 bound = float(self.pulp.value(self.prob.objective) or 0.0)
                 slack = 1.0 - 1e-6 if integer else PRINTED_TOL * max(1.0, abs(bound))
                 if value(choice) < bound + slack:
+                    self.relaxed = bound
                     return choice
         self._solve(mip=True)
         return self._choice(base)
@@ -377,48 +394,3 @@ def _solver(pulp: Any, *, mip: bool = True) -> Any:
             hint="Install it with `pip install 'pulp[cbc]'` (or put `cbc` on PATH).",
         )
     return solver
-
-
-def _two_places(src: list[int], dst: list[int] | tuple) -> bool:
-    """Can the two tasks be at two different places of this region?"""
-    return any(a != b for a in src for b in dst)
-
-
-def _apart_hours(src_regions: dict, dst_regions: dict, blocks: dict) -> float | None:
-    """The one transfer time between different places, if there is one."""
-    hours = {
-        h
-        for (a, b), (_, h) in blocks.items()
-        if a != b or _two_places(src_regions.get(a, []), dst_regions.get(b, []))
-    }
-    return hours.pop() if len(hours) == 1 else None
-
-
-def _region(place: Location) -> tuple[str, str | None]:
-    return place.cloud, place.region
-
-
-def _by_region(places: dict[int, Terms | None], regions: list[tuple]) -> dict[tuple, list[int]]:
-    found: dict[tuple, list[int]] = {}
-    for place in places:
-        found.setdefault(regions[place], []).append(place)
-    return found
-
-
-def _hierarchical(src: list[int], dst: list[int], table: dict, regions: list[tuple]) -> dict | None:
-    """(region A, region B) -> the one (usd, hours) between different places of A and B, or
-    None when the prices are not that regular (then the model prices pairs of places)."""
-    blocks: dict[tuple, tuple[float, float]] = {}
-    diagonal: dict[tuple, tuple[float, float]] = {}
-    for a in src:
-        for b in dst:
-            key = (regions[a], regions[b])
-            value = table[(a, b)]
-            if a == b:
-                diagonal.setdefault(key, value)
-                continue
-            if blocks.setdefault(key, value) != value:
-                return None
-    for key, value in diagonal.items():
-        blocks.setdefault(key, value)  # a region whose only shared pair is the same place
-    return blocks

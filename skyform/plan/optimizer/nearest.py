@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from skyform.errors import NoOffersError
+from skyform.infra import UNPRICED
 from skyform.plan.catalog.offer import Offer, format_count
 from skyform.plan.optimizer.candidates import (
-    UNPRICED_CLOUDS,
     Query,
     query_for,
     relaxed,
@@ -57,13 +57,13 @@ def describe_request(request: ResourceRequest) -> str:
             request.memory is None
             and not request.accelerator
             and not request.instance_type
-            and request.cloud not in UNPRICED_CLOUDS
+            and request.cloud not in UNPRICED
         )
         if default_memory:
             parts.append("4 GiB per vCPU (the default)")
     if request.memory is not None:
         parts.append(f"memory {request.memory} GiB")
-    if not parts and request.cloud in UNPRICED_CLOUDS:
+    if not parts and request.cloud in UNPRICED:
         parts.append("any size")
     elif not parts:
         parts.append("8+ vCPUs with 4 GiB per vCPU (the default)")

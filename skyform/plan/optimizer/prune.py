@@ -15,13 +15,16 @@ worst case over the places v's neighbours can still use:
 Two candidates at the same place see the same transfers, so there only their own numbers
 count (`prune_places`, the "best candidate per place" rule, run on every task). A whole place
 can be dominated by another of its region (`prune_twin_places`, per component). The general
-rule (`prune_dominated`) runs on components headed for enumeration or the ILP, comparing each
+rule (`prune_dominated`) runs on components headed for enumeration or a small ILP (a big one
+narrows faster by its LP's reduced costs, see canonical.py), comparing each
 candidate with the DOMINATORS first ones in rank order, and repeats while it removes something:
 each round only looks at places the neighbours still have, which is sound because the
 canonical answer survives every round.
 """
 
 from __future__ import annotations
+
+from operator import le
 
 from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.problem import tol
@@ -62,10 +65,11 @@ def prune_twin_places(prep: Prepared, tasks: list[int]) -> int:
         where = prep.places[place]
         regions.setdefault((where.cloud, where.region), []).append(place)
     gone: set[int] = set()
+    rows = _Rows(prep, sorted(at))
     for places in regions.values():
         for z2 in places:
             for z1 in places:
-                if z1 != z2 and z1 not in gone and _twin(prep, at, z1, z2, sizes):
+                if z1 != z2 and z1 not in gone and _twin(prep, at, rows, z1, z2, sizes):
                     gone.add(z2)
                     break
     dropped = 0
@@ -76,7 +80,42 @@ def prune_twin_places(prep: Prepared, tasks: list[int]) -> int:
     return dropped
 
 
-def _twin(prep: Prepared, at: dict, z1: int, z2: int, sizes: list[float]) -> bool:
+class _Rows:
+    """Per data size and place z: USD and hours from z to, and to z from, every place in
+    `order`, as lists (built once per place, compared element-wise at C speed)."""
+
+    def __init__(self, prep: Prepared, order: list[int]) -> None:
+        self.prep = prep
+        self.order = order
+        self.pos = {m: n for n, m in enumerate(order)}
+        self._rows: dict[tuple[float, int], tuple[list[float], ...]] = {}
+
+    def of(self, gb: float, z: int) -> tuple[list[float], ...]:
+        """(usd out, hours out, usd in, hours in) of place z."""
+        found = self._rows.get((gb, z))
+        if found is None:
+            out = self.prep.moves_from(z, gb, self.order)
+            into = self.prep.moves_to(z, gb, self.order)
+            found = self._rows[(gb, z)] = (
+                [c for c, _ in out],
+                [h for _, h in out],
+                [c for c, _ in into],
+                [h for _, h in into],
+            )
+        return found
+
+    def no_worse(self, gb: float, z1: int, z2: int) -> bool:
+        """Data moves to and from z1 no dearer or slower than to and from z2, for every
+        place of `order` but these two."""
+        i, j = sorted((self.pos[z1], self.pos[z2]))
+        for better, worse in zip(self.of(gb, z1), self.of(gb, z2), strict=True):
+            for part in (slice(None, i), slice(i + 1, j), slice(j + 1, None)):
+                if not all(map(le, better[part], worse[part])):
+                    return False
+        return True
+
+
+def _twin(prep: Prepared, at: dict, rows: _Rows, z1: int, z2: int, sizes: list[float]) -> bool:
     """Does place z1 dominate place z2 (see prune_twin_places)?"""
     for v, here in at[z2].items():
         there = at[z1].get(v, ())
@@ -95,13 +134,8 @@ def _twin(prep: Prepared, at: dict, z1: int, z2: int, sizes: list[float]) -> boo
             return False
         if not _le2(same, move(z1, z2, gb)):
             return False
-        for m in at:
-            if m in (z1, z2):
-                continue
-            if not (
-                _le2(move(z1, m, gb), move(z2, m, gb)) and _le2(move(m, z1, gb), move(m, z2, gb))
-            ):
-                return False
+        if not rows.no_worse(gb, z1, z2):
+            return False
     return True
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from math import prod
 from typing import Literal
 
-from skyform.plan.optimizer.brute import lexmin_enumerate
+from skyform.plan.optimizer.brute import ENUMERATE_LIMIT, lexmin_enumerate
 from skyform.plan.optimizer.dp import chain_edges, lexmin_chain
 from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.problem import Problem, Solution, tol
@@ -24,7 +24,7 @@ from skyform.plan.optimizer.prune import prune_dominated, prune_places, prune_tw
 from skyform.plan.optimizer.result import build_solution
 
 Method = Literal["auto", "dp", "ilp", "enumerate"]
-ENUMERATE_LIMIT = 2048
+DOMINANCE_LIMIT = 400  # candidates in a component: above, prune_dominated is skipped
 
 
 def solve(problem: Problem, *, method: Method = "auto", pruning: bool = True) -> Solution:
@@ -90,8 +90,12 @@ def components(prep: Prepared) -> list[list[int]]:
 
 
 def _needs_search(prep: Prepared, comp: list[int], method: Method) -> bool:
-    """True when the component goes to enumeration or the ILP, where pruning pays off."""
+    """True when the component goes to enumeration or a small ILP, where pruning pays off.
+    A big ILP goes without: pairwise dominance costs seconds there and removes little, while
+    the ILP's first LP narrows the candidates exactly (canonical.py)."""
     if all(len(prep.alive[v]) == 1 for v in comp):
+        return False
+    if method != "enumerate" and sum(len(prep.alive[v]) for v in comp) > DOMINANCE_LIMIT:
         return False
     return method in ("ilp", "enumerate") or chain_edges(prep, comp) is None
 

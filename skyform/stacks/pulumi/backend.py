@@ -1,11 +1,13 @@
 """Where skyform's Pulumi stacks live, and reading their outputs without the Pulumi CLI.
 
-- Backend: config.yaml `pulumi.backend_url`, else $PULUMI_BACKEND_URL, else
-  `file://$SKYFORM_HOME/pulumi` (state on this machine, no account needed).
+- Backend: config.yaml `pulumi.backend_url`, else $PULUMI_BACKEND_URL, else — in team mode,
+  when the state URL is PostgreSQL — the same database through Pulumi's `postgres://` DIY
+  backend, else `file://$SKYFORM_HOME/pulumi` (state on this machine, no account needed).
 - Project: config `pulumi.project` (default `skyform`); one stack per cluster, named after the
   cluster: `<project>/<cluster>`.
-- Secrets: the passphrase provider. The passphrase is generated once into
-  SKYFORM_HOME/secrets/pulumi-passphrase (0600) and reaches the CLI only through
+- Secrets: the passphrase provider. The passphrase is SKYFORM_PASSPHRASE when set (a team
+  shares it, as it shares the stacks), else generated once into
+  SKYFORM_HOME/secrets/pulumi-passphrase (0600); it reaches the CLI only through
   PULUMI_CONFIG_PASSPHRASE in its environment; skyform never logs or prints it.
 - Work dirs: SKYFORM_HOME/pulumi-work/<project>/<cluster> keep Pulumi.yaml and the stack's
   Pulumi.<cluster>.yaml (with a passphrase backend, the stack's encryption salt is there).
@@ -63,7 +65,8 @@ class PulumiBackend:
             private_dir(backend_dir)
         return {
             "PULUMI_BACKEND_URL": self.backend_url,
-            "PULUMI_CONFIG_PASSPHRASE": ensure_passphrase(self.passphrase_path),
+            "PULUMI_CONFIG_PASSPHRASE": os.environ.get("SKYFORM_PASSPHRASE")
+            or ensure_passphrase(self.passphrase_path),
             "PULUMI_SKIP_UPDATE_CHECK": "true",
         }
 
@@ -78,8 +81,22 @@ def pulumi_settings(config: Config | None = None, env: Mapping[str, str] | None 
             "Use letters, digits, '_', '.' and '-' only.",
         )
     root = home()
-    url = config.pulumi.backend_url or env.get("PULUMI_BACKEND_URL") or (root / "pulumi").as_uri()
+    url = (
+        config.pulumi.backend_url
+        or env.get("PULUMI_BACKEND_URL")
+        or team_backend(config, env)
+        or (root / "pulumi").as_uri()
+    )
     return PulumiBackend(project=project, backend_url=url, home=root)
+
+
+def team_backend(config: Config, env: Mapping[str, str]) -> str | None:
+    """The state store's PostgreSQL as Pulumi's DIY backend URL (None: the state is SQLite)."""
+    url = env.get("SKYFORM_STATE_URL") or config.state.url or ""
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme in ("postgresql", "postgres"):
+        return "postgres://" + rest
+    return None
 
 
 def private_dir(path: Path) -> Path:
@@ -188,10 +205,11 @@ def stack_has_nodes(cluster: str, config: Config | None = None) -> bool | None:
     data = read_checkpoint(path) if path else None
     if data is None:
         return False
+    from skyform.infra import PULUMI
+    from skyform.stacks.pulumi.cloud import pulumi_cloud
+
     kinds = {str(r.get("type", "")) for r in checkpoint_resources(data)}
-    return any(
-        k.endswith(("ec2/instance:Instance", "compute/instance:Instance", "v1:Pod")) for k in kinds
-    )
+    return bool(kinds & {pulumi_cloud(cloud).node_type for cloud in PULUMI})
 
 
 def stack_holds_resources(cluster: str, config: Config | None = None) -> bool | None:

@@ -13,7 +13,8 @@ from pathlib import Path
 from skyform.config import Config
 from skyform.errors import StackError
 from skyform.stacks.keys import ensure_key_pair
-from skyform.stacks.pulumi.inputs import InputContext, is_gke_context
+from skyform.stacks.pulumi.cloud import InputContext
+from skyform.stacks.pulumi.kubernetes.inputs import is_gke_context
 
 GCP_PROJECT_VARS = (
     "GOOGLE_CLOUD_PROJECT",

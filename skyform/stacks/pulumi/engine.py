@@ -12,41 +12,42 @@ Importing this module is cheap: the Automation API and the provider SDK load ins
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import importlib.util
 from collections.abc import Callable
 
 from skyform.config import Config, load_config
 from skyform.errors import StackError
+from skyform.infra import BY_NAME
 from skyform.plan.model import Action, ClusterSpec, PlannedBucket
 from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
 from skyform.stacks.keys import ensure_key_pair
 from skyform.stacks.pulumi.backend import pulumi_settings
+from skyform.stacks.pulumi.cloud import program_module, pulumi_cloud
 from skyform.stacks.pulumi.context import input_context
 from skyform.stacks.pulumi.errors import Operation
-from skyform.stacks.pulumi.inputs import CLOUDS, program_inputs
+from skyform.stacks.pulumi.inputs import program_inputs
 from skyform.stacks.pulumi.outputs import ENGINE, cluster_state, handle_from_outputs
 from skyform.state.db import StateDB
-from skyform.state.models import ClusterHandle
+from skyform.state.models import ClusterHandle, NodeHandle
+from skyform.state.postgres import redact
 
-POWER_CLOUDS = ("aws", "gcp")
 POWER_STOPPED, POWER_RUNNING = "stopped", "running"  # the programs' optional `power` input
-PROVIDER_SDKS = {"aws": "pulumi_aws", "gcp": "pulumi_gcp", "kubernetes": "pulumi_kubernetes"}
 
 
 def require_sdks(cloud: str) -> None:
-    for module in ("pulumi", PROVIDER_SDKS[cloud]):
+    row = BY_NAME[cloud]
+    for module in [m for m in ("pulumi", row.sdk_module) if m]:
         if importlib.util.find_spec(module) is None:
             raise StackError(
                 f"the Pulumi SDK for {cloud} is not installed (no module {module})",
-                f"Install the extra: pip install 'skyform[{cloud}]'",
+                f"Install the extra: pip install 'skyform[{row.pip_extra}]'",
                 nothing_made=True,
             )
 
 
 def program_for(cloud: str, inputs: dict) -> Callable[[], None]:
     """The inline program: the same `register(cluster)` an exported project runs."""
-    module = importlib.import_module(f"skyform.stacks.pulumi.programs.{cloud}")
+    module = program_module(cloud)
     return lambda: module.register(inputs)
 
 
@@ -69,8 +70,7 @@ class PulumiEngine:
         catalog=None,
         plan_digest: str | None = None,
     ) -> None:
-        if cloud not in CLOUDS:
-            raise StackError(f"the pulumi engine does not provision {cloud!r} clusters")
+        pulumi_cloud(cloud)  # refuses a cloud this engine does not provision
         require_sdks(cloud)
         self.cloud = cloud
         self.config = config or load_config()
@@ -101,7 +101,7 @@ class PulumiEngine:
             cluster=cluster,
             stack=settings.qualified(cluster),
             cloud=self.cloud,
-            backend_url=settings.backend_url,
+            backend_url=redact(settings.backend_url),  # messages never show a password
             placement=where,
             work_dir=str(settings.work_dir(cluster)),
         )
@@ -169,12 +169,16 @@ class PulumiEngine:
         else:
             on_event(f"stack {op.stack} does not exist: nothing to destroy")
 
+    def preempt(self, handle: ClusterHandle, nodes: list[NodeHandle], on_event: EventSink):
+        """Cloud nodes are not touched: the cloud's own fault injection (AWS FIS) does it."""
+        raise StackError(f"the pulumi engine does not preempt {handle.offer.infra} nodes")
+
     # -- stop / start (aws, gcp): the same program with the instances' power state ----------
 
     def _power(self, spec: ClusterSpec, handle: ClusterHandle, power: str, on_event) -> dict:
         from skyform.stacks.pulumi import workspace
 
-        if self.cloud not in POWER_CLOUDS:
+        if not pulumi_cloud(self.cloud).stoppable:
             raise StackError(f"{self.cloud} clusters cannot be stopped, only torn down")
         self._check_cloud(handle.offer.cloud, handle.name)
         settings = self._settings_for(handle)
@@ -197,6 +201,12 @@ class PulumiEngine:
             identity_file=str(ensure_key_pair().private_path),
             stack=self._settings_for(handle).qualified(spec.name),
         )
+
+
+def make(
+    cloud: str, *, config: Config, state: StateDB, plan_digest: str | None = None
+) -> PulumiEngine:
+    return PulumiEngine(cloud=cloud, config=config, state=state, plan_digest=plan_digest)
 
 
 def stack_buckets_of(db: StateDB, cluster: str) -> tuple[PlannedBucket, ...]:

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from skyform.errors import CapacityError, SkyformError, StackError
+from skyform.infra import PULUMI
+from skyform.stacks.pulumi.cloud import pulumi_cloud
 
 INSTALL_HINT = (
     "Install the Pulumi CLI: curl -fsSL https://get.pulumi.com | sh "
@@ -47,45 +49,6 @@ CAPACITY_PATTERNS = (
     "nodes are available",
     "Unschedulable",
 )
-CREDENTIAL_PATTERNS = {
-    "aws": (
-        "no valid credential sources",
-        "NoCredentialProviders",
-        "failed to refresh cached credentials",
-        "InvalidClientTokenId",
-        "ExpiredToken",
-        "UnrecognizedClientException",
-        "AuthFailure",
-        "SignatureDoesNotMatch",
-        "security token included in the request is invalid",
-        "failed to get shared config profile",
-    ),
-    "gcp": (
-        "could not find default credentials",
-        "oauth2: cannot fetch token",
-        "invalid_grant",
-        "Reauthentication failed",
-        "Request had invalid authentication credentials",
-        "project: required field is not set",
-        "unable to parse credentials",
-    ),
-    "kubernetes": (
-        "unable to load kubeconfig",
-        "invalid configuration: no configuration has been provided",
-        "Kubernetes cluster is unreachable",
-        "context was not found for specified context",
-        "Unauthorized",
-        "You must be logged in to the server",
-    ),
-}
-CREDENTIAL_HINTS = {
-    "aws": "Run `aws configure` (or `aws sso login`), or set AWS_PROFILE or "
-    "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; check with `aws sts get-caller-identity`.",
-    "gcp": "Run `gcloud auth application-default login` and `gcloud config set project ID` "
-    "(or set GOOGLE_APPLICATION_CREDENTIALS and GOOGLE_CLOUD_PROJECT).",
-    "kubernetes": "Check that `kubectl --context CONTEXT get nodes` works; point KUBECONFIG at "
-    "the right file.",
-}
 _ERROR_LINE = re.compile(r"error:\s*(.+)", re.IGNORECASE)
 _NOISE = ("update failed", "preview failed", "destroy failed", "refresh failed")
 
@@ -197,11 +160,12 @@ def _translate_cli(
             "or instance type (or on-demand instead of spot); managed jobs re-plan by "
             "themselves." + hint_tail,
         )
-    for pattern in CREDENTIAL_PATTERNS.get(op.cloud, ()):
-        if pattern in text:
+    if op.cloud in PULUMI:
+        cloud = pulumi_cloud(op.cloud)
+        if any(pattern in text for pattern in cloud.credential_patterns):
             return StackError(
                 f"{op.cloud} credentials are missing or not valid: {_summary(text)}",
-                CREDENTIAL_HINTS[op.cloud],
+                cloud.credential_hint,
             )
     if "no matching EC2 Subnet found" in text:
         return StackError(

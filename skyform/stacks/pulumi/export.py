@@ -2,7 +2,7 @@
 
 DIR/<cluster>/ gets Pulumi.yaml, Pulumi.<cluster>.yaml (the program's inputs as the project's
 `cluster` config object, `<project>:cluster`), __main__.py (the same program skyform runs
-inline, copied from `programs/<cloud>.py`), requirements.txt and a README. Project and stack
+inline, copied from `<cloud>/program.py`), requirements.txt and a README. Project and stack
 names are the ones skyform uses (`<project>/<cluster>`), so the exported program registers the
 same resources with the same inputs. Rendered from skyform/templates/pulumi; imports no Pulumi.
 local and ssh clusters have no Pulumi program: they are reported as skipped.
@@ -18,28 +18,15 @@ from pathlib import Path
 from skyform import __version__
 from skyform.config import Config, confined
 from skyform.errors import PlanError
+from skyform.infra import BY_NAME, PULUMI
+from skyform.paths import write_atomic
 from skyform.plan.model import ClusterSpec, Plan
-from skyform.plan.planfile import write_atomic
 from skyform.stacks.pulumi.backend import pulumi_settings
+from skyform.stacks.pulumi.cloud import program_path, pulumi_cloud
 from skyform.stacks.pulumi.context import input_context
 from skyform.stacks.pulumi.engine import placement
-from skyform.stacks.pulumi.inputs import CLOUDS, program_inputs
+from skyform.stacks.pulumi.inputs import program_inputs
 
-# Tested SDK versions, bounded below the next major version.
-REQUIREMENTS = {
-    "aws": ["pulumi>=3.181,<4", "pulumi-aws>=7.0,<8"],
-    "gcp": ["pulumi>=3.181,<4", "pulumi-gcp>=10.0,<11"],
-    "kubernetes": ["pulumi>=3.181,<4", "pulumi-kubernetes>=4.18,<5"],
-}
-PROVIDER_PACKAGES = {"aws": "pulumi-aws", "gcp": "pulumi-gcp", "kubernetes": "pulumi-kubernetes"}
-CREDENTIALS = {
-    "aws": "Credentials: the usual AWS ones (`aws configure`, AWS_PROFILE, or "
-    "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY).",
-    "gcp": "Credentials: `gcloud auth application-default login` (or "
-    "GOOGLE_APPLICATION_CREDENTIALS).",
-    "kubernetes": "Credentials: your kubeconfig (the context is in Pulumi.<stack>.yaml; null "
-    "means the current one).",
-}
 FILES = ("Pulumi.yaml", "Pulumi.{stack}.yaml", "__main__.py", "requirements.txt", "README.md")
 
 
@@ -85,7 +72,7 @@ def _environment():
 
 
 def program_source(cloud: str) -> str:
-    return resources.files("skyform.stacks.pulumi.programs").joinpath(f"{cloud}.py").read_text()
+    return program_path(cloud).read_text()
 
 
 def render_project(
@@ -105,11 +92,11 @@ def render_project(
         "description": f"skyform cluster {spec.name}: {placement(spec)}",
         "version": __version__,
         "plan_digest": plan_digest,
-        "provider_package": PROVIDER_PACKAGES[cloud],
+        "provider_package": (BY_NAME[cloud].sdk_module or "").replace("_", "-"),
         "program_source": program_source(cloud).rstrip("\n"),
-        "requirements": REQUIREMENTS[cloud],
+        "requirements": list(pulumi_cloud(cloud).requirements),
         "ssh_user": inputs["ssh_user"],
-        "credentials": CREDENTIALS[cloud],
+        "credentials": pulumi_cloud(cloud).export_credentials,
         "missing_project": cloud == "gcp" and not inputs.get("project"),
         "first_service": f"{inputs['pod_names'][0]}-ssh" if cloud == "kubernetes" else "",
         "config_yaml": yaml.safe_dump(
@@ -144,7 +131,7 @@ def export_plan(
             )
             continue
         cloud = spec.offer.cloud
-        if cloud not in CLOUDS:
+        if cloud not in PULUMI:
             skipped.append(
                 SkippedCluster(
                     spec.name,

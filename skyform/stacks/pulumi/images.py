@@ -13,11 +13,8 @@ or a cloud image id used as is. A `{region: image}` mapping is resolved by the p
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from skyform.errors import StackError
-
-ImageLookup = Callable[[str, "str | None", str], "str | None"]  # Catalog.image_for
+from skyform.stacks.pulumi.cloud import ImageLookup, pulumi_cloud
 
 PRE_TURING_GPUS = frozenset({"K80", "M60", "P4", "P100", "V100", "V100-32GB"})
 NOT_GPUS = ("tpu-", "inferentia", "trainium", "gaudi", "radeon")
@@ -29,21 +26,9 @@ def has_nvidia_gpu(accelerator: str | None) -> bool:
 
 
 def default_tags(cloud: str, accelerator: str | None, arch: str) -> list[str]:
-    """Image tags to try, best first."""
-    gpu = has_nvidia_gpu(accelerator)
+    """Image tags to try, best first (the cloud folder's `default_images`)."""
     arm = arch in ("arm64", "aarch64")
-    if cloud == "aws":
-        return (
-            ["custom-gpu-ubuntu-arm64" if arm else "custom-gpu-ubuntu"]
-            if gpu
-            else ["custom-cpu-ubuntu-arm64" if arm else "custom-cpu-ubuntu"]
-        )
-    if cloud == "gcp":
-        if gpu:
-            legacy = "custom-gpu-ubuntu-2204"
-            return [legacy] if accelerator in PRE_TURING_GPUS else [f"{legacy}-cuda13", legacy]
-        return ["custom-cpu-ubuntu-2204-arm64" if arm else "custom-cpu-ubuntu-2204"]
-    return ["custom-gpu-ubuntu-2204" if gpu else "custom-cpu-ubuntu-2204"]
+    return pulumi_cloud(cloud).default_images(has_nvidia_gpu(accelerator), arm, accelerator)
 
 
 def resolve_image(
@@ -57,16 +42,17 @@ def resolve_image(
 ) -> str:
     if image_id:
         if image_id.startswith("skypilot:"):
+            regional = pulumi_cloud(cloud).regional_images
             found = lookup(cloud, region, image_id)
             if found is None:
                 raise StackError(
                     f"image {image_id} has no {cloud} image"
-                    + (f" in {region}" if region and cloud == "aws" else "")
+                    + (f" in {region}" if region and regional else "")
                     + " in the catalog",
                     IMAGE_HINT,
                 )
             return found
-        if cloud == "kubernetes" and image_id.startswith("docker:"):
+        if pulumi_cloud(cloud).container_images and image_id.startswith("docker:"):
             return image_id.removeprefix("docker:")
         return image_id
     tags = default_tags(cloud, accelerator, arch)
@@ -74,7 +60,7 @@ def resolve_image(
         found = lookup(cloud, region, tag)
         if found is not None:
             return found
-    where = f"{cloud} region {region}" if cloud == "aws" else cloud
+    where = f"{cloud} region {region}" if pulumi_cloud(cloud).regional_images else cloud
     raise StackError(
         f"the catalog has no default image (skypilot:{tags[-1]}) for {where}", IMAGE_HINT
     )

@@ -12,9 +12,9 @@ here (and tested):
 
 from __future__ import annotations
 
-import hashlib
 import re
 
+from skyform.digests import sha256_hex
 from skyform.errors import StackError
 
 MAX_LABEL = 63
@@ -25,7 +25,7 @@ LABELS_HINT = "Rename the label in the task's `resources.labels`."
 
 
 def _short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
+    return sha256_hex(text)[:8]
 
 
 def gcp_label_key(key: str) -> str:

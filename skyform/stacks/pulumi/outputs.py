@@ -10,30 +10,17 @@ from __future__ import annotations
 from skyform.errors import StackError
 from skyform.plan.model import ClusterSpec
 from skyform.stacks.engine import ClusterState, NodeState
+from skyform.stacks.pulumi.cloud import pulumi_cloud
 from skyform.state.models import ClusterHandle, NodeHandle, NodeKind
 
 ENGINE = "pulumi"
-NODE_TYPES = {
-    "aws": "aws:ec2/instance:Instance",
-    "gcp": "gcp:compute/instance:Instance",
-    "kubernetes": "kubernetes:core/v1:Pod",
-}
-ALIVE = {
-    "aws": {"running", "pending"},
-    "gcp": {"RUNNING", "PROVISIONING", "STAGING"},
-    "kubernetes": {"Running"},
-}
-
-
-def _node_id(cloud: str, region: str, raw: str) -> str:
-    # Pod ids ("namespace/name") repeat across Kubernetes clusters: qualify them.
-    return f"kubernetes/{region}/{raw}" if cloud == "kubernetes" else raw
 
 
 def handle_from_outputs(
     desired: ClusterSpec, outputs: dict, *, identity_file: str, stack: str
 ) -> ClusterHandle:
     offer = desired.offer
+    cloud = pulumi_cloud(offer.cloud)
     raw_nodes = outputs.get("nodes")
     if not isinstance(raw_nodes, list) or len(raw_nodes) != desired.num_nodes:
         found = len(raw_nodes) if isinstance(raw_nodes, list) else 0
@@ -60,7 +47,7 @@ def handle_from_outputs(
                 user=outputs.get("ssh_user"),
                 identity_file=identity_file,
                 ip=private or host,
-                node_id=_node_id(offer.cloud, offer.region, str(raw["id"])),
+                node_id=cloud.node_id(offer.region, str(raw["id"])),
             )
         )
     return ClusterHandle(
@@ -73,21 +60,12 @@ def handle_from_outputs(
     )
 
 
-def _state_of(cloud: str, outputs: dict) -> str:
-    if cloud == "aws":
-        return str(outputs.get("instanceState") or "")
-    if cloud == "gcp":
-        return str(outputs.get("currentStatus") or "")
-    status = outputs.get("status") or {}
-    return str(status.get("phase") or "") if isinstance(status, dict) else ""
-
-
 def cluster_state(handle: ClusterHandle, resources: list[dict]) -> ClusterState:
     """Per-node liveness from a (refreshed) deployment's resources."""
-    cloud = handle.offer.cloud
+    cloud = pulumi_cloud(handle.offer.cloud)
     by_rank: dict[int, dict] = {}
     for resource in resources:
-        if resource.get("type") != NODE_TYPES.get(cloud) or resource.get("delete"):
+        if resource.get("type") != cloud.node_type or resource.get("delete"):
             continue
         name = str(resource.get("urn", "")).rsplit("::", 1)[-1]
         if name.startswith("node-") and name[5:].isdigit():
@@ -102,8 +80,8 @@ def cluster_state(handle: ClusterHandle, resources: list[dict]) -> ClusterState:
                 NodeState(rank=node.rank, node_id=node.node_id, alive=False, detail=detail)
             )
             continue
-        state = _state_of(cloud, outputs)
-        alive = state in ALIVE[cloud]
+        state = cloud.node_state(outputs)
+        alive = state in cloud.alive
         detail = state or "unknown state"
         if not alive and spot and state in ("terminated", "TERMINATED"):
             detail += " (spot instance preempted)"

@@ -20,16 +20,18 @@ import importlib
 from collections.abc import Callable
 
 from skyform.config import Config
+from skyform.infra import OBJECT_STORES
 from skyform.plan.model import PlannedBucket
 from skyform.stacks.engine import EventSink, no_events
-from skyform.stacks.pulumi.backend import PulumiSettings, pulumi_settings
+from skyform.stacks.pulumi.backend import PulumiBackend, pulumi_settings
+from skyform.stacks.pulumi.cloud import InputContext
 from skyform.stacks.pulumi.errors import Operation
-from skyform.stacks.pulumi.inputs import CLOUD_STORE, storage_inputs
+from skyform.stacks.pulumi.inputs import storage_inputs
 
-STORE_CLOUD = {store: cloud for cloud, store in CLOUD_STORE.items()}
+STORE_CLOUD = {store: cloud for cloud, store in OBJECT_STORES.items()}
 
 
-def storage_project(config: Config | None = None) -> PulumiSettings:
+def storage_project(config: Config | None = None) -> PulumiBackend:
     settings = pulumi_settings(config)
     return dataclasses.replace(settings, project=settings.project + "-storage")
 
@@ -53,13 +55,21 @@ class StorageStacks:
             from skyform.stacks.pulumi.context import gcp_project
 
             project = gcp_project()
-        return storage_inputs(bucket, plan_digest=self.plan_digest, gcp_project=project, keep=keep)
+        # a storage stack has no nodes: no SSH key and no image to look up
+        ctx = InputContext(
+            ssh_public_key="",
+            ssh_key_id="",
+            image_lookup=lambda *_: None,
+            plan_digest=self.plan_digest,
+            gcp_project=project,
+        )
+        return storage_inputs(bucket, ctx, keep=keep)
 
     def program(self, bucket: PlannedBucket, *, keep: bool) -> Callable[[], None]:
         """The inline program (what an exported storage project's `__main__.py` runs)."""
         cloud = STORE_CLOUD[bucket.store]
         inputs = self.inputs(bucket, keep=keep)
-        module = importlib.import_module(f"skyform.stacks.pulumi.programs.{cloud}")
+        module = importlib.import_module(f"skyform.stacks.pulumi.{cloud}.program")
         return lambda: module.register_storage(inputs)
 
     def _op(self, verb: str, bucket: PlannedBucket) -> Operation:

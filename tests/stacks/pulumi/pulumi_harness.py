@@ -127,7 +127,7 @@ class _Recorder(pulumi.runtime.Mocks):
 
 def program(cloud: str, inputs: dict):
     """The inline program the engine runs for `inputs`."""
-    module = importlib.import_module(f"skyform.stacks.pulumi.programs.{cloud}")
+    module = importlib.import_module(f"skyform.stacks.pulumi.{cloud}.program")
     return lambda: module.register(inputs)
 
 

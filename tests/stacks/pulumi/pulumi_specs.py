@@ -19,7 +19,7 @@ from skyform.plan.model import (
     TaskPlacement,
     TaskSource,
 )
-from skyform.stacks.pulumi.inputs import InputContext
+from skyform.stacks.pulumi.cloud import InputContext
 
 PUBLIC_KEY = (
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB4R1Je6kzkFXxOW/4K5M+eta0NvX7pteNb3Hk01rQUM skyform"

@@ -150,3 +150,19 @@ def test_directories_skyform_makes_are_private(skyform_home):
         skyform_home / "pulumi-work" / "skyform" / "c1",
     ):
         assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+
+
+def test_a_postgresql_state_is_the_default_backend_and_settings_override_it(monkeypatch):
+    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    monkeypatch.setenv("SKYFORM_STATE_URL", "postgresql://ci@db.lab:5432/skyform")
+    assert pulumi_settings(Config()).backend_url == "postgres://ci@db.lab:5432/skyform"
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "s3://team-stacks")
+    assert pulumi_settings(Config()).backend_url == "s3://team-stacks"
+    config = Config(pulumi=PulumiSettings(backend_url="azblob://stacks"))
+    assert pulumi_settings(config).backend_url == "azblob://stacks"
+
+
+def test_a_sqlite_state_keeps_the_local_backend(skyform_home, monkeypatch):
+    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    monkeypatch.setenv("SKYFORM_STATE_URL", f"sqlite:///{skyform_home}/state.db")
+    assert pulumi_settings(Config()).backend_url == (skyform_home / "pulumi").as_uri()

@@ -25,8 +25,9 @@ from skyform.config import Config, PulumiSettings
 from skyform.errors import StackError
 from skyform.plan.model import Action, ClusterChange, PlacedOffer
 from skyform.plan.planfile import plan_bytes, plan_digest, write_plan
+from skyform.stacks.pulumi.cloud import pulumi_cloud
 from skyform.stacks.pulumi.context import input_context
-from skyform.stacks.pulumi.export import REQUIREMENTS, export_plan
+from skyform.stacks.pulumi.export import export_plan
 from skyform.stacks.pulumi.inputs import program_inputs
 
 FILES = ["Pulumi.yaml", "Pulumi.{}.yaml", "__main__.py", "requirements.txt", "README.md"]
@@ -152,7 +153,7 @@ def test_requirements_are_pinned_to_tested_major_versions(tmp_path):
             for line in (p.directory / "requirements.txt").read_text().splitlines()
             if line and not line.startswith("#")
         ]
-        assert lines == REQUIREMENTS[p.cloud]
+        assert lines == list(pulumi_cloud(p.cloud).requirements)
         for line in lines:
             _, _, bounds = line.partition(">=")
             assert ",<" in bounds, line

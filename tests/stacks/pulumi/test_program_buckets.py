@@ -82,8 +82,8 @@ def test_no_buckets_leaves_the_cluster_inputs_as_they_were():
 def _storage_run(bucket, keep=True):
     """The storage program's run, and each resource's `protect` option (which the mock
     runtime does not pass on: a stack transformation sees it)."""
-    inputs = storage_inputs(bucket, plan_digest=PLAN_DIGEST, keep=keep)
-    module = importlib.import_module(f"skyform.stacks.pulumi.programs.{inputs['cloud']}")
+    inputs = storage_inputs(bucket, context(plan_digest=PLAN_DIGEST), keep=keep)
+    module = importlib.import_module(f"skyform.stacks.pulumi.{inputs['cloud']}.program")
     protected: dict[str, bool] = {}
 
     def record(args):

@@ -8,7 +8,7 @@ from pulumi_harness import is_secret, program, run_program, unsecret
 from pulumi_specs import K8S_CPU, K8S_H100, K8S_T4_GKE, PUBLIC_KEY, catalog, context, spec
 
 from skyform.stacks.pulumi.inputs import program_inputs
-from skyform.stacks.pulumi.programs.kubernetes import SSHD_SCRIPT
+from skyform.stacks.pulumi.kubernetes.program import SSHD_SCRIPT
 
 POD = "kubernetes:core/v1:Pod"
 SERVICE = "kubernetes:core/v1:Service"

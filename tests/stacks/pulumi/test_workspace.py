@@ -12,9 +12,9 @@ from pulumi_specs import AWS_M5, GCP_N2, catalog, spec
 
 from skyform.config import Config
 from skyform.errors import CapacityError, StackError
-from skyform.stacks.engine import engine_for
 from skyform.stacks.pulumi.engine import PulumiEngine
-from skyform.state.db import StateDB
+from skyform.stacks.registry import engine_for
+from skyform.state.db import open_state
 
 INSTANCE = "aws:ec2/instance:Instance"
 KEYPAIR = {"type": "aws:ec2/keyPair:KeyPair", "name": "ssh-key", "outputs": {}}
@@ -289,13 +289,10 @@ def test_a_missing_provider_sdk_names_the_extra(monkeypatch):
 
 
 def test_engine_for_builds_the_pulumi_engine_for_cloud_infra(skyform_home):
-    db = StateDB(skyform_home / "state.db")
-    try:
+    with open_state(skyform_home / "state.db") as db:
         for cloud in ("aws", "gcp", "kubernetes"):
             built = engine_for(cloud, config=Config(), state=db)
             assert isinstance(built, PulumiEngine) and built.cloud == cloud
-    finally:
-        db.close()
 
 
 def test_refresh_and_destroy_follow_the_project_the_stack_was_made_in(standin, skyform_home):
@@ -307,3 +304,24 @@ def test_refresh_and_destroy_follow_the_project_the_stack_was_made_in(standin, s
     renamed.refresh(handle)
     refresh_call = next(c for c in standin.calls() if c["argv"][0] == "refresh")
     assert refresh_call["cwd"] == str(skyform_home / "pulumi-work" / "skyform" / "c1")
+
+
+def test_team_mode_stacks_live_in_the_state_database_under_the_team_passphrase(
+    standin, monkeypatch
+):
+    """State URL on PostgreSQL: the CLI gets Pulumi's postgres:// DIY backend on the same
+    database and SKYFORM_PASSPHRASE; a concurrent-update hint never shows the password."""
+    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    monkeypatch.setenv("SKYFORM_STATE_URL", "postgresql://ci:pw-123@db.lab:5432/skyform")
+    monkeypatch.setenv("SKYFORM_PASSPHRASE", "team passphrase")
+    standin.scenario(**up_scenario(1))
+    engine().up(spec(AWS_M5))
+    _, *calls = standin.calls()
+    for call in calls:
+        assert call["env"]["PULUMI_BACKEND_URL"] == "postgres://ci:pw-123@db.lab:5432/skyform"
+        assert call["env"]["PULUMI_CONFIG_PASSPHRASE"] == "team passphrase"
+    standin.scenario(fail={"up": {"stderr": "error: the stack is currently locked by 1 lock(s)"}})
+    with pytest.raises(StackError) as err:
+        engine().up(spec(AWS_M5))
+    assert "PULUMI_BACKEND_URL=postgres://ci:***@db.lab:5432/skyform" in (err.value.hint or "")
+    assert "pw-123" not in f"{err.value} {err.value.hint}"

@@ -72,10 +72,10 @@ def _kex(transport) -> str:
 
 
 def login_host(pool_name: str, pool: SSHPool, host: SSHHost) -> LoginResult:
-    from skyform.exec.connect import Timeouts
     from skyform.exec.hostkeys import KnownHosts
+    from skyform.exec.runner import Timeouts
     from skyform.exec.ssh import SSHRunner  # paramiko: only when a pool is checked
-    from skyform.stacks.sshpool import pool_node
+    from skyform.stacks.sshnodes import pool_node
 
     ident = host_id(pool_name, pool, host)
     node = pool_node(0, ident, host, pool)

@@ -1,0 +1,173 @@
+"""Load on a real service (`skyform serve up` on local, replicas in network namespaces)
+during a rolling update and during a scale-up from 1 to 3 replicas.
+
+    sudo .venv/bin/python bench/serve_scenarios.py [--clients 20] [--seconds 40]
+
+1. rolling: 2 replicas serving; `serve update` to a changed task under `--clients` clients
+   for `--seconds`: failed requests (goal 0), p50/p99, and how long the rollout took.
+2. scale-up: min 1, max 3, target_qps_per_replica 5, upscale delay 5 s (decisions every
+   0.5 s): `--clients` clients push the QPS over 15; time from the first request to the
+   third READY replica, failed requests, p50/p99.
+Probe interval 0.5 s. Client, LB, controller and replicas share this machine's cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+
+REPO = Path(__file__).resolve().parents[1]
+APP = REPO / "tests" / "serve" / "replica_app.py"
+ENV = {
+    **os.environ,
+    "SKYFORM_SERVE_PROBE_INTERVAL": "0.5",
+    "SKYFORM_SERVE_DECISION_INTERVAL": "0.5",
+    "NO_COLOR": "1",
+}
+
+
+def task(name: str, version: str, policy: str) -> str:
+    return f"""\
+name: {name}
+service:
+  readiness_probe: {{path: /health, initial_delay_seconds: 60, timeout_seconds: 2}}
+{policy}
+resources: {{infra: local, ports: 8080}}
+envs: {{APP_VERSION: "{version}"}}
+run: exec {sys.executable} {APP} 8080
+"""
+
+
+def skyform(*args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "skyform.cli.main", *args],
+        capture_output=True, text=True, env=ENV, stdin=subprocess.DEVNULL, timeout=300,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise SystemExit(f"skyform {' '.join(args)} failed:\n{proc.stdout}{proc.stderr}")
+    return proc.stdout
+
+
+def record(name: str) -> dict:
+    return json.loads(skyform("serve", "status", name, "--json"))[0]
+
+
+def ready(name: str) -> list[int]:
+    return [r["version"] for r in record(name)["replicas"] if r["status"] == "READY"]
+
+
+def wait(check, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise SystemExit("timed out")
+        time.sleep(0.3)
+
+
+async def load(url: str, clients: int, seconds: float, during=None) -> dict:
+    latencies: list[float] = []
+    failed = 0
+    stop = time.perf_counter() + seconds
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
+
+        async def client() -> None:
+            nonlocal failed
+            while time.perf_counter() < stop:
+                started = time.perf_counter()
+                try:
+                    async with http.get(url) as resp:
+                        await resp.read()
+                        failed += resp.status != 200
+                except aiohttp.ClientError:
+                    failed += 1
+                latencies.append(time.perf_counter() - started)
+
+        extra = [asyncio.to_thread(during)] if during else []
+        await asyncio.gather(*(client() for _ in range(clients)), *extra)
+    cuts = statistics.quantiles(latencies, n=100)
+    return {
+        "requests": len(latencies),
+        "failed": failed,
+        "p50_ms": round(statistics.median(latencies) * 1000, 2),
+        "p99_ms": round(cuts[98] * 1000, 2),
+        "rps": round(len(latencies) / seconds, 1),
+    }
+
+
+def rolling(work: Path, clients: int, seconds: float) -> dict:
+    v1, v2 = work / "roll.yaml", work / "roll-v2.yaml"
+    v1.write_text(task("benchroll", "1", "  replicas: 2"))
+    v2.write_text(task("benchroll", "2", "  replicas: 2"))
+    skyform("serve", "up", str(v1), "-y")
+    try:
+        wait(lambda: ready("benchroll") == [1, 1])
+        url = record("benchroll")["endpoint"] + "/echo"
+        timing: dict[str, float] = {}
+
+        def update() -> None:
+            time.sleep(2)
+            began = time.monotonic()
+            skyform("serve", "update", "benchroll", str(v2), "-y")
+            wait(lambda: [r["version"] for r in record("benchroll")["replicas"]] == [2, 2]
+                 and ready("benchroll") == [2, 2])  # fmt: skip
+            timing["rollout_s"] = round(time.monotonic() - began, 1)
+
+        out = asyncio.run(load(url, clients, seconds, update))
+        return {**out, **timing}
+    finally:
+        skyform("serve", "down", "benchroll", "-y")
+
+
+def scale_up(work: Path, clients: int, seconds: float) -> dict:
+    policy = (
+        "  replica_policy: {min_replicas: 1, max_replicas: 3, target_qps_per_replica: 5,\n"
+        "                   upscale_delay_seconds: 5, downscale_delay_seconds: 600}"
+    )
+    path = work / "scale.yaml"
+    path.write_text(task("benchscale", "1", policy))
+    skyform("serve", "up", str(path), "-y")
+    try:
+        wait(lambda: len(ready("benchscale")) == 1)
+        url = record("benchscale")["endpoint"] + "/echo"
+        timing: dict[str, float] = {}
+        began = time.monotonic()
+
+        def watch() -> None:
+            wait(lambda: len(ready("benchscale")) == 3, timeout=seconds)
+            timing["third_ready_s"] = round(time.monotonic() - began, 1)
+
+        out = asyncio.run(load(url, clients, seconds, watch))
+        return {**out, **timing}
+    finally:
+        skyform("serve", "down", "benchscale", "-y")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=40.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        ENV["SKYFORM_HOME"] = str(work / "home")
+        results = {
+            "rolling_update": rolling(work, args.clients, args.seconds),
+            "scale_up_1_to_3": scale_up(work, args.clients, args.seconds),
+        }
+    for name, values in results.items():
+        print(f"{name:16} " + "  ".join(f"{k}={v}" for k, v in values.items()))
+    return 0 if all(v["failed"] == 0 for v in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""`skyform controller run`: a long-running controller service for managed jobs.
+
+It registers itself in the state store as the lease `controller/<user@host>:<pid>` (renewed
+while it runs) and adopts every unfinished managed job that no controller drives: it takes
+the job's lease `managed/<id>` and starts the job's controller process
+(`python -m skyform.ops.managed.controller ID`), renewing the lease as a heartbeat while that
+process lives. A job whose service died is adopted by another one: at once on the same
+machine (its pid is gone), within the lease time elsewhere. Two services never drive one job
+(the lease, and the controller's own flock on its job directory). Several services share
+the load: each adopts what is free when it looks.
+
+While any service is registered, `jobs launch` only submits, and `jobs queue` does not start
+per-job controllers of its own. The job's files (task, inputs, plan revisions, logs) live in
+SKYFORM_HOME/jobs: services that adopt each other's jobs share that directory.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from skyform.ops.managed import jobdir
+from skyform.ops.managed.launch import controller_alive
+from skyform.state.db import StateDB, open_state
+from skyform.state.leases import Lease
+from skyform.state.lock import Renewer, lease_ttl
+from skyform.state.managed import ManagedJobs
+from skyform.state.sqlcore import whoami
+
+SERVICES = "controller/"
+
+
+def job_lease(job_id: int) -> str:
+    return f"managed/{job_id}"
+
+
+def registered(db: StateDB) -> list[Lease]:
+    """The controller services alive now."""
+    return db.list_leases(SERVICES)
+
+
+def driver_of(db: StateDB, job_id: int) -> str | None:
+    """Which service drives the job (its lease's purpose names it), if any."""
+    lease = db.get_lease(job_lease(job_id))
+    return lease.purpose if lease else None
+
+
+@dataclass
+class Adopted:
+    lease: Lease
+    proc: subprocess.Popen
+
+
+def _spawn(job_id: int) -> subprocess.Popen:
+    log = open(jobdir.controller_log(job_id), "ab")  # noqa: SIM115 - handed to the child
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "skyform.ops.managed.controller", str(job_id)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            close_fds=True,
+        )
+    finally:
+        log.close()
+
+
+def serve(
+    *, poll: float = 2.0, emit: Callable[[str], None], stop: threading.Event | None = None
+) -> None:
+    """Adopt and drive managed jobs until `stop` is set (or the process is killed)."""
+    stop = stop or threading.Event()
+    ttl = lease_ttl()
+    name = f"{SERVICES}{whoami()}:{os.getpid()}"
+    with open_state() as db:
+        me = db.try_lease(name, purpose="skyform controller run", ttl=ttl)
+        assert me is not None  # the name has our pid in it: nobody else holds it
+        renewer = Renewer(db, me, ttl)
+        renewer.start()
+        emit(f"controller {name.removeprefix(SERVICES)} registered (lease {ttl:g} s)")
+        driving: dict[int, Adopted] = {}
+        try:
+            while not stop.is_set():
+                _reap(db, driving, emit)
+                _adopt(db, driving, name, ttl, emit)
+                for job in driving.values():
+                    db.renew_lease(job.lease, ttl)  # the heartbeat of each adopted job
+                stop.wait(min(poll, ttl / 3))
+        finally:
+            for job in driving.values():
+                job.proc.terminate()
+            renewer.stop()
+            db.release_lease(me)
+
+
+def _reap(db: StateDB, driving: dict[int, Adopted], emit: Callable[[str], None]) -> None:
+    for job_id, job in list(driving.items()):
+        if job.proc.poll() is None:
+            continue
+        db.release_lease(job.lease)
+        del driving[job_id]
+        emit(f"managed job {job_id}: its controller exited ({job.proc.returncode})")
+
+
+def _adopt(db: StateDB, driving: dict, name: str, ttl: float, emit: Callable[[str], None]):
+    for record in ManagedJobs(db).list():
+        if record.status.is_terminal or record.id in driving or controller_alive(record.id):
+            continue
+        lease = db.try_lease(job_lease(record.id), purpose=name, ttl=ttl)
+        if lease is None:
+            continue  # another service drives it
+        driving[record.id] = Adopted(lease, _spawn(record.id))
+        db.add_event(
+            "managed.adopted",
+            f"controller {name.removeprefix(SERVICES)} adopted managed job {record.id}",
+            data={"managed_job_id": record.id, "controller": name},
+        )
+        emit(f"adopted managed job {record.id} ({record.name})")

@@ -1,0 +1,189 @@
+"""What the service controller knows (shared by its parts: controller.py runs the loop,
+replica_io.py launches, probes and tears down replicas, rollout.py runs updates)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import subprocess
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from skyform.errors import SkyformError
+from skyform.infra import CONTEXT_SCOPED
+from skyform.serve import revisions, state
+from skyform.serve.autoscaler import Autoscaler, ReplicaView
+from skyform.serve.placer import Location, SpotPlacer
+from skyform.serve.replica_launch import ReplicaInputs, replica_digest, reuse_blocker
+from skyform.serve.replicas import ReplicaFacts, ReplicaStatus
+from skyform.serve.updates import Rollout
+from skyform.serve.versions import VersionRecord, inputs_of
+from skyform.spec.models import TaskSpec
+from skyform.spec.service_models import ServiceSpec
+
+log = logging.getLogger("skyform.serve.controller")
+
+
+def interval(name: str, default: float) -> float:
+    try:
+        return max(0.05, float(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
+@dataclass
+class Replica:
+    facts: ReplicaFacts
+    role: str = "on-demand"  # spot · on-demand · on-demand fallback
+    cluster: str = ""
+    box: Any = None  # sandbox.Sandbox on local
+    endpoint: str | None = None
+    infra: str | None = None
+    launched_at: float | None = None
+    reason: str = ""
+    busy: bool = False  # a launch or teardown is running
+    location: str | None = None  # the spot placer's choice
+
+
+def spot_placement(placer: SpotPlacer | None, in_use: list[str]) -> dict[str, str]:
+    """The resource flags of a new spot replica: where the placer sends it, if it has one."""
+    if placer is None:
+        return {"use-spot": "true"}
+    return {"use-spot": "true", "infra": placer.select(in_use).infra}
+
+
+@dataclass
+class Version:
+    record: VersionRecord
+    inputs: ReplicaInputs
+    spec: ServiceSpec
+    digest: str
+    reuse_blocker: str | None
+    spot: bool  # the task asks for spot replicas
+    placer: SpotPlacer | None = None  # spot_placer: dynamic_fallback
+
+
+def placer_for(task: TaskSpec) -> SpotPlacer | None:
+    """SkyPilot's SpotHedge over the places the replica's resources fit (cheapest offer per
+    place). A place is what `infra:` can pin: cloud/region/zone, or an ssh pool as a whole."""
+    from skyform.config import load_config
+    from skyform.plan.catalog import load_catalog
+    from skyform.plan.optimizer import default_clouds
+    from skyform.serve.planning import catalog_offerings
+
+    catalog = load_catalog(load_config())
+    prices: dict[str, float] = {}
+    for offering in catalog_offerings(task, catalog, default_clouds(catalog, None)):
+        parts = offering.infra.split("/")
+        place = "/".join(parts[:2]) if parts[0] in CONTEXT_SCOPED else offering.infra
+        prices.setdefault(place, offering.hourly_cost)
+    if not prices:
+        return None
+    return SpotPlacer([Location(infra, price) for infra, price in prices.items()])
+
+
+def load_version(name: str, record: VersionRecord, secrets: dict[str, str]) -> Version:
+    from skyform.spec import load_task_text
+    from skyform.spec.overrides import ResourceOverrides
+
+    inputs = inputs_of(name, record, secrets)
+    dag = load_task_text(
+        record.task_text,
+        path_label=record.task_path,
+        env_overrides=[f"{k}={v}" for k, v in record.envs.items()],
+        secret_overrides=[f"{k}={v}" for k, v in secrets.items()],
+        environ={},
+        resource_overrides=ResourceOverrides.from_recorded(
+            record.overrides, inputs.task_file.resolve().parent
+        ),
+    )
+    spec = dag.tasks[0].service if len(dag.tasks) == 1 else None
+    if spec is None:
+        raise SkyformError(f"{record.task_path} (version {record.number}) has no service: section")
+    task = dag.tasks[0]
+    spot = all(r.use_spot for r in task.resources.alternatives())
+    placer = placer_for(task) if spot and spec.replica_policy.spot_placer else None
+    digest, blocker = replica_digest(inputs), reuse_blocker(inputs)
+    return Version(record, inputs, spec, digest, blocker, spot, placer)
+
+
+class ControllerBase:
+    name: str
+    record: state.ServiceRecord
+    versions: dict[int, Version]
+    replicas: dict[int, Replica]
+    autoscaler: Autoscaler
+    ready_versions: set[int]  # versions that had a READY replica
+    rollout: Rollout | None
+    stopping: bool
+    lb: subprocess.Popen[bytes] | None
+    tasks: set[asyncio.Task[None]]
+    http: Any  # aiohttp.ClientSession while running
+    revision: int
+
+    @property
+    def latest(self) -> Version:
+        return self.versions[self.record.version]
+
+    @property
+    def mode(self) -> str:
+        return self.latest.record.mode
+
+    def min_replicas_of(self, version: int) -> int:
+        known = self.versions.get(version)
+        return known.spec.replica_policy.min_replicas if known else 1
+
+    def views(self) -> list[ReplicaView]:
+        return [
+            ReplicaView(rid, r.facts.version, r.facts.status(), r.facts.is_spot)
+            for rid, r in sorted(self.replicas.items())
+        ]
+
+    def background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self.tasks.add(task)  # a reference, so the task is not collected mid-flight
+        task.add_done_callback(self.tasks.discard)
+
+    def save_revision(
+        self,
+        kind: revisions.Kind,
+        reason: str,
+        launched: list[int] | None = None,
+        terminated: list[int] | None = None,
+    ) -> None:
+        """A plan revision: the replicas wanted after this decision, and why."""
+        self.revision += 1
+        gone = set(terminated or [])
+        planned = [
+            revisions.PlannedReplica(
+                replica_id=rid,
+                version=r.facts.version,
+                role=r.role,
+                infra=r.infra or r.location,
+                status=r.facts.status().value,
+            )
+            for rid, r in sorted(self.replicas.items())
+            if rid not in gone and r.facts.status() not in _GONE
+        ]
+        revision = revisions.ServiceRevision(
+            revision=self.revision,
+            created_at=time.time(),
+            kind=kind,
+            reason=reason,
+            version=self.record.version,
+            target=self.autoscaler.final_target,
+            replicas=planned,
+            launched=sorted(launched or []),
+            terminated=sorted(gone),
+        )
+        try:
+            revisions.save(self.name, revision)
+        except OSError as exc:
+            log.warning("cannot save plan revision %d: %s", self.revision, exc)
+        log.info("plan revision %d (%s): %s", self.revision, kind, reason)
+
+
+_GONE = {ReplicaStatus.SHUTTING_DOWN, ReplicaStatus.PREEMPTED}

@@ -1,0 +1,179 @@
+"""The controller's replica I/O: launch through plan/apply, probe, drain, tear down, and tell
+a preemption (the engine reports the replica's node dead) from a replica that stopped
+answering. Decisions come from the pure modules; this only carries them out."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from skyform.errors import SkyformError
+from skyform.serve import sandbox
+from skyform.serve.controller_base import ControllerBase, Replica, interval, log
+from skyform.serve.probe import probe, probe_request
+from skyform.serve.replica_launch import (
+    cluster_lost,
+    launch,
+    planned_infra,
+    teardown,
+    write_replica_task,
+)
+from skyform.serve.replicas import DRAIN_SECONDS, ReplicaFacts, ReplicaStatus, kept_after_teardown
+from skyform.spec.service_models import ReadinessProbe
+
+LAUNCHES_AT_ONCE = 4
+
+
+class ReplicaIO(ControllerBase):
+    slots: asyncio.Semaphore
+    next_id: int
+    drain_seconds: float = DRAIN_SECONDS
+
+    def new_replica(self, version: int, role: str, placement: dict[str, str] | None) -> int:
+        rid, self.next_id = self.next_id, self.next_id + 1
+        spot = role == "spot"
+        self.replicas[rid] = Replica(
+            ReplicaFacts(rid, version, is_spot=spot),
+            role=role,
+            location=(placement or {}).get("infra"),
+        )
+        self.background(self._launch(rid, placement))
+        return rid
+
+    async def _launch(self, rid: int, placement: dict[str, str] | None) -> None:
+        replica = self.replicas[rid]
+        replica.busy = True
+        async with self.slots:
+            if replica.facts.down is not None:
+                return  # scaled down while waiting for a slot: its teardown owns `busy`
+            if self.stopping:
+                replica.busy = False
+                return
+            replica.facts = replica.facts.launching()
+            version = self.versions[replica.facts.version]
+            try:
+                task, replica.cluster = await asyncio.to_thread(
+                    write_replica_task, version.inputs, rid, None, placement
+                )
+                where = await asyncio.to_thread(
+                    planned_infra, version.inputs, task, replica.cluster
+                )
+                if where == "local":  # replicas on this machine: one network namespace each
+                    replica.box = await asyncio.to_thread(sandbox.create)
+                    task, _ = await asyncio.to_thread(
+                        write_replica_task, version.inputs, rid, replica.box, placement
+                    )
+                replica.infra, host = await asyncio.to_thread(
+                    launch,
+                    version.inputs,
+                    task,
+                    replica.cluster,
+                    log.info,
+                    one_at_a_time=where != "local",
+                )
+                address = replica.box.address if replica.box is not None else host
+                replica.endpoint = f"http://{address}:{version.spec.ports}"
+                replica.launched_at = time.time()
+                replica.facts = replica.facts.launched(True)
+                self._placed(replica, ok=True)
+                log.info("replica %d launched at %s", rid, replica.endpoint)
+            except Exception as exc:  # any launch failure is FAILED_PROVISION, not a crash
+                replica.reason = exc.message if isinstance(exc, SkyformError) else repr(exc)
+                log.warning("replica %d failed to launch: %s", rid, replica.reason)
+                replica.facts = replica.facts.launched(False)
+                self._placed(replica, ok=False)  # SkyPilot: a failed spot launch is a preemption
+            finally:
+                replica.busy = False
+
+    def teardown_replica(self, rid: int, *, scale_down: bool, preempted: bool = False) -> None:
+        """Scale-downs drain (the LB stops sending, in-flight requests finish, up to 120 s);
+        failures and preemptions go at once, as in SkyPilot."""
+        replica = self.replicas[rid]
+        if replica.facts.down is not None:
+            return
+        was_routed = replica.facts.status() is ReplicaStatus.READY
+        replica.facts = replica.facts.tearing_down(scale_down=scale_down, preempted=preempted)
+        replica.busy = True
+        drain = scale_down and was_routed and not preempted
+        self.background(self._down(rid, drain))
+
+    async def _down(self, rid: int, drain: bool) -> None:
+        replica = self.replicas[rid]
+        if drain and replica.endpoint:
+            await self._drained(replica.endpoint)
+        ok = True
+        if replica.cluster:
+            ok = await asyncio.to_thread(teardown, replica.cluster, log.info)
+        if replica.box is not None:
+            await asyncio.to_thread(sandbox.destroy, replica.box)
+        replica.facts = replica.facts.torn_down(ok)
+        replica.busy = False
+        if not kept_after_teardown(replica.facts, self.record.version) and ok:
+            del self.replicas[rid]
+
+    async def _drained(self, url: str) -> None:
+        """Wait until the load balancer neither routes to `url` nor has a request on it."""
+        deadline = time.monotonic() + interval("SKYFORM_SERVE_DRAIN_SECONDS", self.drain_seconds)
+        control = f"http://127.0.0.1:{self.record.control_port}/-/replicas"
+        while time.monotonic() < deadline:
+            try:
+                async with self.http.get(control) as resp:
+                    view = await resp.json()
+                listed = {e["url"] for key in ("ready", "draining") for e in view.get(key, [])}
+                if url not in listed:
+                    return
+            except Exception as exc:  # the LB is gone: nothing can reach the replica
+                log.info("drain of %s: load balancer not answering (%r)", url, exc)
+                return
+            await asyncio.sleep(0.1)
+        log.warning("drain of %s: requests still in flight after the drain time", url)
+
+    async def probe_all(self, now: float) -> list[int]:
+        """Probe every launched replica; returns the ids found preempted."""
+        targets = [
+            (rid, r)
+            for rid, r in self.replicas.items()
+            if r.facts.probed_now() and r.endpoint is not None and not r.busy
+        ]
+        results = await asyncio.gather(
+            *(
+                probe(self.http, probe_request(self._probe_spec(r), r.endpoint or ""))
+                for _, r in targets
+            )
+        )
+        lost: list[int] = []
+        for (rid, replica), ok in zip(targets, results, strict=True):
+            if not ok and replica.cluster:
+                why = await asyncio.to_thread(cluster_lost, replica.cluster)
+                if why is not None:
+                    replica.reason = f"preempted: {why}"
+                    log.warning("replica %d (%s) is preempted: %s", rid, replica.infra, why)
+                    self.teardown_replica(rid, scale_down=True, preempted=True)
+                    self._placed(replica, ok=False)
+                    lost.append(rid)
+                    continue
+            before = replica.facts.status()
+            spec = self._probe_spec(replica)
+            replica.facts = replica.facts.probed(ok, now, spec.initial_delay_seconds)
+            after = replica.facts.status()
+            if after is not before:
+                log.info("replica %d: %s -> %s", rid, before.value, after.value)
+            if after is ReplicaStatus.READY:
+                self.ready_versions.add(replica.facts.version)
+                if self.record.ready_since is None:
+                    self.record = self.record.model_copy(update={"ready_since": now})
+        return lost
+
+    def _placed(self, replica: Replica, *, ok: bool) -> None:
+        """Tell the version's spot placer how its choice went."""
+        placer = self.versions[replica.facts.version].placer
+        if placer is None or replica.location is None:
+            return
+        if ok:
+            placer.launched(replica.location)
+        else:
+            placer.preempted(replica.location)
+
+    def _probe_spec(self, replica: Replica) -> ReadinessProbe:
+        """Each replica is probed with its own version's probe (SkyPilot: per version)."""
+        return self.versions[replica.facts.version].spec.readiness_probe

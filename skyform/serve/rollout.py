@@ -1,0 +1,172 @@
+"""The controller's update manager: `serve update` hands it a new version over the service's
+control socket; it relabels or replaces replicas (rolling or blue-green, updates.py), retires
+outdated ones, and rolls back a version that never becomes READY (beyond SkyPilot, #4312).
+
+The socket (`control.sock` in the service's 0700 folder) carries the new version's secrets in
+memory, as `serve up` hands them to the controller: they never reach a file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from dataclasses import replace
+
+from skyform.errors import SkyformError
+from skyform.serve import state, versions
+from skyform.serve.autoscaler import window_qps
+from skyform.serve.controller_base import ControllerBase, interval, load_version, log
+from skyform.serve.lb.requestlog import read_counts
+from skyform.serve.replica_io import ReplicaIO
+from skyform.serve.replicas import ReplicaStatus, Step
+from skyform.serve.updates import Rollout, outdated_to_terminate, rollback_reason
+
+LAUNCH_BUDGET_SECONDS = 1200.0  # on top of initial_delay_seconds, before a rollback
+PROVISION_FAILURES_BEFORE_ROLLBACK = 3
+MAX_MESSAGE_BYTES = 1 << 20
+
+
+def socket_path(name: str) -> str:
+    return str(state.service_dir(name) / "control.sock")
+
+
+class Rollouts(ReplicaIO, ControllerBase):
+    async def serve_control(self) -> asyncio.AbstractServer:
+        path = socket_path(self.name)
+        with contextlib.suppress(FileNotFoundError):
+            import os
+
+            os.unlink(path)
+        return await asyncio.start_unix_server(self._on_message, path=path)
+
+    async def _on_message(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await reader.readline()
+            if len(line) > MAX_MESSAGE_BYTES:
+                raise SkyformError("control message too long")
+            message = json.loads(line or b"{}")
+            if message.get("op") != "update":
+                raise SkyformError(f"unknown control request {message.get('op')!r}")
+            secrets = dict(message.get("secrets") or {})
+            note = self.apply_update(int(message["version"]), secrets)
+            answer = {"ok": True, "note": note}
+        except SkyformError as exc:
+            answer = {"ok": False, "error": exc.message}
+        except (ValueError, KeyError, TypeError) as exc:
+            answer = {"ok": False, "error": f"bad control request: {exc!r}"}
+        writer.write(json.dumps(answer).encode() + b"\n")
+        with contextlib.suppress(ConnectionError):
+            await writer.drain()
+        writer.close()
+
+    def _qps(self) -> float:
+        return window_qps(read_counts(state.service_dir(self.name) / "requests.log"), time.time())
+
+    def apply_update(self, number: int, secrets: dict[str, str]) -> str:
+        if self.stopping:
+            raise SkyformError(f"service {self.name!r} is shutting down")
+        if number <= self.record.version:
+            raise SkyformError(f"version {number} is not newer than {self.record.version}")
+        saved = versions.load(self.name, number)
+        if saved is None:
+            raise SkyformError(f"version {number} of {self.name!r} was not saved")
+        new = load_version(self.name, saved, secrets or self.latest.inputs.secrets)
+        old = self.latest
+        notes = []
+        if (new.spec.tls is None) != (old.spec.tls is None) or new.spec.tls != old.spec.tls:
+            notes.append("tls changes are ignored by a running load balancer")
+        if new.spec.load_balancing_policy != old.spec.load_balancing_policy:
+            notes.append("load_balancing_policy changes are ignored (the LB keeps its policy)")
+        self.versions[number] = new
+        relabelled = []
+        if new.digest == old.digest and new.reuse_blocker is None:
+            for rid, replica in sorted(self.replicas.items()):
+                if replica.facts.version == old.record.number and not _gone(replica.facts):
+                    replica.facts = replace(replica.facts, version=number)
+                    relabelled.append(rid)
+                    if replica.facts.status() is ReplicaStatus.READY:
+                        self.ready_versions.add(number)
+        serving = old.record.number if old.record.number in self.ready_versions else None
+        if serving is None and self.rollout is not None:
+            serving = self.rollout.previous
+        budget = new.spec.readiness_probe.initial_delay_seconds + LAUNCH_BUDGET_SECONDS
+        self.rollout = Rollout(
+            number, serving, time.time(), interval("SKYFORM_SERVE_ROLLOUT_BUDGET", budget)
+        )
+        self.record = self.record.model_copy(update={"version": number, "reason": ""})
+        self.autoscaler.updated(new.spec.replica_policy, self._qps())
+        how = (
+            f"relabelled replicas {', '.join(map(str, relabelled))} in place"
+            if relabelled
+            else f"new replicas ({new.reuse_blocker or 'the task changed'})"
+        )
+        self.save_revision("update", f"update to version {number} ({saved.mode}): {how}")
+        for note in notes:
+            log.warning("%s", note)
+        return "; ".join(notes)
+
+    def retire_outdated(self) -> None:
+        outdated = outdated_to_terminate(
+            self.views(),
+            self.record.version,
+            self.autoscaler.final_target,
+            self.mode,
+            self.min_replicas_of,
+        )
+        if outdated:
+            for rid in outdated:
+                self.teardown_replica(rid, scale_down=True)
+            self.save_revision(
+                "update",
+                f"version {self.record.version} ({self.mode}): retire outdated replicas "
+                f"{', '.join(map(str, outdated))}",
+                terminated=outdated,
+            )
+
+    def check_rollback(self, now: float) -> None:
+        rollout = self.rollout
+        if rollout is None or rollout.version != self.record.version:
+            return
+        if rollout.version in self.ready_versions:
+            self.rollout = None  # it served: later failures are replaced as usual
+            return
+        reason = rollback_reason(self.views(), rollout, now, ever_ready=False)
+        failed_launches = sum(
+            1
+            for r in self.replicas.values()
+            if r.facts.version == rollout.version
+            and r.facts.status() is ReplicaStatus.FAILED_PROVISION
+        )
+        if reason is None and failed_launches >= PROVISION_FAILURES_BEFORE_ROLLBACK:
+            reason = (
+                f"version {rollout.version} never became READY: {failed_launches} replicas "
+                f"failed to launch; rolled back to version {rollout.previous}"
+            )
+        if reason is None or rollout.previous is None:
+            return
+        log.warning("%s", reason)
+        back = self.versions[rollout.previous]
+        self.rollout = None
+        rolled = [*self.record.rolled_back, rollout.version]
+        self.record = self.record.model_copy(
+            update={"version": rollout.previous, "reason": reason, "rolled_back": rolled}
+        )
+        self.autoscaler.updated(back.spec.replica_policy, self._qps())
+        for rid, r in list(self.replicas.items()):
+            if r.facts.version == rollout.version and r.facts.down is Step.SUCCEEDED:
+                del self.replicas[rid]  # a failed record of the version rolled back
+        doomed = [
+            rid
+            for rid, r in self.replicas.items()
+            if r.facts.version == rollout.version and r.facts.down is None
+        ]
+        for rid in doomed:
+            self.teardown_replica(rid, scale_down=True)
+        self.save_revision("rollback", reason, terminated=doomed)
+
+
+def _gone(facts: object) -> bool:
+    status = facts.status()  # type: ignore[attr-defined]
+    return bool(status.value.startswith("FAILED") or status is ReplicaStatus.SHUTTING_DOWN)

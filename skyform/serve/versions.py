@@ -1,0 +1,78 @@
+"""Service versions: what each version of a service is made from, saved when it is made.
+
+`serve up` makes version 1 and every `serve update` the next one (SkyPilot's `add_version`,
+max + 1, also after a rollback). A version is saved as `versions/<N>.json` in the service's
+folder (0600): the task file's text as it was then, its path (relative workdir and mounts
+start from its folder), the `--env` values and resource flags. Secrets are never saved: the
+controller holds them in memory, handed over by `serve up` / `serve update`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from skyform.serve import state
+from skyform.serve.replica_launch import ReplicaInputs
+
+MODES = ("rolling", "blue_green")
+
+
+class VersionRecord(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    number: int
+    task_path: str
+    task_text: str
+    envs: dict[str, str] = {}
+    overrides: dict[str, str] = {}  # ResourceOverrides.recorded
+    mode: str = "rolling"  # how this version replaces the one before it
+
+
+def versions_dir(name: str) -> Path:
+    return state.service_dir(name) / "versions"
+
+
+def save(name: str, version: VersionRecord) -> None:
+    folder = versions_dir(name)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    path = folder / f"{version.number}.json"
+    tmp = path.with_name(f".{version.number}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(version.model_dump_json(indent=1))
+    os.replace(tmp, path)
+
+
+def load(name: str, number: int) -> VersionRecord | None:
+    try:
+        data = (versions_dir(name) / f"{number}.json").read_bytes()
+        return VersionRecord.model_validate(json.loads(data))
+    except (OSError, ValueError):
+        return None
+
+
+def numbers(name: str) -> list[int]:
+    folder = versions_dir(name)
+    if not folder.is_dir():
+        return []
+    return sorted(int(p.stem) for p in folder.glob("*.json") if p.stem.isdigit())
+
+
+def next_number(name: str) -> int:
+    return max(numbers(name), default=0) + 1
+
+
+def inputs_of(name: str, version: VersionRecord, secrets: dict[str, str]) -> ReplicaInputs:
+    return ReplicaInputs(
+        service=name,
+        task_file=Path(version.task_path),
+        folder=state.service_dir(name),
+        envs=dict(version.envs),
+        secrets=dict(secrets),
+        overrides=dict(version.overrides),
+        task_text=version.task_text,
+    )

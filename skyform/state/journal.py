@@ -1,0 +1,112 @@
+"""The journal in the state store: events (what happened, for `logs`, stale-plan reasons and
+the recovery timeline) and usage intervals (what the cost report multiplies). Neither bumps
+the serial: history never makes a reviewed plan stale."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from skyform.plan.model import PlacedOffer
+from skyform.state.models import ClusterRecord, Event, UsageInterval
+from skyform.state.records import load_value
+from skyform.state.sqlcore import SqlCore
+
+
+class JournalMixin(SqlCore):
+    # -- events ------------------------------------------------------------------------------
+
+    def add_event(
+        self,
+        kind: str,
+        message: str,
+        *,
+        cluster: str | None = None,
+        job_id: int | None = None,
+        data: dict | None = None,
+    ) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO events (ts, kind, cluster, job_id, message, data) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (time.time(), kind, cluster, job_id, message, json.dumps(data or {})),
+            )
+
+    def events(self, *, cluster: str | None = None, since: float | None = None) -> list[Event]:
+        sql = "SELECT * FROM events WHERE 1=1"
+        args: list[str | float] = []
+        if cluster is not None:
+            sql += " AND cluster=?"
+            args.append(cluster)
+        if since is not None:
+            sql += " AND ts>=?"
+            args.append(since)
+        rows = self.execute(sql + " ORDER BY id", args).fetchall()
+        return [
+            Event(
+                id=r["id"],
+                ts=r["ts"],
+                kind=r["kind"],
+                cluster=r["cluster"],
+                job_id=r["job_id"],
+                message=r["message"],
+                data=json.loads(r["data"]),
+            )
+            for r in rows
+        ]
+
+    # -- usage intervals (cost report) -------------------------------------------------------
+
+    def open_usage(
+        self,
+        record: ClusterRecord,
+        *,
+        managed_job_id: int | None = None,
+        reason: str = "",
+        started_at: float | None = None,
+    ) -> int:
+        with self.transaction() as conn:
+            row = conn.execute(
+                "INSERT INTO usage (cluster, offer, num_nodes, hourly_price, started_at, "
+                "managed_job_id, reason) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (
+                    record.name,
+                    record.spec.offer.model_dump_json(),
+                    record.spec.num_nodes,
+                    record.hourly_price,
+                    started_at or time.time(),
+                    managed_job_id,
+                    reason,
+                ),
+            ).fetchone()
+            return int(row["id"])
+
+    def close_usage(self, cluster: str, *, ended_at: float | None = None) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE usage SET ended_at=? WHERE cluster=? AND ended_at IS NULL",
+                (ended_at or time.time(), cluster),
+            )
+
+    def usage(self, *, since: float | None = None) -> list[UsageInterval]:
+        sql = "SELECT * FROM usage"
+        args: tuple[float, ...] = ()
+        if since is not None:
+            sql, args = sql + " WHERE ended_at IS NULL OR ended_at>=?", (since,)
+        rows = self.execute(sql + " ORDER BY id", args).fetchall()
+        return [
+            UsageInterval(
+                id=r["id"],
+                cluster=r["cluster"],
+                offer=load_value(
+                    PlacedOffer, json.loads(r["offer"]), what=f"usage interval {r['id']}"
+                ),
+                num_nodes=r["num_nodes"],
+                hourly_price=r["hourly_price"],
+                started_at=r["started_at"],
+                ended_at=r["ended_at"],
+                managed_job_id=r["managed_job_id"],
+                reason=r["reason"] or "",
+            )
+            for r in rows
+        ]

@@ -1,0 +1,210 @@
+"""Team mode: two users ("laptop" and "ci", two SKYFORM_HOMEs) share one PostgreSQL state
+store and one pool of real sshd nodes. CI applies a reviewed plan; the laptop sees the
+cluster, execs into it and takes it down; a plan made before CI's apply is refused naming
+who applied it; two applies of one cluster serialise; an apply killed with -9 while it holds
+the cluster's lock frees it within the lease time; a teammate execs with the key shared
+through the store; PostgreSQL restarted mid-apply fails the apply clearly and the next one
+converges."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from e2ekit import task_file, write_pool
+
+from skyform.state.sqlcore import whoami
+
+pytestmark = pytest.mark.e2e
+
+TASK = "name: train\nresources:\n  infra: ssh/lab\nrun: echo hello-$SKYFORM_NODE_RANK\n"
+
+
+class Team:
+    def __init__(self, root: Path, url: str, nodes) -> None:
+        self.repo = root / "repo"  # the checkout both work from
+        self.repo.mkdir()
+        self.url = url
+        self.homes = {}
+        for who in ("laptop", "ci"):
+            home = root / who
+            home.mkdir(mode=0o700)
+            write_pool(home, nodes, range(2))
+            self.homes[who] = home
+
+    def env(self, who: str, **extra: str) -> dict[str, str]:
+        home = str(self.homes[who])
+        return (
+            dict(
+                os.environ,
+                SKYFORM_HOME=home,
+                SKYFORM_STATE_URL=self.url,
+                COLUMNS="200",
+                NO_COLOR="1",
+            )
+            | extra
+        )
+
+    def run(self, who: str, *args, check: int | None = None, timeout: float = 180, **extra):
+        proc = subprocess.run(
+            [sys.executable, "-m", "skyform.cli.main", *map(str, args)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            cwd=self.repo,
+            env=self.env(who, **extra),
+            timeout=timeout,
+        )
+        if check is not None:
+            assert proc.returncode == check, proc.stdout + proc.stderr
+        return proc
+
+    def spawn(self, who: str, *args, **extra) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "skyform.cli.main", *map(str, args)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=self.repo,
+            env=self.env(who, **extra),
+            start_new_session=True,
+        )
+
+
+@pytest.fixture
+def team(tmp_path, pg_url, fresh_ssh_nodes):
+    team = Team(tmp_path, pg_url, fresh_ssh_nodes)
+    yield team
+    team.run("ci", "down", "-a", "-y")
+
+
+def test_ci_applies_the_reviewed_plan_and_the_laptop_sees_execs_and_downs_it(team):
+    task_file(team.repo, "train.yaml", TASK)
+    review = team.run("ci", "plan", "train.yaml", "--markdown", check=0)
+    assert "train" in review.stdout  # what the pull request comment shows
+    team.run("ci", "plan", "train.yaml", "-o", "plan.json", check=0)
+    team.run("ci", "apply", "plan.json", check=0)
+    status = json.loads(team.run("laptop", "status", "--json", check=0).stdout)
+    assert [(c["name"], c["status"]) for c in status] == [("train", "UP")]
+    ran = team.run("laptop", "exec", "train", "echo from-laptop-$SKYFORM_NODE_RANK", check=0)
+    assert "from-laptop-0" in ran.stdout
+    team.run("laptop", "down", "train", "-y", check=0)
+    assert json.loads(team.run("ci", "status", "--json", check=0).stdout) == []
+
+
+def test_a_plan_made_before_a_teammates_apply_is_refused_naming_who_applied_it(team):
+    task_file(team.repo, "train.yaml", TASK)
+    team.run("laptop", "plan", "train.yaml", "-o", "laptop.json", check=0)
+    team.run("ci", "plan", "train.yaml", "-o", "ci.json", check=0)
+    team.run("ci", "apply", "ci.json", check=0)
+    stale = team.run("laptop", "apply", "laptop.json")
+    assert stale.returncode == 3, stale.stdout + stale.stderr
+    assert "cluster train (up) changed since the plan was made" in stale.stderr
+    assert f"train was changed by {whoami()} at " in stale.stderr
+    assert "with `skyform apply ci.json`" in stale.stderr
+
+
+def test_two_applies_of_one_cluster_serialise_and_the_second_is_stale(team):
+    task_file(team.repo, "train.yaml", TASK)
+    team.run("ci", "plan", "train.yaml", "-o", "a.json", check=0)
+    team.run("laptop", "plan", "train.yaml", "-o", "b.json", check=0)
+    first = team.spawn("ci", "apply", "a.json", "--lock-timeout", "120")
+    second = team.spawn("laptop", "apply", "b.json", "--lock-timeout", "120")
+    results = sorted(
+        (p.wait(timeout=240), p.stdout.read() if p.stdout else "") for p in (first, second)
+    )
+    assert [code for code, _ in results] == [0, 3], results
+    assert "changed since the plan was made" in results[1][1]
+    status = json.loads(team.run("laptop", "status", "--json", check=0).stdout)
+    assert [(c["name"], c["status"]) for c in status] == [("train", "UP")]
+
+
+def test_an_apply_killed_holding_the_lock_frees_the_cluster_within_the_lease_time(team):
+    slow = TASK.replace("run:", "setup: sleep 60\nrun:")
+    task_file(team.repo, "train.yaml", slow)
+    team.run("ci", "plan", "train.yaml", "-o", "plan.json", check=0)
+    # as if CI ran on another machine: its pid cannot be checked here, only its lease
+    held = team.spawn("ci", "apply", "plan.json", SKYFORM_LEASE_TTL="3")
+    lease = _wait_for_lease(team, "cluster/train")
+    os.killpg(held.pid, signal.SIGKILL)
+    held.wait()
+    _pretend_remote(team, lease)
+    locked = team.run("laptop", "down", "train", "-y", SKYFORM_LOCK_WAIT="0")
+    assert locked.returncode == 1 and "is locked by" in locked.stderr
+    assert "skyform force-unlock train" in locked.stderr
+    started = time.monotonic()
+    team.run("laptop", "down", "train", "-y", SKYFORM_LOCK_WAIT="10", check=0)
+    assert time.monotonic() - started < 10  # freed when its 3 s lease ran out
+    assert json.loads(team.run("laptop", "status", "--json", check=0).stdout) == []
+
+
+def test_a_teammate_with_the_passphrase_execs_with_the_key_shared_through_the_store(team):
+    """CI's key for the pool lives only on the CI runner, which is gone after the apply: the
+    laptop uses the copy sealed in the store (and the host keys CI recorded)."""
+    ci_key = team.homes["ci"] / "pool-key"
+    config = yaml.safe_load((team.homes["ci"] / "config.yaml").read_text())
+    hosts = config["ssh_pools"]["lab"]["hosts"]
+    ci_key.write_bytes(Path(hosts[0]["identity_file"]).read_bytes())
+    ci_key.chmod(0o600)
+    for host in hosts:
+        host["identity_file"] = str(ci_key)
+    (team.homes["ci"] / "config.yaml").write_text(yaml.safe_dump(config))
+    task_file(team.repo, "train.yaml", TASK)
+    secret = {"SKYFORM_PASSPHRASE": "team secret"}
+    team.run("ci", "plan", "train.yaml", "-o", "plan.json", check=0)
+    team.run("ci", "apply", "plan.json", check=0, **secret)
+    ci_key.unlink()  # the CI runner vanished
+    refused = team.run("laptop", "exec", "train", "echo hi")
+    assert refused.returncode == 1
+    assert "SSH key is in the team's state store, encrypted" in refused.stderr
+    ran = team.run("laptop", "exec", "train", "echo via-shared-$SKYFORM_NODE_RANK", **secret)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "via-shared-0" in ran.stdout
+    shared = (team.homes["laptop"] / "known_hosts").read_text().splitlines()
+    assert shared and set(shared) <= set((team.homes["ci"] / "known_hosts").read_text().split("\n"))
+    team.run("laptop", "down", "train", "-y", check=0, **secret)
+
+
+def test_postgresql_restarted_mid_apply_fails_clearly_and_the_next_apply_converges(team, pg_server):
+    task_file(team.repo, "train.yaml", TASK.replace("run:", "setup: sleep 4\nrun:"))
+    team.run("ci", "plan", "train.yaml", "-o", "plan.json", check=0)
+    applying = team.spawn("ci", "apply", "plan.json")
+    _wait_for_lease(team, "cluster/train")
+    pg_server.stop("fast")  # drops every connection, the apply's included
+    pg_server.start()
+    code = applying.wait(timeout=120)
+    out = applying.stdout.read() if applying.stdout else ""
+    assert code == 1, out
+    assert "lost the connection to the state database" in out and "Traceback" not in out
+    team.run("ci", "plan", "train.yaml", "-o", "again.json", check=0)
+    team.run("ci", "apply", "again.json", check=0)
+    status = json.loads(team.run("laptop", "status", "--json", check=0).stdout)
+    assert [(c["name"], c["status"]) for c in status] == [("train", "UP")]
+
+
+def _wait_for_lease(team: Team, name: str):
+    from skyform.state.db import open_state
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with open_state(url=team.url) as db:
+            lease = db.get_lease(name)
+            if lease is not None and db.get_cluster("train") is not None:
+                return lease
+        time.sleep(0.2)
+    raise AssertionError(f"no lease {name} appeared")
+
+
+def _pretend_remote(team: Team, lease) -> None:
+    from skyform.state.db import open_state
+
+    with open_state(url=team.url) as db, db.transaction() as conn:
+        conn.execute("UPDATE leases SET host='ci-runner' WHERE name=?", (lease.name,))

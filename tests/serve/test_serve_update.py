@@ -1,0 +1,146 @@
+"""`serve update` on local as a user runs it, with a client loop on the endpoint throughout:
+a rolling update to a changed task (new replicas, zero failed requests), an update of the
+service section only (replicas relabelled in place), a version that never becomes READY
+(rolled back by itself, the old replicas serving all along), and a blue-green switch. Every
+step is a plan revision (`serve plans`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import sandboxes_exclusive
+from servekit import ClientLoop, record_of, skyform, wait_until
+
+from skyform.serve import sandbox
+
+pytestmark = pytest.mark.skipif(sandbox.available() is not None, reason=str(sandbox.available()))
+
+APP = Path(__file__).parent / "replica_app.py"
+
+
+@pytest.fixture(autouse=True)
+def one_sandbox_test_at_a_time():
+    with sandboxes_exclusive():
+        yield
+
+
+def service(name: str, version: str, *, probe: str = "/health", delay: int = 20) -> str:
+    return f"""\
+name: {name}
+service:
+  readiness_probe:
+    path: {probe}
+    initial_delay_seconds: {delay}
+    timeout_seconds: 2
+  replicas: 2
+resources:
+  infra: local
+  ports: 8080
+envs:
+  APP_VERSION: "{version}"
+run: exec {sys.executable} {APP} 8080
+"""
+
+
+def ready_versions(record: dict) -> list[int]:
+    return sorted(r["version"] for r in record["replicas"] if r["status"] == "READY")
+
+
+def test_rolling_update_relabel_and_rollback_fail_no_request(tmp_path: Path):
+    task = tmp_path / "web.yaml"
+    task.write_text(service("roll", "1"))
+    skyform("serve", "up", str(task), "-y")
+    try:
+        record = wait_until("roll", lambda r: ready_versions(r) == [1, 1])
+        first_ids = sorted(r["replica_id"] for r in record["replicas"])
+        endpoint = record["endpoint"] + "/echo"
+
+        # 1. a changed task: new replicas, each old one drains once a new one is READY
+        v2 = tmp_path / "web-v2.yaml"
+        v2.write_text(service("roll", "2"))
+        with ClientLoop(endpoint) as rolling:
+            time.sleep(1)
+            out = skyform("serve", "update", "roll", str(v2), "-y").stdout
+            assert "Update roll: version 1 -> 2 (rolling)" in out
+            assert "Update: 0 to relabel, 2 to replace, 2 to launch, 0 to remove." in out
+            record = wait_until(
+                "roll",
+                lambda r: (
+                    [x["version"] for x in r["replicas"]] == [2, 2] and ready_versions(r) == [2, 2]
+                ),
+            )
+            time.sleep(1)
+        assert rolling.failed == 0, rolling.outcomes
+        assert set(rolling.versions) == {"1", "2"} and rolling.outcomes[200] > 100
+        second_ids = sorted(r["replica_id"] for r in record["replicas"])
+        assert not set(second_ids) & set(first_ids)
+
+        # 2. only the service section changed: the same replicas, relabelled
+        v3 = tmp_path / "web-v3.yaml"
+        v3.write_text(service("roll", "2", delay=30))
+        out = skyform("serve", "update", "roll", str(v3), "-y").stdout
+        assert "Update: 2 to relabel, 0 to replace, 0 to launch, 0 to remove." in out
+        record = wait_until("roll", lambda r: ready_versions(r) == [3, 3])
+        assert sorted(r["replica_id"] for r in record["replicas"]) == second_ids
+
+        # 3. a version whose probe never passes: rolled back, version 3 serving throughout
+        bad = tmp_path / "web-bad.yaml"
+        bad.write_text(service("roll", "4", probe="/status/503", delay=2))
+        with ClientLoop(endpoint) as during:
+            skyform("serve", "update", "roll", str(bad), "-y")
+            record = wait_until("roll", lambda r: r["rolled_back"] == [4], timeout=60)
+            assert record["version"] == 3 and "rolled back to version 3" in record["reason"]
+            record = wait_until("roll", lambda r: [x["version"] for x in r["replicas"]] == [3, 3])
+        assert during.failed == 0, during.outcomes
+        assert set(during.versions) == {"2"}  # v3 runs the v2 task (APP_VERSION 2)
+        assert sorted(r["replica_id"] for r in record["replicas"]) == second_ids
+
+        plans = json.loads(skyform("serve", "plans", "roll", "--json").stdout)
+        kinds = [p["kind"] for p in plans]
+        assert kinds[0] == "up" and "rollback" in kinds and kinds.count("update") >= 3
+        assert [p["revision"] for p in plans] == list(range(1, len(plans) + 1))
+        rollback = next(p for p in plans if p["kind"] == "rollback")
+        assert rollback["version"] == 3 and "never became READY" in rollback["reason"]
+        table = skyform("serve", "plans", "roll").stdout
+        assert "REV" in table and "rollback" in table
+        assert "3" in skyform("serve", "status", "roll").stdout
+    finally:
+        skyform("serve", "down", "roll", "-y")
+
+
+def test_blue_green_switches_when_every_new_replica_is_ready(tmp_path: Path):
+    task = tmp_path / "bg.yaml"
+    task.write_text(service("bg", "1"))
+    skyform("serve", "up", str(task), "-y")
+    try:
+        record = wait_until("bg", lambda r: ready_versions(r) == [1, 1])
+        v2 = tmp_path / "bg-v2.yaml"
+        v2.write_text(service("bg", "2"))
+        with ClientLoop(record["endpoint"] + "/echo") as loop:
+            skyform("serve", "update", "bg", str(v2), "--mode", "BLUE_GREEN", "-y")
+            # until both new replicas are READY, only version 1 is routed
+            seen = []
+            while True:
+                record = record_of("bg")
+                seen.append((ready_versions(record), record["active_versions"]))
+                if record["active_versions"] == [2]:
+                    break
+                assert len(seen) < 300, seen[-1]
+                time.sleep(0.2)
+            assert all(active == [1] for ready, active in seen[:-1] if ready.count(2) < 2)
+            assert ready_versions(record).count(2) == 2
+            wait_until("bg", lambda r: [x["version"] for x in r["replicas"]] == [2, 2])
+            time.sleep(1)
+        assert loop.failed == 0, loop.outcomes
+        assert loop.versions["1"] > 0 and loop.versions["2"] > 0
+    finally:
+        skyform("serve", "down", "bg", "-y")
+    assert not record_of_missing("bg")
+
+
+def record_of_missing(name: str) -> bool:
+    return name in skyform("serve", "status").stdout
