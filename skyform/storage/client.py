@@ -193,9 +193,17 @@ class GCSClient:
     store = "gcs"
 
     def __init__(self) -> None:
+        from google.auth.exceptions import DefaultCredentialsError
         from google.cloud import storage
 
-        self._client = storage.Client()
+        try:
+            self._client = storage.Client()
+        except DefaultCredentialsError:
+            # plans then note that the bucket's region is not known, as without the SDK
+            raise StorageError(
+                "reading gcs buckets needs Google credentials, and none were found",
+                "gcloud auth application-default login, or set GOOGLE_APPLICATION_CREDENTIALS.",
+            ) from None
 
     def read(self, name: str, prefix: str = "") -> BucketFact:
         bucket = self._client.lookup_bucket(name)

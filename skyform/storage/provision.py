@@ -94,7 +94,7 @@ def bucket_home(bucket: PlannedBucket, plan: Plan, settings: StorageSettings) ->
       S3-compatible stores (an endpoint in config.yaml `storage:` or AWS_ENDPOINT_URL,
       r2): there is no Pulumi on those infras.
     """
-    if made_by_stack(bucket, plan) and not _s3_compatible(bucket, settings):
+    if made_by_stack(bucket, plan):  # the cluster's own program registers it, as before
         return "cluster"
     if bucket.store not in OBJECT_STORES.values() or _s3_compatible(bucket, settings):
         return "client"
