@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,6 +113,12 @@ class Applier:
 
     def run(self) -> list[ClusterOutcome]:
         plan = self.plan
+        if plan.task.execution == "parallel" and len(plan.tasks) > 1 and not plan.destroy:
+            raise PlanError(
+                f"{plan.task.path} is a job group (execution: parallel): it runs only as a "
+                "managed job",
+                f"Run it with: skyform jobs launch {shlex.quote(plan.task.path)}",
+            )
         multi = len(plan.tasks) > 1 and any(t.depends_on for t in plan.tasks)
         if self.options.detach and multi:
             raise PlanError(

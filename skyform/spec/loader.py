@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -83,9 +84,11 @@ def load_task_text(
     secret_overrides: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
     resource_overrides: ResourceOverrides | None = None,
+    refuse_group: str | None = None,
 ) -> Dag:
     """Same as load_task, from a string (`path_label` names it in messages; its folder is
-    where a relative workdir starts)."""
+    where a relative workdir starts). `refuse_group` names a verb that cannot run a job
+    group (`launch`): a group header is then a located error pointing to `jobs launch`."""
     env = os.environ if environ is None else environ
     overrides = Overrides(
         envs=tuple(_without_nul(_env_pairs(env_files, env_overrides, env), "--env")),
@@ -101,6 +104,8 @@ def load_task_text(
             "the file has no task in it", "A task needs at least a 'run:' command.", path=path_label
         )
     name, execution, header, docs = _split_header(docs, path_label)
+    if refuse_group and header is not None and execution == "parallel":
+        refuse_job_group(header, refuse_group, path_label)
     if len(docs) > MAX_TASKS:
         raise SpecError(f"more than {MAX_TASKS} tasks in one file", path=path_label)
     recorded: dict[str, str] = {}
@@ -178,6 +183,16 @@ def _without_nul(pairs: list[tuple[str, str]], flag: str) -> list[tuple[str, str
                 field=flag,
             )
     return pairs
+
+
+def refuse_job_group(header: Where, verb: str, label: str) -> None:
+    """SkyPilot's `sky launch` refuses a multi-task file ("only supported by `sky jobs
+    launch`"); a job group needs the managed-job controller (barrier, names, primaries)."""
+    header.fail(
+        ("execution",),
+        f"a job group (execution: parallel) runs only as a managed job, not with `{verb}`",
+        f"Run it with: skyform jobs launch {shlex.quote(label)}",
+    )
 
 
 def _split_header(

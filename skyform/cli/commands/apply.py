@@ -126,7 +126,7 @@ def apply(
         plan_path = target
         require_digest(plan, expect_digest, str(target))
     else:
-        inputs = options.task_inputs(env, env_file, secret, overrides)
+        inputs = {**options.task_inputs(env, env_file, secret, overrides), "refuse_group": "apply"}
         plan = plan_and_show(target, minimize=minimize, cluster=cluster, load_kwargs=inputs)
         require_digest(plan, expect_digest, "the plan made now")
         data = plan_bytes(plan)
