@@ -75,6 +75,7 @@ name: client
 resources: {{infra: local}}
 run: |
   {client_start}
+  echo "$SKYPILOT_JOBGROUP_NAME $SKYFORM_JOBGROUP_NAME" > {group_env}
   sleep 2
   {client_end}
 """
@@ -86,6 +87,7 @@ def test_a_job_group_ends_when_its_primary_task_does(sky, tmp_path):
         server_start=STAMP.format(name="server", edge="start", stamps=stamps),
         client_start=STAMP.format(name="client", edge="start", stamps=stamps),
         client_end=STAMP.format(name="client", edge="end", stamps=stamps),
+        group_env=tmp_path / "group_env",
     )
     sky("jobs", "launch", task_file(tmp_path, "group.yaml", text), "-y", check=0, timeout=240)
     job = _job(sky)
@@ -97,3 +99,4 @@ def test_a_job_group_ends_when_its_primary_task_does(sky, tmp_path):
     at = _stamps(stamps)
     assert abs(at["server", "start"] - at["client", "start"]) < 2.0  # started together
     assert sky("status", "--json", check=0).stdout.strip() == "[]"  # every cluster torn down
+    assert (tmp_path / "group_env").read_text() == "rl rl\n"  # SkyPilot's name for the group

@@ -19,7 +19,7 @@ from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle import clusters
 from skyform.lifecycle.converge import converge_cluster, run_job
 from skyform.lifecycle.jobrun import job_key
-from skyform.plan.model import Plan, TaskPlacement
+from skyform.plan.model import JobSpec, Plan, TaskPlacement
 from skyform.plan.planfile import read_plan
 from skyform.recovery.detect import Outcome
 from skyform.state.db import StateDB
@@ -138,7 +138,7 @@ def submit(
         session, run = run_job(
             db,
             cluster,
-            placement.job,
+            with_group_env(db, record, task, placement),
             task_dir=Path(record.task_file).parent,
             secrets=secrets,
             task_id=f"skyform-managed-{record.id}-{task.index}",
@@ -151,6 +151,18 @@ def submit(
         raise
     log(f"submitted job {run.job.job_id} on {task.cluster} (recovery {task.recovery_count})")
     return session, run.job
+
+
+def with_group_env(
+    db: StateDB, record: ManagedJobRecord, task: ManagedTask, placement: TaskPlacement
+) -> JobSpec:
+    """A job group's task sees the group's name as SkyPilot sets it (SKYPILOT_JOBGROUP_NAME,
+    and SKYFORM_JOBGROUP_NAME); like the other system values, a task cannot override it."""
+    plan, _ = latest_placement(db, record, task)
+    if plan.task.execution != "parallel" or not plan.task.name:
+        return placement.job
+    group = {p + "JOBGROUP_NAME": plan.task.name for p in ("SKYPILOT_", "SKYFORM_")}
+    return placement.job.model_copy(update={"envs": {**placement.job.envs, **group}})
 
 
 def close_cluster_job(
