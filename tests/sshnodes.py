@@ -79,6 +79,24 @@ def missing_requirements() -> str | None:
     return None
 
 
+def enable_user_fuse() -> str | None:
+    """Let node users (not root) mount FUSE, as on a cloud VM: /dev/fuse 0666 and
+    `user_allow_other` in /etc/fuse.conf (fusermount3 is setuid). Returns why not, or None.
+    .ci/run does the same."""
+    fuse, conf = Path("/dev/fuse"), Path("/etc/fuse.conf")
+    if not fuse.exists():
+        return "no /dev/fuse"
+    try:
+        if fuse.stat().st_mode & 0o666 != 0o666:
+            os.chmod(fuse, 0o666)
+        lines = conf.read_text().splitlines() if conf.exists() else []
+        if "user_allow_other" not in (line.strip() for line in lines):
+            conf.write_text("\n".join([*lines, "user_allow_other", ""]))
+    except OSError as exc:
+        return f"cannot open /dev/fuse to node users: {exc}"
+    return None
+
+
 def _run(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(
         argv, check=check, capture_output=True, text=True, stdin=subprocess.DEVNULL
@@ -202,6 +220,7 @@ class SSHNodes:
 
     def start(self) -> None:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        enable_user_fuse()
         remove_stale_users()
         for key in (self.key, self.wrong_key):
             _run(

@@ -136,3 +136,37 @@ def test_ssh_nodes_copy_a_bucket_with_keys_from_config(
     assert secret not in applied.output
     assert secret not in sky("status", "--json", check=0).stdout
     sky("down", "-y", "lab", check=0)
+
+
+def test_ssh_nodes_mount_read_write_and_cached_writes_are_in_the_bucket_when_the_job_ends(
+    sky, s3, pool, tmp_path
+):
+    from sshnodes import enable_user_fuse
+
+    why = can_fuse() or enable_user_fuse()  # the node users are not root
+    if why:
+        pytest.skip(f"FUSE cannot mount on the nodes: {why}")
+    make_bucket(s3, "lab-shared")
+    s3.put_object(Bucket="lab-shared", Key="team-a/in.txt", Body=b"from the bucket\n")
+    task = task_file(
+        tmp_path,
+        "mnt.yaml",
+        "name: labmnt\nnum_nodes: 2\nresources: {infra: ssh/lab}\nfile_mounts:\n"
+        "  ~/in:\n    source: s3://lab-shared/team-a\n    mode: MOUNT\n"
+        "  ~/ckpt:\n    name: lab-ckpt\n    mode: MOUNT_CACHED\n    persistent: false\n"
+        "run: |\n  cat ~/in/in.txt\n  echo written > ~/in/out-$SKYPILOT_NODE_RANK.txt\n"
+        "  head -c 3000000 /dev/urandom > ~/ckpt/model-$SKYPILOT_NODE_RANK.bin\n",
+    )
+    applied = sky("apply", task, "-y", timeout=300)
+    assert applied.exit_code == 0, applied.output
+    assert applied.stdout.count("from the bucket") == 2
+    assert keys_of(s3, "lab-shared") == [
+        "team-a/in.txt",
+        "team-a/out-0.txt",
+        "team-a/out-1.txt",
+    ]
+    # both nodes' cached writes were in the bucket when the job was marked finished
+    assert keys_of(s3, "lab-ckpt") == ["model-0.bin", "model-1.bin"]
+    assert s3.head_object(Bucket="lab-ckpt", Key="model-1.bin")["ContentLength"] == 3_000_000
+    down = sky("down", "-y", "labmnt", check=0)
+    assert "bucket s3://lab-ckpt deleted" in down.stdout
