@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Iterable
 from pathlib import Path
 
 from skyform.digests import sha256
@@ -192,3 +193,27 @@ def task_must_exist(plan: Plan, plan_path: Path) -> Path:
             f"{shlex.quote(_for_shell(Path(plan_path)))}",
         )
     return path
+
+
+def revision_stale_reasons(
+    plan: Plan, clusters: Iterable[str], *, db: StateDB, acting_for: str
+) -> list[str]:
+    """Why a managed job's plan revision is stale for the clusters an attempt acts on.
+
+    The per-revision rule: a cluster changed after the revision was made is stale unless the
+    change was the job's own (`acting_for`, what its controller's changes are recorded as —
+    a recovery tears down and relaunches its clusters after planning around them). Another
+    apply or `down` of that cluster, or a recreated state, makes the revision stale."""
+    prior = plan.prior
+    if prior.lineage is not None and prior.lineage != db.lineage:
+        return [f"the state was recreated (lineage {prior.lineage[:8]} → {db.lineage[:8]})"]
+    reasons = []
+    for name in clusters:
+        if db.cluster_version(name) <= prior.serial:
+            continue
+        change = db.cluster_change(name)
+        if change is not None and change.command == acting_for:
+            continue
+        who = change.describe() if change is not None else "by another skyform"
+        reasons.append(f"cluster {name} was changed {who} after the revision was made")
+    return reasons

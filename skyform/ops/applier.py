@@ -20,15 +20,14 @@ from skyform.config import Config
 from skyform.errors import PlanError
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession
-from skyform.infra import updates_in_place
 from skyform.lifecycle import clusters
-from skyform.lifecycle.converge import converge_cluster, run_job
+from skyform.lifecycle.converge import converge_cluster, run_job, update_in_place
 from skyform.lifecycle.freshness import check_fresh, task_must_exist
 from skyform.lifecycle.interrupts import detaching
 from skyform.lifecycle.interrupts import provisioning as _provisioning
 from skyform.lifecycle.jobrun import JobRun, follow_job, synced_workdir
 from skyform.ops.secrets import resolve_secrets
-from skyform.plan.jobdiff import JOB_PATHS
+from skyform.plan.effects import in_place_updates, job_runs_again
 from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
 from skyform.plan.ownership import Owner, Relation, describe_owner, relation
 from skyform.state.db import StateDB
@@ -269,7 +268,7 @@ class Applier:
             setup_done = record.setup_done == change.after.setup_digest
             record = self._update_in_place(change, record)
             rerun = self.options.rerun_unchanged
-            if not self._job_changed(change) and setup_done and not rerun:
+            if not job_runs_again(change) and setup_done and not rerun:
                 return ClusterOutcome(name, action, message="updated in place")
         return self._run_job(record, task, task_dir, secrets, follow_now=follow_now)
 
@@ -299,34 +298,19 @@ class Applier:
             self.db, self.config, record, emit=self._emit(record.name, "start"), push=push_setting
         )
 
-    def _job_changed(self, change: ClusterChange) -> bool:
-        return any(a.path in JOB_PATHS for a in change.attributes)
-
     def _update_in_place(self, change: ClusterChange, record: ClusterRecord) -> ClusterRecord:
         assert change.after is not None
-        changed = {a.path for a in change.attributes} - JOB_PATHS
-        infra_paths = changed - {"autostop"}  # the node agent's, not the stack's
-        if infra_paths and updates_in_place(change.after.offer.cloud):
-            from skyform.stacks.registry import engine_for
-
-            self.progress.stage(change.cluster, "update", ", ".join(sorted(infra_paths)))
-            engine = engine_for(
-                change.after.offer.cloud,
-                config=self.config,
-                state=self.db,
-                plan_digest=self.plan_digest,
-            )
-            handle = engine.up(change.after, self._emit(change.cluster, "update"))
-            record = record.model_copy(update={"handle": handle})
-        record = clusters.update_spec(
-            self.db, record, change.after, self.plan_digest, source=self.owner
+        return update_in_place(
+            self.db,
+            self.config,
+            record,
+            change.after,
+            in_place_updates(change),
+            source=self.owner,
+            plan_digest=self.plan_digest,
+            stage=functools.partial(self.progress.stage, change.cluster),
+            emit=self._emit(change.cluster, "update"),
         )
-        if "autostop" in changed:
-            from skyform.lifecycle.autostop import push_setting
-
-            self.progress.stage(change.cluster, "autostop", record.spec.autostop_text)
-            record = push_setting(self.db, self.config, record, change.after.autostop)
-        return record
 
     def _run_job(
         self,

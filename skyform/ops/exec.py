@@ -14,14 +14,15 @@ from pathlib import Path
 
 from skyform.digests import sha256
 from skyform.errors import SkyformError
+from skyform.lifecycle.converge import require_up, run_job
 from skyform.lifecycle.interrupts import detaching
-from skyform.lifecycle.jobrun import follow_job, start_job
+from skyform.lifecycle.jobrun import follow_job
 from skyform.plan.model import JobSpec
 from skyform.plan.planner import job_spec
 from skyform.spec.overrides import ResourceOverrides, flag_name
 from skyform.state.db import open_state
 from skyform.state.lock import cluster_lock
-from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
+from skyform.state.models import ClusterRecord, JobRecord, JobStatus
 
 IGNORED_BY_EXEC = ("cpus", "memory", "disk_size", "ports")
 
@@ -159,29 +160,15 @@ def exec_on_cluster(
         if task is not None and any(m.bucket for m in task.file_mounts.values()):
             spec = job_spec(task, task.label(0), record.spec.offer)  # buckets: the cluster's cloud
         check_demand(record, overrides)
-        if record.handle is None:
-            raise SkyformError(
-                f"cluster {cluster!r} has no nodes (status {record.status.value})",
-                "Apply its plan first.",
-            )
-        if record.status is ClusterStatus.STOPPED:  # `sky exec` refuses a stopped cluster too
-            raise SkyformError(
-                f"cluster {cluster!r} is STOPPED", f"Start it first: skyform start {cluster}"
-            )
-        if spec.num_nodes > len(record.handle.nodes):
-            raise SkyformError(
-                f"the task wants {spec.num_nodes} nodes; cluster {cluster!r} has "
-                f"{len(record.handle.nodes)}",
-                "Plan and apply it as its own cluster instead.",
-            )
+        require_up(record, spec.num_nodes)
         with cluster_lock(cluster, purpose=f"skyform exec {cluster}"):
-            session, run = start_job(
+            session, run = run_job(
                 db,
                 record,
                 spec,
                 task_dir=task_dir,
                 secrets=secrets,
-                run_setup=False,
+                setup=False,
                 on_event=on_event,
             )
         try:

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-from skyform.plan.jobdiff import job_changes
+from skyform.plan.jobdiff import job_changes, workdir_changed
 from skyform.plan.model import (
     Action,
     AttributeChange,
@@ -104,6 +104,11 @@ def _accels(spec: ClusterSpec) -> str | None:
     return ", ".join(f"{k}:{v:g}" for k, v in spec.offer.accelerators.items()) or None
 
 
+def in_place_changes(before: ClusterSpec, after: ClusterSpec) -> list[AttributeChange]:
+    """What changes on a cluster that keeps its nodes (ports, labels, autostop)."""
+    return _changes(before, after, IN_PLACE_ATTRS, forces=False)
+
+
 def _changes(
     before: ClusterSpec, after: ClusterSpec, attrs: Iterable[tuple[str, object]], forces: bool
 ) -> list[AttributeChange]:
@@ -133,7 +138,7 @@ def diff_cluster(
     before = current.spec
     takes_over = current.owner_text if current.relation(owner) is Relation.OTHER else None
     replace = _changes(before, desired, REPLACE_ATTRS, forces=True)
-    in_place = _changes(before, desired, IN_PLACE_ATTRS, forces=False)
+    in_place = in_place_changes(before, desired)
     job_attrs, job_reason = job_changes(
         before,
         desired,
@@ -143,16 +148,19 @@ def diff_cluster(
         after_files=workdir_files,
     )
     attributes = replace + in_place + job_attrs
+    workdir = workdir_changed(current.workdir_files, workdir_files)
 
     def change(action: Action, reason: str) -> ClusterChange:
+        acts = action is not Action.NOOP
         return ClusterChange(
             cluster=name,
             action=action,
             reason=reason,
             before=before,
             after=desired,
-            attributes=attributes if action is not Action.NOOP else [],
-            takes_over=takes_over if action is not Action.NOOP else None,
+            attributes=attributes if acts else [],
+            takes_over=takes_over if acts else None,
+            workdir_changed=workdir and acts,
         )
 
     if current.status in REBUILD_REASONS:

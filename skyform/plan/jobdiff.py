@@ -11,21 +11,6 @@ from __future__ import annotations
 
 from skyform.plan.model import AttributeChange, ClusterSpec, JobSpec, WorkdirFiles
 
-# Attribute paths that mean "the job runs again"; anything else in a change is infrastructure.
-JOB_PATHS = frozenset(
-    {
-        "setup",
-        "run",
-        "envs",
-        "secrets",
-        "workdir",
-        "file_mounts",
-        "checkpoint_dir",
-        "workdir_files",
-        "setup_digest",
-        "job",
-    }
-)
 LISTED_FILES = 5  # changed files named in the diff; the rest are counted
 
 
@@ -99,6 +84,11 @@ def _files_change(before: WorkdirFiles | None, after: WorkdirFiles | None):
         after=f"{len(after.files)} files ({files_summary(changed, added, removed)})",
     )
     return change, count
+
+
+def workdir_changed(before: WorkdirFiles | None, after: WorkdirFiles | None) -> bool:
+    """The workdir sync would send other files than the last job's (unknown: no)."""
+    return before is not None and after is not None and any(before.compare(after))
 
 
 def job_changes(

@@ -295,7 +295,8 @@ class AttributeChange(_Model):
 
 
 class ClusterChange(_Model):
-    """One cluster's action. `reason` and `attributes` are for people; apply reads `action`."""
+    """One cluster's action. `reason` and `attributes` are for people; apply reads `action`,
+    the specs (`before`, `after`) and `workdir_changed` (plan/effects.py says how)."""
 
     cluster: str
     action: Action
@@ -306,6 +307,16 @@ class ClusterChange(_Model):
     # Whose cluster this plan acts on when it is not this task file's: "the task file
     # /abs/other.yaml", "managed job 3". `apply` needs --take-over (or an interactive yes).
     takes_over: str | None = None
+    # The files the workdir sync sends differ from the last job's: the job runs again (the
+    # one thing the specs cannot say; workdir contents are never in a plan)
+    workdir_changed: bool = False
+
+    @model_serializer(mode="wrap")
+    def _without_unchanged_workdir(self, handler):
+        data = handler(self)
+        if not data.get("workdir_changed"):  # plans whose workdir is as synced keep their bytes
+            data.pop("workdir_changed", None)
+        return data
 
 
 class UntouchedCluster(_Model):

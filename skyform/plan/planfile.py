@@ -159,7 +159,24 @@ def parse_plan(data: bytes, label: str) -> Plan:
     if recorded != content_digest(plan):
         what = "no content digest" if recorded is None else "its content digest does not match"
         raise corrupt(label, what, DIGEST_KEY)
-    return plan
+    return _with_workdir_flags(plan)
+
+
+def _with_workdir_flags(plan: Plan) -> Plan:
+    """A plan written before changes carried `workdir_changed` (format 2 still) said so only
+    in its `workdir_files` attribute line: read that once, here, so apply never reads
+    attribute lines (their digest was checked above, against the bytes as written)."""
+    older = [
+        c
+        for c in plan.changes
+        if not c.workdir_changed and any(a.path == "workdir_files" for a in c.attributes)
+    ]
+    if not older:
+        return plan
+    changes = [
+        c.model_copy(update={"workdir_changed": True}) if c in older else c for c in plan.changes
+    ]
+    return plan.model_copy(update={"changes": changes})
 
 
 def read_plan(path: Path) -> tuple[Plan, bytes]:

@@ -76,6 +76,9 @@ class SqlCore:
     kind = "sql"
     url = ""  # for messages: never carries a password
     shares_keys = False  # a team's store: node keys and host keys travel through it
+    # Whom this connection's cluster changes are recorded as made by (`managed job 3`: its
+    # controller); None: the running command (command_line)
+    acting_for: str | None = None
     _conn: Conn
 
     def __init__(self) -> None:
@@ -218,7 +221,7 @@ class SqlCore:
             "ON CONFLICT(name) DO UPDATE SET serial=excluded.serial, "
             "changed_by=excluded.changed_by, changed_at=excluded.changed_at, "
             "command=excluded.command",
-            (cluster, whoami(), time.time(), command_line()),
+            (cluster, whoami(), time.time(), self.acting_for or command_line()),
         )
 
     def cluster_version(self, name: str) -> int:

@@ -46,6 +46,7 @@ SCHEMES = ("sqlite", "postgresql", "postgres")
 class StateStore(Protocol):
     url: str  # for messages: never with a password
     kind: str  # sqlite | postgresql
+    acting_for: str | None  # whom cluster changes are recorded as made by (None: the command)
 
     # plumbing
     def transaction(self) -> AbstractContextManager[Conn]: ...

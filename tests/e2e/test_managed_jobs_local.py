@@ -163,3 +163,36 @@ def test_jobs_launch_of_a_saved_plan_refuses_env(sky, tmp_path):
         assert refused.exit_code == 1
         assert "--env and --env-file belong to the plan" in refused.stderr
     assert json.loads(sky("jobs", "queue", "--json", check=0).stdout) == []
+
+
+def test_a_revision_goes_stale_only_when_someone_else_changes_its_cluster(tmp_path):
+    """The per-revision rule: the job's own teardown (a recovery's) leaves its revision fresh;
+    a `down` of that cluster by another command makes it stale."""
+    from skyform.config import load_config
+    from skyform.errors import StalePlanError
+    from skyform.lifecycle import clusters
+    from skyform.ops.managed import attempt
+    from skyform.ops.managed.launch import launch
+    from skyform.state.db import open_state
+
+    config, quiet = load_config(), lambda _m: None
+    with open_state() as ours, open_state() as other:
+        ours.acting_for = attempt.acting_for(1)  # as the controller records its changes
+        record = launch(
+            ours, _ticks(tmp_path, 1), load_kwargs={}, strategy=None, max_restarts=None, start=False
+        )
+        task = record.tasks[0]
+        made = attempt.provision(ours, config, record, task, quiet)
+        clusters.destroy(ours, config, made, reason="recovery teardown", emit=quiet)
+        made = attempt.provision(ours, config, record, task, quiet)  # still fresh
+        clusters.destroy(other, config, made, reason="down", emit=quiet)
+        with pytest.raises(StalePlanError, match=r"cluster j1-ticks was changed by .* after"):
+            attempt.provision(ours, config, record, task, quiet)
+    assert json_clusters() == []
+
+
+def json_clusters() -> list[str]:
+    from skyform.state.db import open_state
+
+    with open_state() as db:
+        return [c.name for c in db.list_clusters()]

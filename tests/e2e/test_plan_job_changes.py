@@ -56,3 +56,24 @@ def test_a_changed_run_shows_old_and_new_lines(sky, tmp_path):
     markdown = sky("show", "p.json", "--markdown", check=0).stdout
     assert "```diff\n cat main.py\n-echo done\n+echo finished\n```" in markdown
     sky("down", "-y", "code", check=0)
+
+
+def test_apply_runs_the_job_again_from_the_plan_not_its_attribute_lines(sky, tmp_path):
+    """A reviewed plan whose attribute lines were reworded (re-signed, so it is not corrupt)
+    applies the same: what apply does comes from the change's specs and flags."""
+    from skyform.plan.planfile import read_plan, write_plan
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "main.py").write_text("print('v1')\n")
+    task = task_file(tmp_path, "code.yaml", TASK)
+    sky("apply", task, "-y", check=0)
+    (proj / "main.py").write_text("print('v2')\n")
+    sky("plan", task, "-o", "p.json", check=0)
+    plan, _ = read_plan(tmp_path / "p.json")
+    blind = [c.model_copy(update={"attributes": [], "reason": "edited"}) for c in plan.changes]
+    write_plan(plan.model_copy(update={"changes": blind}), tmp_path / "p.json")
+    again = sky("apply", "p.json", "-y", check=0)
+    assert "print('v2')" in again.stdout
+    assert "No changes." in sky("plan", task, check=0).stdout
+    sky("down", "-y", "code", check=0)

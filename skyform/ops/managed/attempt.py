@@ -13,11 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from skyform.config import Config
-from skyform.errors import LockedError, PlanError
+from skyform.errors import LockedError, PlanError, StalePlanError
 from skyform.exec.jobs import NodeJobState
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle import clusters
 from skyform.lifecycle.converge import converge_cluster, run_job
+from skyform.lifecycle.freshness import revision_stale_reasons
 from skyform.lifecycle.jobrun import job_key
 from skyform.plan.model import JobSpec, Plan, TaskPlacement
 from skyform.plan.planfile import read_plan
@@ -30,23 +31,50 @@ from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobSta
 Log = Callable[[str], None]
 
 
-def latest_placement(
+def acting_for(job_id: int) -> str:
+    """What a managed job's controller records its cluster changes as made by."""
+    return f"managed job {job_id}"
+
+
+def _placing_revision(
     db: StateDB, record: ManagedJobRecord, task: ManagedTask
-) -> tuple[Plan, TaskPlacement]:
-    """The newest plan revision that places this task's cluster."""
+) -> tuple[PlanRevision, Plan, TaskPlacement]:
     revisions: list[PlanRevision] = ManagedJobs(db).revisions(record.id)
     for rev in reversed(revisions):
         plan, _ = read_plan(Path(rev.path))
         placement = plan.placement_for(task.cluster)
         if placement is not None:
-            return plan, placement
+            return rev, plan, placement
     raise PlanError(f"no plan revision of managed job {record.id} places {task.cluster!r}")
+
+
+def latest_placement(
+    db: StateDB, record: ManagedJobRecord, task: ManagedTask
+) -> tuple[Plan, TaskPlacement]:
+    """The newest plan revision that places this task's cluster."""
+    _, plan, placement = _placing_revision(db, record, task)
+    return plan, placement
+
+
+def fresh_revision(db: StateDB, record: ManagedJobRecord, task: ManagedTask) -> Plan:
+    """The newest revision placing the task, refused (StalePlanError) when its cluster was
+    changed after it was made by anyone but this job (lifecycle/freshness.py's rule)."""
+    rev, plan, _ = _placing_revision(db, record, task)
+    reasons = revision_stale_reasons(plan, [task.cluster], db=db, acting_for=acting_for(record.id))
+    if reasons:
+        raise StalePlanError(
+            f"plan revision {rev.revision} of managed job {record.id} is stale: "
+            + "; ".join(reasons),
+            "The controller plans a new revision against the state as it is now.",
+        )
+    return plan
 
 
 def provision(
     db: StateDB, config: Config, record: ManagedJobRecord, task: ManagedTask, log: Log
 ) -> ClusterRecord:
-    """A usable cluster for the task: the existing one, or a new one from the plan."""
+    """A usable cluster for the task: the existing one, or a new one from a fresh plan."""
+    plan = fresh_revision(db, record, task)
     current = db.get_cluster(task.cluster)
     if (
         current is not None
@@ -54,7 +82,6 @@ def provision(
         and current.status in (ClusterStatus.INIT, ClusterStatus.UP)
     ):
         return current
-    plan, _ = latest_placement(db, record, task)
     change = plan.change_for(task.cluster)
     spec = change.after if change is not None and change.after is not None else None
     if spec is None:

@@ -28,6 +28,7 @@ from skyform.errors import (
     NoOffersError,
     SkyformError,
     StackError,
+    StalePlanError,
 )
 from skyform.exec.run import ClusterSession
 from skyform.lifecycle import clusters
@@ -54,7 +55,15 @@ from skyform.state.db import open_state
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus, ManagedTask
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
 
-RELAUNCH_ERRORS = (NoOffersError, CapacityError, StackError, NodeUnreachable, ExecError)
+# a stale revision (its cluster changed by someone else since) is planned again, as a relaunch
+RELAUNCH_ERRORS = (
+    NoOffersError,
+    CapacityError,
+    StackError,
+    NodeUnreachable,
+    ExecError,
+    StalePlanError,
+)
 
 
 class NoResources(Exception):
@@ -66,6 +75,7 @@ class Controller:
         self.job_id = job_id
         self.shared = shared or Shared()
         self.db = open_state()
+        self.db.acting_for = attempt.acting_for(job_id)  # its own changes keep revisions fresh
         self.jobs = ManagedJobs(self.db)
         self.config = load_config()
         self.log_ = logging.getLogger(f"skyform.controller.{job_id}")
