@@ -31,16 +31,13 @@ sys.path.insert(0, str(REPO))
 DEFAULT_SOURCE = REPO.parent / "shared" / "catalog"
 DEFAULT_OUT = REPO / "skyform" / "plan" / "data"
 INDEX = "index.sqlite"
-TABLES = (
-    "accelerators.csv",
-    "aws_vms.csv",
-    "egress.csv",
-    "gcp_accelerator_hosts.csv",
-    "gcp_vms.csv",
-    "images.csv",
-    "k8s_gpu_labels.csv",
-    "k8s_pricing_default.csv",
-)
+
+
+def bundle_tables() -> tuple[str, ...]:
+    """The bundle's CSV files: every catalog table (priced clouds from the infra table)."""
+    from skyform.plan.catalog.load import FILES
+
+    return tuple(sorted(bundled for _, bundled in FILES.values()))
 
 
 def compress(data: bytes) -> bytes:
@@ -57,7 +54,7 @@ def build(source: Path) -> dict[str, bytes]:
     """File name -> bytes of the bundle to write."""
     out: dict[str, bytes] = {}
     files = {}
-    for name in TABLES:
+    for name in bundle_tables():
         data = (source / name).read_bytes()
         text = data.decode("utf-8")
         files[f"{name}.gz"] = {

@@ -34,6 +34,12 @@ class InfraKind:
     sdk_module: str | None = None  # the provider SDK the engine imports (None: none needed)
     object_store: str | None = None  # the bucket store of its own (s3, gcs)
     spot_stops: bool = True  # spot instances can be stopped too (AWS: no)
+    # priced infra: its VM price table in SkyPilot's catalog layout (the bundle keeps
+    # `aws/vms.csv` as `aws_vms.csv`), and how its rows become offers: "plain" (a row is an
+    # instance type with its accelerators), "gcp" (accelerators priced apart, paired with
+    # host machines through gcp_accelerator_hosts.csv; TPU rows are offers of their own)
+    vm_catalog: str | None = None
+    catalog_layout: str = "plain"
 
     def why_not_stoppable(self, spot: bool) -> str | None:
         if self.stop is Stop.NONE:
@@ -58,6 +64,7 @@ TABLE: tuple[InfraKind, ...] = (
         sdk_module="pulumi_aws",
         object_store="s3",
         spot_stops=False,
+        vm_catalog="aws/vms.csv",
     ),
     InfraKind(
         name="gcp",
@@ -72,6 +79,8 @@ TABLE: tuple[InfraKind, ...] = (
         pip_extra="gcp",
         sdk_module="pulumi_gcp",
         object_store="gcs",
+        vm_catalog="gcp/vms.csv",
+        catalog_layout="gcp",
     ),
     InfraKind(
         name="kubernetes",

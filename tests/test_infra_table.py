@@ -20,7 +20,6 @@ ALLOWED = {
     "skyform/spec/infra.py": "SkyPilot's list of every cloud it knows (they parse, ours run)",
     "skyform/stacks/registry.py": "engine names: the local and ssh infra share their engine's name",
     "skyform/plan/catalog/onprem.py": "the digest payload of the local and ssh offer sources",
-    "skyform/plan/catalog/index_build.py": "the price catalog's own tables (catalog data)",
 }
 
 

@@ -15,7 +15,7 @@ activity. A managed job's clusters are never armed: their controller decides.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from skyform.config import Config
 from skyform.errors import LockedError, NodeUnreachable, SkyformError
@@ -206,3 +206,37 @@ def converge_all(
             record = after
         kept.append(record)
     return kept, notes
+
+
+# --- the verb -------------------------------------------------------------------------------
+
+
+def autostop_clusters(
+    names: list[str],
+    *,
+    idle_minutes: int | None,
+    down: bool,
+    wait_for: str | None,
+    cancel: bool,
+) -> Iterator[tuple[str, AutostopSetting | None]]:
+    """`skyform autostop NAMES ...`: set (or cancel) each cluster's autostop in turn; yields
+    each cluster with its new setting (None: cancelled) once it is in place."""
+    from skyform.config import load_config
+    from skyform.spec.errors import Problem
+    from skyform.spec.values import wait_for as parse_wait_for
+    from skyform.state.db import open_state
+
+    if wait_for is not None:
+        try:
+            wait_for = parse_wait_for(wait_for)
+        except Problem as exc:
+            raise SkyformError(f"--wait-for {wait_for!r}: {exc}", exc.hint) from None
+    config = load_config()
+    with open_state() as db:
+        for name in dict.fromkeys(names):
+            record = db.require_cluster(name)
+            setting = new_setting(
+                record, idle_minutes=idle_minutes, down=down, wait_for=wait_for, cancel=cancel
+            )
+            set_autostop(db, config, name, setting)
+            yield name, setting

@@ -173,3 +173,11 @@ def current_workdirs(dag: Dag, task_file: Path) -> dict[int, WorkdirFiles]:
 
 def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
+
+
+def refuse_stdin(target: Path) -> None:
+    """`apply`, `launch` and `jobs launch` read neither a task nor a plan from stdin: refused
+    before anything is created (the refusal reading a task from stdin gives)."""
+    from skyform.spec.loader import refuse_stdin as refuse
+
+    refuse(target)

@@ -52,3 +52,11 @@ def preempt(db: StateDB, cluster: str, *, rank: int | None, emit: Callable[[str]
             data={"rank": node.rank, "node_id": node.node_id},
         )
     return len(nodes)
+
+
+def preempt_cluster(cluster: str, *, rank: int | None, emit: Callable[[str], None]) -> int:
+    """`skyform debug preempt CLUSTER [--node N]`: preempt() in this machine's state."""
+    from skyform.state.db import open_state
+
+    with open_state() as db:
+        return preempt(db, cluster, rank=rank, emit=emit)

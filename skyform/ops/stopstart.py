@@ -17,8 +17,9 @@ a new one opens when it starts.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from skyform.config import Config
 from skyform.errors import SkyformError
@@ -129,3 +130,31 @@ def resume_stopped(db: StateDB, config: Config, record: ClusterRecord, *, emit: 
         record = push(db, config, record, record.spec.autostop)
         emit(f"autostop {record.spec.autostop.short} restored")  # type: ignore[union-attr]
     return record
+
+
+# --- the verbs ------------------------------------------------------------------------------
+
+ClusterEmit = Callable[[str, str], None]  # (cluster, what happens)
+
+
+def stop_clusters(names: list[str], *, emit: ClusterEmit) -> Iterator[tuple[str, bool]]:
+    """`skyform stop NAMES`: each cluster in turn; yields it and whether it changed (one
+    already stopped was said so through `emit`)."""
+    return _each(names, stop_cluster, emit)
+
+
+def start_clusters(names: list[str], *, emit: ClusterEmit) -> Iterator[tuple[str, bool]]:
+    """`skyform start NAMES`: each stopped cluster in turn, as stop_clusters."""
+    return _each(names, start_cluster, emit)
+
+
+def _each(names: list[str], act, emit: ClusterEmit) -> Iterator[tuple[str, bool]]:
+    from skyform.config import load_config
+    from skyform.state.db import open_state
+
+    config = load_config()
+    with open_state() as db:
+        for name in names:
+            before = db.require_cluster(name).status
+            after = act(db, config, name, emit=functools.partial(emit, name))
+            yield name, after.status != before

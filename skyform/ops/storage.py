@@ -102,3 +102,36 @@ def refuse_in_use(db: StateDB, records: list[BucketRecord]) -> None:
 def delete_buckets(db: StateDB, config: Config, records: list[BucketRecord]) -> list[str]:
     refuse_in_use(db, records)
     return [delete_bucket(db, config, r) for r in records]
+
+
+# --- the verbs, on this machine's state -----------------------------------------------------
+
+
+def list_storage(*, sizes: bool) -> list[BucketRow]:
+    """`skyform storage ls [--size]`."""
+    from skyform.config import load_config
+    from skyform.state.db import open_state
+
+    with open_state() as db:
+        return bucket_rows(db, load_config(), sizes=sizes)
+
+
+def storage_to_delete(patterns: list[str], *, every: bool) -> list[BucketRecord]:
+    """What `skyform storage delete` would delete, checked before it asks: the buckets named
+    (or all), none a live cluster uses."""
+    from skyform.state.db import open_state
+
+    with open_state() as db:
+        records = select(db, patterns, every=every)
+        if records:
+            refuse_in_use(db, records)
+        return records
+
+
+def delete_storage(records: list[BucketRecord]) -> list[str]:
+    """Delete them with their objects (checked again); one line per bucket, what was done."""
+    from skyform.config import load_config
+    from skyform.state.db import open_state
+
+    with open_state() as db:
+        return delete_buckets(db, load_config(), records)

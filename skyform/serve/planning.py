@@ -1,59 +1,13 @@
-"""`skyform serve plan`: the I/O around the pure service plan (task file, config, catalog)."""
+"""A service's replica offerings from the catalog: what `serve plan` (ops/serve/plan.py) and the
+controller's placer choose among, one per place, cheapest first."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from skyform.serve.plan import Offering, ServicePlan, plan_service, service_name
+from skyform.serve.plan import Offering
 from skyform.spec.models import ResourceChoices, TaskSpec
-
-
-@dataclass(frozen=True)
-class ServicePlanResult:
-    plan: ServicePlan
-    task: TaskSpec
-    warnings: list[str] = field(default_factory=list)
-
-
-def plan_service_file(
-    task_file: Path, *, name: str | None = None, load_kwargs: dict[str, Any] | None = None
-) -> ServicePlanResult:
-    from skyform.config import load_config
-    from skyform.errors import SpecError
-    from skyform.plan.catalog import load_catalog
-    from skyform.plan.optimizer import default_clouds
-    from skyform.spec import load_task
-
-    dag = load_task(task_file, **(load_kwargs or {}))
-    if len(dag.tasks) != 1:
-        raise SpecError(
-            f"a service is one task; this file has {len(dag.tasks)}",
-            "Put the service in a file of its own.",
-            path=str(task_file),
-        )
-    task = dag.tasks[0]
-    catalog = load_catalog(load_config())
-    clouds = default_clouds(catalog, None)
-
-    def offers_for(resources: ResourceChoices) -> Sequence[Offering]:
-        from skyform.plan.optimizer import no_offers_error
-
-        replica = replace_resources(task, resources)
-        found = catalog_offerings(replica, catalog, clouds)
-        if not found:
-            raise no_offers_error(replica, 0, catalog, clouds, ())
-        return found
-
-    warnings = list(dag.warnings)
-    if catalog.source.warning:
-        warnings.append(catalog.source.warning)
-    fallback = Path(task_file).stem
-    plan = plan_service(task, service_name(name, task, fallback), os.fspath(task_file), offers_for)
-    return ServicePlanResult(plan=plan, task=task, warnings=warnings)
 
 
 def replace_resources(task: TaskSpec, resources: ResourceChoices) -> TaskSpec:

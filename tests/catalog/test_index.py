@@ -12,7 +12,7 @@ import pytest
 from skyform.config import Config
 from skyform.errors import CatalogError
 from skyform.plan.catalog import BUNDLED_DIR, Offer, load_catalog
-from skyform.plan.catalog.clouds import aws_offer_rows, gcp_offer_rows
+from skyform.plan.catalog.clouds import gcp_offer_rows, plain_offer_rows
 from skyform.plan.catalog.index import INDEX_FILE
 from skyform.plan.catalog.index_build import parse_hosts
 from skyform.plan.catalog.offer import sort_key
@@ -28,7 +28,7 @@ def from_csv() -> list[Offer]:
     aws = parse_vms(bundled_text("aws_vms.csv"), "aws", "aws")
     gcp = parse_vms(bundled_text("gcp_vms.csv"), "gcp", "gcp")
     hosts = parse_hosts("hosts", bundled_text("gcp_accelerator_hosts.csv"))
-    rows = aws_offer_rows(aws) + gcp_offer_rows(gcp, hosts)[0]
+    rows = plain_offer_rows(aws, "aws") + gcp_offer_rows(gcp, hosts)[0]
     return sorted((Offer(*row) for row in rows), key=sort_key)
 
 

@@ -11,9 +11,6 @@ from skyform.cli import options
 from skyform.cli.options import Minimize, is_plan_file
 from skyform.cli.prompts import confirm
 
-# A plan made here and never saved: its task path is relative to the current directory.
-UNSAVED_PLAN = ".skyform-unsaved-plan.json"
-
 TAKE_OVER = typer.Option(
     False,
     "--take-over",
@@ -41,23 +38,6 @@ EXPECT_DIGEST = typer.Option(
 
 def register(app: typer.Typer) -> None:
     app.command("apply")(apply)
-
-
-def require_digest(plan, expected: str | None, label: str) -> None:
-    """Refuse a plan that is not the one reviewed (its digest is in the PR comment)."""
-    from skyform.errors import PlanFileError
-    from skyform.plan.planfile import content_digest
-
-    if expected is None:
-        return
-    actual = content_digest(plan)
-    if actual != expected.strip():
-        raise PlanFileError(
-            f"{label} has content digest {actual}, not the expected {expected.strip()}: "
-            "it is not the plan that was reviewed",
-            "Apply the reviewed plan file, or review this one (skyform show --markdown) and "
-            "pass its digest.",
-        )
 
 
 def plan_and_show(task_file: Path, *, minimize: Minimize, cluster: str | None, load_kwargs: dict):
@@ -109,10 +89,10 @@ def apply(
     from skyform.cli.render.plan_output import emit_plan
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.errors import SkyformError
+    from skyform.ops import planfiles
     from skyform.ops.applier import ApplyOptions
     from skyform.ops.apply import apply_plan
-    from skyform.plan.planfile import plan_bytes, read_plan
-    from skyform.spec.loader import refuse_stdin
+    from skyform.ops.plan import refuse_stdin
 
     refuse_stdin(target)  # a plan or a task: neither is read from stdin
     if is_plan_file(target):
@@ -122,15 +102,13 @@ def apply(
                 "not to apply of a saved plan",
                 "Pass them to `skyform plan`.",
             )
-        plan, data = read_plan(target)
+        plan, data = planfiles.read_reviewed(target, expect_digest)
         plan_path = target
-        require_digest(plan, expect_digest, str(target))
     else:
         inputs = {**options.task_inputs(env, env_file, secret, overrides), "refuse_group": "apply"}
         plan = plan_and_show(target, minimize=minimize, cluster=cluster, load_kwargs=inputs)
-        require_digest(plan, expect_digest, "the plan made now")
-        data = plan_bytes(plan)
-        plan_path = Path.cwd() / UNSAVED_PLAN  # only its directory is used
+        planfiles.require_digest(plan, expect_digest, "the plan made now")
+        plan_path, data = planfiles.unsaved(plan)
         if not plan.summary.has_changes:
             return 0
         take_over = confirm_plan(plan, yes=yes, take_over=take_over)

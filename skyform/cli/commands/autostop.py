@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import typer
 
 from skyform.cli import options
@@ -37,32 +35,18 @@ def autostop(
     """Stop (or tear down) clusters after they have been idle: decided on the cluster."""
     del yes  # accepted as in `sky autostop -y`; nothing here asks
     from skyform.cli.render.progress import ConsoleProgress
-    from skyform.config import load_config
-    from skyform.ops.autostop import new_setting, set_autostop
-    from skyform.spec.errors import Problem
-    from skyform.spec.values import wait_for as parse_wait_for
-    from skyform.state.db import open_state
+    from skyform.ops.autostop import autostop_clusters
 
-    if wait_for is not None:
-        try:
-            wait_for = parse_wait_for(wait_for)
-        except Problem as exc:
-            from skyform.errors import SkyformError
-
-            raise SkyformError(f"--wait-for {wait_for!r}: {exc}", exc.hint) from None
-    config, progress = load_config(), ConsoleProgress()
-    with open_state() as db:
-        for name in dict.fromkeys(clusters):
-            record = db.require_cluster(name)
-            setting = new_setting(
-                record, idle_minutes=idle_minutes, down=down, wait_for=wait_for, cancel=cancel
-            )
-            set_autostop(db, config, name, setting)
-            progress.stage(
-                name,
-                "autostop",
-                "cancelled" if setting is None else f"{setting.short} (the countdown starts now)",
-            )
+    progress = ConsoleProgress()
+    chosen = autostop_clusters(
+        clusters, idle_minutes=idle_minutes, down=down, wait_for=wait_for, cancel=cancel
+    )
+    for name, setting in chosen:
+        progress.stage(
+            name,
+            "autostop",
+            "cancelled" if setting is None else f"{setting.short} (the countdown starts now)",
+        )
 
 
 def stop(
@@ -71,11 +55,11 @@ def stop(
 ) -> None:
     """Stop clusters: compute stops, disks (ssh pools: hosts, workdir, setup) are kept."""
     from skyform.cli.prompts import confirm
-    from skyform.ops.stopstart import stop_cluster
+    from skyform.ops.stopstart import stop_clusters
 
     names = list(dict.fromkeys(clusters))
     confirm(f"Stop {', '.join(names)}?", yes)
-    _each(names, "stop", stop_cluster, ("stopped", "`skyform start` resumes it"))
+    _each(names, "stop", stop_clusters, ("stopped", "`skyform start` resumes it"))
 
 
 def start(
@@ -84,20 +68,19 @@ def start(
 ) -> None:
     """Start stopped clusters where they were, with their autostop setting restored."""
     del yes  # as `sky start -y`: starting asks nothing here
-    from skyform.ops.stopstart import start_cluster
+    from skyform.ops.stopstart import start_clusters
 
-    _each(list(dict.fromkeys(clusters)), "start", start_cluster, ("started", "up again"))
+    _each(list(dict.fromkeys(clusters)), "start", start_clusters, ("started", "up again"))
 
 
-def _each(names: list[str], stage: str, act, done: tuple[str, str]) -> None:
+def _each(names: list[str], stage: str, verb, done: tuple[str, str]) -> None:
     from skyform.cli.render.progress import ConsoleProgress
-    from skyform.config import load_config
-    from skyform.state.db import open_state
 
-    config, progress = load_config(), ConsoleProgress()
-    with open_state() as db:
-        for name in names:
-            before = db.require_cluster(name).status
-            after = act(db, config, name, emit=functools.partial(progress.event, name, stage, None))
-            if after.status != before:  # "already up/stopped" was said by the event
-                progress.stage(name, *done)
+    progress = ConsoleProgress()
+
+    def emit(name: str, message: str) -> None:
+        progress.event(name, stage, None, message)
+
+    for name, changed in verb(names, emit=emit):
+        if changed:  # "already up/stopped" was said by the event
+            progress.stage(name, *done)

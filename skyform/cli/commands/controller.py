@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import typer
 
-controller_app = typer.Typer(
-    help="The managed-job controller service: run it on a VM, a CI runner or a pool host.",
-    no_args_is_help=True,
+from skyform.cli.groups import verb_group
+
+controller_app, register = verb_group(
+    "controller",
+    "The managed-job controller service: run it on a VM, a CI runner or a pool host.",
 )
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(controller_app, name="controller")
 
 
 @controller_app.command("run")

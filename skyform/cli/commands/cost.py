@@ -12,6 +12,7 @@ import typer
 from typer.core import TyperGroup
 
 from skyform.cli import options
+from skyform.cli.groups import verb_group
 
 
 class _EstimateByDefault(TyperGroup):
@@ -21,11 +22,10 @@ class _EstimateByDefault(TyperGroup):
         return super().parse_args(ctx, args)
 
 
-cost_app = typer.Typer(
-    name="cost",
+cost_app, register = verb_group(
+    "cost",
+    "Cost of saved plans: `skyform cost PLAN.json` (estimate), `cost diff`, `cost reprice`.",
     cls=_EstimateByDefault,
-    help="Cost of saved plans: `skyform cost PLAN.json` (estimate), `cost diff`, `cost reprice`.",
-    no_args_is_help=True,
 )
 
 CATALOG = typer.Option(
@@ -36,25 +36,11 @@ CATALOG = typer.Option(
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(cost_app, name="cost")
-
-
 def _formats(json_out: bool, markdown: bool, csv_out: bool = False) -> None:
     from skyform.errors import SkyformError
 
     if sum((json_out, markdown, csv_out)) > 1:
         raise SkyformError("--json, --markdown and --csv are exclusive: pick one output format")
-
-
-def _catalog(directory: Path | None):
-    from skyform.config import load_config
-    from skyform.errors import CatalogError
-    from skyform.plan.catalog import load_catalog
-
-    if directory is not None and not Path(directory).is_dir():
-        raise CatalogError(f"--catalog {directory}: not a directory")
-    return load_catalog(load_config(), source=directory)
 
 
 @cost_app.command("estimate")
@@ -70,12 +56,10 @@ def estimate(
     """Per cluster: offer, nodes, $/h, hours, estimated total, egress, spot saving; totals."""
     from skyform.cli.render.cost import emit, render_cost, render_cost_csv
     from skyform.cli.render.cost_markdown import cost_comment
-    from skyform.cost.estimate import needs_catalog, plan_cost
-    from skyform.plan.planfile import read_plan
+    from skyform.ops import cost as costs
 
     _formats(json_out, markdown, csv_out)
-    plan, _ = read_plan(plan_file)
-    cost = plan_cost(plan, _catalog(catalog_dir) if needs_catalog(plan) else None)
+    plan, cost = costs.estimate(plan_file, catalog_dir)
     text = cost_comment(plan, cost) if markdown else render_cost_csv(cost) if csv_out else None
     emit(cost, render_cost, as_json=json_out, text=text)
 
@@ -91,13 +75,10 @@ def diff(
     from skyform.cli.render.cost import emit
     from skyform.cli.render.cost_diff import render_diff
     from skyform.cli.render.cost_markdown import render_diff_markdown
-    from skyform.cost.compare import compare_plans
-    from skyform.plan.planfile import read_plan
+    from skyform.ops import cost as costs
 
     _formats(json_out, markdown)
-    old, _ = read_plan(old_file)
-    new, _ = read_plan(new_file)
-    cmp = compare_plans(old, new, old_label=str(old_file), new_label=str(new_file))
+    cmp = costs.diff(old_file, new_file)
     emit(cmp, render_diff, as_json=json_out, text=render_diff_markdown(cmp) if markdown else None)
 
 
@@ -112,11 +93,9 @@ def reprice(
     from skyform.cli.render.cost import emit
     from skyform.cli.render.cost_markdown import render_reprice_markdown
     from skyform.cli.render.cost_reprice import render_reprice
-    from skyform.cost.reprice import reprice as reprice_plan
-    from skyform.plan.planfile import read_plan
+    from skyform.ops import cost as costs
 
     _formats(json_out, markdown)
-    plan, _ = read_plan(plan_file)
-    result = reprice_plan(plan, _catalog(catalog_dir))
+    result = costs.reprice(plan_file, catalog_dir)
     text = render_reprice_markdown(result) if markdown else None
     emit(result, render_reprice, as_json=json_out, text=text)

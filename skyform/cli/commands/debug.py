@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import typer
 
-debug_app = typer.Typer(help="Fault injection for rehearsing recovery.", no_args_is_help=True)
+from skyform.cli.groups import verb_group
 
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(debug_app, name="debug")
+debug_app, register = verb_group("debug", "Fault injection for rehearsing recovery.")
 
 
 @debug_app.command("preempt")
@@ -18,15 +16,10 @@ def preempt(
 ) -> None:
     """Kill a node's jobs and mark it preempted, the way a spot reclaim takes a node away."""
     from skyform.cli.render.progress import ConsoleProgress
-    from skyform.ops.preempt import preempt as do_preempt
-    from skyform.state.db import open_state
+    from skyform.ops.preempt import preempt_cluster
 
     progress = ConsoleProgress()
-    with open_state() as db:
-        count = do_preempt(
-            db,
-            cluster,
-            rank=node,
-            emit=lambda m: progress.event(cluster, "preempt", None, m),
-        )
+    count = preempt_cluster(
+        cluster, rank=node, emit=lambda m: progress.event(cluster, "preempt", None, m)
+    )
     progress.stage(cluster, "preempted", f"{count} node(s)")

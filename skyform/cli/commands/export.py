@@ -21,10 +21,6 @@ def export(
     """Write each aws/gcp/kubernetes cluster of a plan as a Pulumi project (`pulumi up` runs it
     without skyform): Pulumi.yaml, Pulumi.<stack>.yaml, __main__.py, requirements.txt."""
     from skyform.cli.render.export import render_export
-    from skyform.config import load_config
-    from skyform.plan.planfile import plan_digest, read_plan
-    from skyform.stacks.pulumi.export import export_plan
+    from skyform.ops.export import export as export_projects
 
-    plan, data = read_plan(plan_file)
-    result = export_plan(plan, plan_digest(data), out, config=load_config())
-    render_export(result, as_json=json_out)
+    render_export(export_projects(plan_file, out), as_json=json_out)

@@ -30,11 +30,9 @@ def gpus(
 ) -> None:
     """List accelerators (like `sky show-gpus`): a summary, or NAME's instance types and prices."""
     from skyform.cli.render.gpus import render_gpu_rows, render_gpu_summary
-    from skyform.config import load_config
-    from skyform.errors import CatalogError, NoOffersError
+    from skyform.errors import CatalogError
     from skyform.infra import NAMES
-    from skyform.plan.catalog import load_catalog
-    from skyform.plan.catalog.listing import gpu_rows, gpu_summary, parse_gpu_filter
+    from skyform.ops import catalog
 
     if name == "list":  # `sky gpus list [NAME]`
         name, listed = listed, None
@@ -43,47 +41,9 @@ def gpus(
     for c in cloud or []:
         if c not in NAMES:
             raise CatalogError(f"Unknown cloud {c!r}.", hint=f"Use one of: {', '.join(NAMES)}.")
-    catalog = load_catalog(load_config())
-    clouds = list(cloud) if cloud else _default_clouds(catalog)
+    clouds = list(cloud) if cloud else None
     if name is None:
-        render_gpu_summary(gpu_summary(catalog, clouds=clouds, region=region), as_json=json_out)
+        render_gpu_summary(catalog.accelerators(clouds, region), as_json=json_out)
         return
-    try:
-        wanted, count = parse_gpu_filter(name)
-    except ValueError:
-        raise CatalogError(
-            f"Bad accelerator filter {name!r}: the count after ':' must be a positive number.",
-            hint="Write NAME or NAME:COUNT, e.g. `skyform gpus A100:8`.",
-        ) from None
-    canonical = catalog.canonical_accelerator(wanted)
-    if canonical is None:
-        close = catalog.suggest_accelerators(wanted)
-        hint = f"Did you mean: {', '.join(close)}? " if close else ""
-        raise CatalogError(
-            f"Unknown accelerator {wanted!r}.", hint=hint + "Run `skyform gpus` to list them all."
-        )
-    rows = gpu_rows(
-        catalog, canonical, count=count, clouds=clouds, region=region, all_regions=all_regions
-    )
-    if not rows:
-        raise NoOffersError(_nothing_found(catalog, canonical, count, clouds, region))
+    rows = catalog.accelerator_offers(name, clouds, region, all_regions=all_regions)
     render_gpu_rows(rows, as_json=json_out)
-
-
-def _default_clouds(catalog) -> list[str]:
-    """The price-catalog clouds, plus ssh pools and this machine when they have accelerators."""
-    clouds = list(catalog.default_clouds)
-    from skyform.infra import ON_PREM
-
-    onprem = catalog.query(clouds=list(ON_PREM), min_accelerator_count=0.0001)
-    return clouds + sorted({o.cloud for o in onprem})
-
-
-def _nothing_found(catalog, name: str, count, clouds: list[str], region) -> str:
-    what = f"{name}:{count:g}" if count else name
-    where = f" in {region}" if region else ""
-    elsewhere = catalog.accelerator_clouds(name)
-    text = f"No {what} offers on {', '.join(clouds)}{where}."
-    if elsewhere:
-        text += f" SkyPilot's catalog lists {name} on: {', '.join(elsewhere)}."
-    return text

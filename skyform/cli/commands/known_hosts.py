@@ -8,21 +8,18 @@ from __future__ import annotations
 
 import typer
 
-known_hosts_app = typer.Typer(help="skyform's record of node SSH host keys.", no_args_is_help=True)
+from skyform.cli.groups import verb_group
 
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(known_hosts_app, name="known-hosts")
+known_hosts_app, register = verb_group("known-hosts", "skyform's record of node SSH host keys.")
 
 
 @known_hosts_app.command("forget")
 def forget(target: str = typer.Argument(..., help="HOST:PORT (or HOST for port 22).")) -> None:
     """Forget the host key recorded for HOST:PORT."""
     from skyform.cli.render.console import make_console
-    from skyform.exec.hostkeys import KnownHosts, parse_target
+    from skyform.ops.ssh import forget_host_key
 
-    host, port = parse_target(target)
-    removed = KnownHosts().forget(host, port)
+    host, port, removed = forget_host_key(target)
     make_console().print(
         f"Forgot {removed} key(s) for {host}:{port}."
         if removed

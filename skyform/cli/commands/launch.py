@@ -44,13 +44,13 @@ def launch(
     runs again there (the workdir is synced again, nothing is provisioned). Exits 0 when the
     job succeeded, 100 when it failed, 103 when it was cancelled (SkyPilot's codes).
     """
-    from skyform.cli.commands.apply import UNSAVED_PLAN, confirm_plan, plan_and_show
+    from skyform.cli.commands.apply import confirm_plan, plan_and_show
     from skyform.cli.render.apply import render_apply_result
     from skyform.cli.render.progress import ConsoleProgress
+    from skyform.ops import planfiles
     from skyform.ops.applier import ApplyOptions
     from skyform.ops.apply import apply_plan, launch_exit_code
-    from skyform.plan.planfile import plan_bytes
-    from skyform.spec.loader import refuse_stdin
+    from skyform.ops.plan import refuse_stdin
 
     refuse_stdin(task_file)
     if not task_file.exists() and not task_file.name.endswith((".yaml", ".yml")):
@@ -73,8 +73,7 @@ def launch(
     run = ApplyOptions(
         detach=detach, secret_overrides=secret, rerun_unchanged=True, take_over=take_over
     )
-    outcomes = apply_plan(
-        plan, Path.cwd() / UNSAVED_PLAN, plan_bytes(plan), progress=ConsoleProgress(), options=run
-    )
+    plan_path, data = planfiles.unsaved(plan)
+    outcomes = apply_plan(plan, plan_path, data, progress=ConsoleProgress(), options=run)
     render_apply_result(plan, outcomes, detach=detach, verb="Launch")
     return launch_exit_code(outcomes)

@@ -53,8 +53,8 @@ def plan(
     from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.plan_output import emit_plan
     from skyform.errors import SkyformError
+    from skyform.ops import planfiles
     from skyform.ops.plan import plan_task
-    from skyform.plan.planfile import write_plan
 
     if json_out and markdown:
         raise SkyformError("--json and --markdown are exclusive: pick one output format")
@@ -84,7 +84,7 @@ def plan(
             refused=refused,
         )
     if out is not None and refused is None:
-        write_plan(result.plan, out)
+        planfiles.save(result.plan, out)
     saved = os.path.relpath(out) if out is not None and refused is None else None
     emit_plan(result.plan, as_json=json_out, markdown=markdown, saved_to=saved)
     if refused is not None:

@@ -2,37 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import time
-from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 
 import typer
 
 from skyform.cli import options
+from skyform.cli.groups import verb_group
 
-serve_app = typer.Typer(
-    help="Services: replicas behind a load balancer (SkyServe's `sky serve`).",
-    no_args_is_help=True,
+serve_app, register = verb_group(
+    "serve",
+    "Services: replicas behind a load balancer (SkyServe's `sky serve`).",
 )
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(serve_app, name="serve")
-
-
-def _envs_and_secrets(
-    env: list[str], env_file: list[Path], secret: list[str]
-) -> tuple[dict[str, str], dict[str, str]]:
-    """`K=V` values resolved here (the controller has no shell environment)."""
-    from skyform.spec.envs import parse_overrides, read_env_file
-
-    envs = dict(pair for path in env_file for pair in read_env_file(path))
-    envs.update(parse_overrides(env, flag="--env", environ=os.environ))
-    secrets = dict(parse_overrides(secret, flag="--secret", environ=os.environ))
-    return envs, secrets
 
 
 @serve_app.command("plan")
@@ -54,7 +35,7 @@ def plan(
     from skyform.cli.render.output import print_json
     from skyform.cli.render.serve import service_plan_markdown, service_plan_text
     from skyform.errors import SkyformError
-    from skyform.serve.planning import plan_service_file
+    from skyform.ops.serve.plan import plan_service_file
 
     if json_out and markdown:
         raise SkyformError("--json and --markdown are exclusive: pick one output format")
@@ -90,18 +71,18 @@ def up(
     from skyform.cli.prompts import confirm_on_terminal
     from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.serve import render_up, service_plan_text
-    from skyform.serve import ops
-    from skyform.serve.planning import plan_service_file
+    from skyform.ops.serve import service
+    from skyform.ops.serve.plan import envs_and_secrets, plan_service_file
 
     inputs = options.task_inputs(env, env_file, secret, overrides)
     result = plan_service_file(task_file, name=service_name, load_kwargs=inputs)
     print_warnings(result.warnings)
     sys.stdout.write(service_plan_text(result.plan))
-    ops.check_can_serve(result)
+    service.check_can_serve(result)
     confirm_on_terminal(f"Bring up service {result.plan.service}?", yes=yes)
-    envs, secrets = _envs_and_secrets(env, env_file, secret)
+    envs, secrets = envs_and_secrets(env, env_file, secret)
     recorded = overrides.recorded(task_file.resolve().parent) if overrides else {}
-    record = ops.up(result, task_file, envs, secrets, recorded)
+    record = service.up(result, task_file, envs, secrets, recorded)
     render_up(record)
     return 0
 
@@ -129,26 +110,22 @@ def update(
     from skyform.cli.prompts import confirm_on_terminal
     from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.serve import service_plan_text, update_text
-    from skyform.errors import SkyformError
-    from skyform.serve import ops
-    from skyform.serve.planning import plan_service_file
-    from skyform.serve.versions import MODES
+    from skyform.ops.serve import service
+    from skyform.ops.serve.plan import envs_and_secrets, plan_service_file
 
-    chosen = mode.lower().replace("-", "_")
-    if chosen not in MODES:
-        raise SkyformError(f"--mode {mode!r} is not one of: {', '.join(MODES)}")
-    ops.running_for_update(service_name)
+    chosen = service.update_mode(mode)
+    service.running_for_update(service_name)
     inputs = options.task_inputs(env, env_file, secret, overrides)
     result = plan_service_file(task_file, name=service_name, load_kwargs=inputs)
     print_warnings(result.warnings)
-    ops.check_can_serve(result)
-    envs, secrets = _envs_and_secrets(env, env_file, secret)
+    service.check_can_serve(result)
+    envs, secrets = envs_and_secrets(env, env_file, secret)
     recorded = overrides.recorded(task_file.resolve().parent) if overrides else {}
-    number, why_new = ops.reuse_check(service_name, task_file, envs, recorded)
-    preview = ops.preview(service_name, number, chosen, result.plan.min_replicas, why_new)
+    number, why_new = service.reuse_check(service_name, task_file, envs, recorded)
+    preview = service.preview(service_name, number, chosen, result.plan.min_replicas, why_new)
     sys.stdout.write(service_plan_text(result.plan) + "\n" + update_text(preview))
     confirm_on_terminal(f"Update service {service_name} to version {number}?", yes=yes)
-    note = ops.update(service_name, number, task_file, envs, secrets, recorded, chosen)
+    note = service.update(service_name, number, task_file, envs, secrets, recorded, chosen)
     print_warnings([note] if note else [])
     typer.echo(
         f"Service {service_name}: updating to version {number} ({chosen}). "
@@ -165,10 +142,9 @@ def plans(
     """The service's plan revisions: one per autoscaling decision, replacement, update."""
     from skyform.cli.render.output import print_json
     from skyform.cli.render.serve import revisions_text
-    from skyform.serve import revisions, state
+    from skyform.ops.serve import records
 
-    state.require(service_name)
-    found = revisions.load_all(service_name)
+    found = records.plans(service_name)
     if json_out:
         print_json([r.model_dump(mode="json") for r in found])
     else:
@@ -187,9 +163,9 @@ def status(
     from skyform.cli.render.output import print_json
     from skyform.cli.render.serve import render_status
     from skyform.errors import SkyformError
-    from skyform.serve import ops
+    from skyform.ops.serve import service
 
-    records = ops.statuses(list(service_names or []))
+    records = service.statuses(list(service_names or []))
     if endpoint:
         if len(records) != 1:
             raise SkyformError("--endpoint needs exactly one service", "Name one service.")
@@ -214,23 +190,16 @@ def down(
     """Tear services down: replicas, load balancer, controller, records."""
     from skyform.cli.prompts import confirm_on_terminal
     from skyform.cli.render.console import make_console
-    from skyform.errors import SkyformError
-    from skyform.serve import ops, state
+    from skyform.ops.serve import service
 
-    names = list(service_names or [])
-    if all_services == bool(names):
-        raise SkyformError("name services or pass -a/--all (one of them)")
-    if all_services:
-        names = state.list_services()
-    for name in names:
-        state.require(name)
+    names = service.to_tear_down(list(service_names or []), every=all_services)
     if not names:
         make_console().print("No services to tear down.")
         return 0
     confirm_on_terminal(f"Tear down service(s) {', '.join(names)}?", yes=yes)
     console = make_console()
     for name in names:
-        ops.down(name, purge=purge, emit=console.print)
+        service.down(name, purge=purge, emit=console.print)
         console.print(f"Service {name} is down.")
     return 0
 
@@ -246,40 +215,18 @@ def logs(
 ) -> int:
     """One log of a service: its controller, its load balancer, or one replica's job."""
     from skyform.errors import SkyformError
-    from skyform.serve import state
+    from skyform.ops.serve import records
 
-    record = state.require(service_name)
+    records.require(service_name)
     if sum([controller, load_balancer, replica_id is not None]) != 1:
         raise SkyformError("choose one: --controller, --load-balancer or a replica id")
     if replica_id is not None:
         from skyform.cli.commands.logs import logs as cluster_logs
 
-        replica = next((r for r in record.replicas if r.replica_id == replica_id), None)
-        if replica is None or not replica.cluster:
-            known = ", ".join(str(r.replica_id) for r in record.replicas) or "none"
-            raise SkyformError(f"service {service_name!r} has no replica {replica_id}",
-                               f"Replicas: {known}.")  # fmt: skip
-        cluster_logs(replica.cluster, None, follow, None, False)
+        cluster_logs(records.replica_cluster(service_name, replica_id), None, follow, None, False)
         return 0  # a replica still serving is the normal case, not "job not finished" (101)
-    name = "controller.log" if controller else "lb.log"
-    _print_file(state.service_dir(service_name) / name, follow=follow, tail=tail,
-               alive=lambda: state.read_record(service_name) is not None)  # fmt: skip
-    return 0
-
-
-def _print_file(path: Path, *, follow: bool, tail: int | None, alive: Callable[[], bool]) -> None:
-    """A log file (its last `tail` lines), then what is appended while `alive()`."""
-    if not path.exists():
-        return
-    with open(path, "rb") as fh:
-        lines = fh.readlines()
-        shown = lines if tail is None else list(deque(lines, maxlen=tail))
-        sys.stdout.buffer.write(b"".join(shown))
+    which = "controller" if controller else "load_balancer"
+    for chunk in records.log_chunks(service_name, which, follow=follow, tail=tail):
+        sys.stdout.buffer.write(chunk)
         sys.stdout.flush()
-        while follow and alive():
-            chunk = fh.read()
-            if chunk:
-                sys.stdout.buffer.write(chunk)
-                sys.stdout.flush()
-            else:
-                time.sleep(0.2)
+    return 0

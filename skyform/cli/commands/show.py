@@ -19,7 +19,7 @@ def show(
     """Show a saved plan: Terraform-style text, --json, or --markdown for a PR comment."""
     from skyform.cli.render.plan_output import emit_plan
     from skyform.errors import SkyformError
-    from skyform.plan.planfile import read_plan
+    from skyform.ops import planfiles
 
     if json_out and markdown:
         raise SkyformError("--json and --markdown are exclusive: pick one output format")
@@ -32,5 +32,5 @@ def show(
             f"Plan it first: skyform plan {task} -o plan.json, then: skyform show plan.json "
             f"(or see the task itself: skyform validate {task})",
         )
-    plan, _ = read_plan(plan_file)
+    plan, _ = planfiles.read(plan_file)
     emit_plan(plan, as_json=json_out, markdown=markdown)

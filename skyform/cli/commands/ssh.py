@@ -21,10 +21,6 @@ def ssh(
     CMD there and exit with its exit code."""
     import sys
 
-    from skyform.exec.login import check_reachable, login, pick_node, run_login
-    from skyform.state.db import open_state
+    from skyform.ops.ssh import ssh as log_in
 
-    with open_state() as db:
-        target = pick_node(db.require_cluster(cluster), node)
-    check_reachable(target)
-    return run_login(login(target, list(command or []), tty=sys.stdin.isatty()))
+    return log_in(cluster, node, list(command or []), tty=sys.stdin.isatty())

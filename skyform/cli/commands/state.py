@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import typer
 
-state_app = typer.Typer(
-    help="The state store: move it between SQLite and PostgreSQL (team mode).",
-    no_args_is_help=True,
+from skyform.cli.groups import verb_group
+
+state_app, register = verb_group(
+    "state",
+    "The state store: move it between SQLite and PostgreSQL (team mode).",
 )
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(state_app, name="state")
 
 
 @state_app.command("migrate")

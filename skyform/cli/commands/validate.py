@@ -24,8 +24,7 @@ def validate(
 ) -> None:
     """Check a task file and print it normalized: resources, envs, pipeline shape, warnings."""
     from skyform.cli.render.task import render_validation
-    from skyform.spec import check_supported, load_task, task_digest
+    from skyform.ops.validate import validate as validate_task
 
-    dag = load_task(task_file, **options.task_inputs(env, env_file, secret))
-    warnings = check_supported(dag)
-    render_validation(dag, warnings, task_digest(dag), as_json=json_out)
+    found = validate_task(task_file, options.task_inputs(env, env_file, secret))
+    render_validation(found.dag, found.warnings, found.digest, as_json=json_out)

@@ -45,15 +45,7 @@ from skyform.plan.catalog.k8s_offers import KubernetesOffers
 from skyform.plan.catalog.kubernetes import GpuInfo, KubernetesPricing
 from skyform.plan.catalog.offer import (
     ACCEL,
-    ACCEL_COUNT,
-    ARCH,
-    CONTEXT,
-    INSTANCE_TYPE,
-    MEMORY,
-    PRICE,
     REGION,
-    SPOT,
-    VCPUS,
     ZONE,
     Location,
     Offer,
@@ -61,6 +53,7 @@ from skyform.plan.catalog.offer import (
     row_sort_key,
 )
 from skyform.plan.catalog.onprem import SSHRows
+from skyform.plan.catalog.rowfilter import bound, filter_rows
 
 
 @dataclass(frozen=True)
@@ -83,15 +76,6 @@ class Image(NamedTuple):
     os: str
     os_version: str
     creation_date: str
-
-
-def _bound(spec: Any) -> tuple[float, bool] | None:
-    """(value, at_least) from None, a number, or a Range-like object."""
-    if spec is None:
-        return None
-    if isinstance(spec, (int, float)):
-        return float(spec), True
-    return float(spec.value), bool(spec.at_least)
 
 
 class Catalog:
@@ -185,8 +169,8 @@ class Catalog:
             instance_type=instance_type,
             spot=spot,
             max_price=max_price,
-            cpus=_bound(cpus),
-            memory=_bound(memory),
+            cpus=bound(cpus),
+            memory=bound(memory),
             memory_per_vcpu=min_memory_per_vcpu,
             arch=arch,
         )
@@ -207,9 +191,9 @@ class Catalog:
                     accelerator_count,
                     min_accelerator_count,
                 )
-                kept = _filter(rows, where, ignore_place=True)
+                kept = filter_rows(rows, where, ignore_place=True)
             else:
-                kept = _filter(self._rows.get(name, ()), where)
+                kept = filter_rows(self._rows.get(name, ()), where)
             kept.sort(key=row_sort_key)
             parts.append(kept)
         found = parts[0] if len(parts) == 1 else [row for part in parts for row in part]
@@ -386,52 +370,3 @@ def _from_index(row: tuple) -> tuple:
     cloud, region, zone, itype, spot, price, acc, count, cpus, mem, arch, gpu_mem = row
     where = (cloud, region, zone, itype, spot == 1, price)
     return (*where, acc or None, count, cpus, mem, arch, gpu_mem, None, None)
-
-
-def _filter(rows: Iterable[tuple], where: OfferFilter, *, ignore_place: bool = False) -> list:
-    """In-memory rows (local, ssh, Kubernetes) passing `where`, as the index filters its own.
-    Kubernetes rows were made for the request's context already (`ignore_place`)."""
-    region = None if ignore_place else where.region
-    context = None if ignore_place else where.context
-    count, min_count, acc = where.count, where.min_count, where.accelerator
-    wants_accelerator = (count or 0) > 0 or (min_count or 0) > 0
-    out = []
-    for row in rows:
-        if acc is not None and row[ACCEL] != acc:
-            continue
-        if acc is None and wants_accelerator and not row[ACCEL]:
-            continue
-        if region is not None and row[REGION] != region:
-            continue
-        if where.zone is not None and row[ZONE] != where.zone:
-            continue
-        if context is not None and row[CONTEXT] != context:
-            continue
-        if count is not None and row[ACCEL_COUNT] != count:
-            continue
-        if min_count is not None and row[ACCEL_COUNT] < min_count:
-            continue
-        if where.spot is not None and row[SPOT] != where.spot:
-            continue
-        if where.max_price is not None and row[PRICE] > where.max_price:
-            continue
-        if where.instance_type is not None and row[INSTANCE_TYPE] != where.instance_type:
-            continue
-        if where.cpus is not None and not _fits(row[VCPUS], where.cpus):
-            continue
-        if where.memory is not None and not _fits(row[MEMORY], where.memory):
-            continue
-        ratio = where.memory_per_vcpu
-        if ratio is not None and (row[MEMORY] or 0.0) < ratio * (row[VCPUS] or 0):
-            continue
-        if where.arch is not None and row[ARCH] != where.arch:
-            continue
-        out.append(row)
-    return out
-
-
-def _fits(have: float | None, bound: tuple[float, bool]) -> bool:
-    if have is None:
-        return False
-    value, at_least = bound
-    return have >= value if at_least else have == value

@@ -1,10 +1,14 @@
-"""Turn parsed AWS/GCP VM rows into offer rows (tuples in `offer.FIELDS` order).
+"""Turn parsed VM rows of the priced clouds into offer rows (tuples in `offer.FIELDS` order).
 
-AWS: each row is one instance type in one AZ; it yields an on-demand offer when `Price` is set
-(the region's price, repeated per AZ) and a spot offer when `SpotPrice` is set.
+Which clouds are priced, where their VM table is and how it reads is their row of the infra
+table (skyform/infra.py: `vm_catalog`, `catalog_layout`).
 
-GCP: a GPU offer is a machine row plus a GPU row of the same zone, summed (on-demand and spot
-separately; both parts must have a price):
+"plain" layout (AWS; SkyPilot's usual vms.csv): each row is one instance type in one AZ; it
+yields an on-demand offer when `Price` is set (the region's price, repeated per AZ) and a spot
+offer when `SpotPrice` is set.
+
+"gcp" layout: a GPU offer is a machine row plus a GPU row of the same zone, summed (on-demand
+and spot separately; both parts must have a price):
 - accelerator-optimized machine types (a2, a3, a4, g2) carry a fixed GPU given by
   `gcp_accelerator_hosts.csv`; their VM rows alone are not offers (they exclude the GPU; a4's are
   even priced 0), and a machine row with no GPU row in its zone yields nothing;
@@ -21,7 +25,24 @@ are collapsed, keeping the cheaper on-demand price if they ever disagree, so off
 
 from __future__ import annotations
 
+from skyform.infra import TABLE, InfraKind
 from skyform.plan.catalog.accelerators import N1_HOST_FAMILIES, n1_caps
+
+# The clouds with a VM price table, in the infra table's order.
+PRICED_ROWS: tuple[InfraKind, ...] = tuple(r for r in TABLE if r.priced and r.vm_catalog)
+
+
+def vm_table(cloud: str) -> str:
+    """The logical name of a priced cloud's VM table (`aws_vms`): the price digest tags its
+    text with it, so it must not change."""
+    return f"{cloud}_vms"
+
+
+def vm_files(row: InfraKind) -> tuple[str, str]:
+    """(its file in SkyPilot's layout, its file in the bundle): `aws/vms.csv`, `aws_vms.csv`."""
+    refreshed = row.vm_catalog or f"{row.name}/vms.csv"
+    return refreshed, refreshed.replace("/", "_")
+
 
 # GCP families whose machine types always carry GPUs (priced separately in GPU rows).
 ACCELERATOR_FAMILIES = ("a2-", "a3-", "a4-", "a4x-", "g2-", "g4-")
@@ -63,16 +84,23 @@ def _cheaper(row: tuple, other: tuple) -> bool:
     return mine < theirs
 
 
-def aws_offer_rows(vms: list[tuple]) -> list[tuple]:
+def offer_rows(row: InfraKind, vms: list[tuple], hosts: GcpHosts) -> list[tuple]:
+    """The offers of one priced cloud's parsed VM table, read as its row's layout says."""
+    if row.catalog_layout == "gcp":
+        return gcp_offer_rows(vms, hosts)[0]
+    return plain_offer_rows(vms, row.name)
+
+
+def plain_offer_rows(vms: list[tuple], cloud: str) -> list[tuple]:
     out = []
     for itype, acc, count, cpus, mem, gpu_mem, price, spot, region, zone, arch in unique_rows(vms):
         if itype is None:
             continue
         specs = (acc, count, cpus, mem, arch, gpu_mem, None, None)
         if price is not None:
-            out.append(("aws", region, zone, itype, False, price, *specs))
+            out.append((cloud, region, zone, itype, False, price, *specs))
         if spot is not None:
-            out.append(("aws", region, zone, itype, True, spot, *specs))
+            out.append((cloud, region, zone, itype, True, spot, *specs))
     return out
 
 

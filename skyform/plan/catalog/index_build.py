@@ -20,14 +20,15 @@ from pathlib import Path
 
 from skyform.errors import CatalogError
 from skyform.plan.catalog import tables
-from skyform.plan.catalog.clouds import GcpHosts, aws_offer_rows, gcp_offer_rows
+from skyform.plan.catalog.clouds import PRICED_ROWS, GcpHosts, offer_rows, vm_table
 from skyform.plan.catalog.egress import EGRESS_COLUMNS, EgressRow
 from skyform.plan.catalog.index import INDEX_FORMAT, SCHEMA, OfferIndex
 from skyform.plan.catalog.kubernetes import PRICING_COLUMNS, GpuInfo, PricingRow
 from skyform.plan.catalog.offer import Offer, needs_opt_in
 
 # Tables whose content decides prices; the digest covers exactly these.
-DIGEST_TABLES = ("aws_vms", "gcp_vms", "gcp_hosts", "k8s_pricing", "egress")
+VM_TABLES = tuple(vm_table(r.name) for r in PRICED_ROWS)
+DIGEST_TABLES = (*VM_TABLES, "gcp_hosts", "k8s_pricing", "egress")
 IMAGE_COLUMNS = ("Tag", "Region", "OS", "OSVersion", "ImageId", "CreationDate")
 
 Source = tuple[str, str]  # (where it came from, text)
@@ -52,18 +53,22 @@ class IndexContent:
 def parse_sources(sources: Mapping[str, Source], images: Mapping[str, Source]) -> IndexContent:
     """Parse the logical tables (load.FILES keys) and per-cloud refreshed image tables."""
     hosts = parse_hosts(*sources["gcp_hosts"])
-    aws = tables.parse_vms(sources["aws_vms"][1], sources["aws_vms"][0], "aws", strict=True)
-    gcp = tables.parse_vms(sources["gcp_vms"][1], sources["gcp_vms"][0], "gcp", strict=True)
+    vms = {
+        r.name: tables.parse_vms(
+            sources[vm_table(r.name)][1], sources[vm_table(r.name)][0], r.name, strict=True
+        )
+        for r in PRICED_ROWS
+    }
     return IndexContent(
-        offers=aws_offer_rows(aws) + gcp_offer_rows(gcp, hosts)[0],
-        names={"aws": _names(aws), "gcp": _names(gcp)},
+        offers=[o for r in PRICED_ROWS for o in offer_rows(r, vms[r.name], hosts)],
+        names={cloud: _names(rows) for cloud, rows in vms.items()},
         egress=parse_egress(*sources["egress"]),
         images=parse_images(sources["images"], images),
         pricing=parse_k8s_pricing(*sources["k8s_pricing"]),
         gpus=list(parse_k8s_gpus(*sources["k8s_gpus"]).values()),
         accelerator_clouds=parse_accelerator_clouds(*sources["accelerators"]),
         digest=price_digest({t: sources[t][1] for t in DIGEST_TABLES}),
-        file_rows={t: _data_rows(sources[t][1]) for t in ("aws_vms", "gcp_vms")},
+        file_rows={t: _data_rows(sources[t][1]) for t in VM_TABLES},
     )
 
 

@@ -35,6 +35,7 @@ from skyform.infra import PRICED
 from skyform.plan.catalog import tables
 from skyform.plan.catalog.accelerators import AcceleratorNames
 from skyform.plan.catalog.catalog import Catalog, CatalogSource, Image
+from skyform.plan.catalog.clouds import PRICED_ROWS, vm_files, vm_table
 from skyform.plan.catalog.egress import EgressRow, EgressTable
 from skyform.plan.catalog.hostfacts import read_facts
 from skyform.plan.catalog.index import INDEX_FILE, OfferIndex
@@ -56,10 +57,10 @@ MANIFEST = "manifest.json"
 DEFAULT_CAPACITY_TTL = 300.0  # keep in step with skyform.config.KubernetesSettings
 DEFAULT_API_TIMEOUT = 5.0
 
-# logical table -> (file in SkyPilot's layout (refreshed copies), file in the bundle)
+# logical table -> (file in SkyPilot's layout (refreshed copies), file in the bundle): each
+# priced cloud's VM table (`<cloud>_vms`, from its row in the infra table), then the rest
 FILES: dict[str, tuple[str | None, str]] = {
-    "aws_vms": ("aws/vms.csv", "aws_vms.csv"),
-    "gcp_vms": ("gcp/vms.csv", "gcp_vms.csv"),
+    **{vm_table(r.name): vm_files(r) for r in PRICED_ROWS},
     "gcp_hosts": (None, "gcp_accelerator_hosts.csv"),
     "accelerators": ("common/accelerators.csv", "accelerators.csv"),
     "images": (None, "images.csv"),

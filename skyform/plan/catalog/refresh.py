@@ -22,13 +22,15 @@ from pathlib import Path
 from skyform.digests import sha256_hex
 from skyform.errors import CatalogError
 from skyform.plan.catalog import tables
-from skyform.plan.catalog.load import MANIFEST, catalog_home
+from skyform.plan.catalog.clouds import PRICED_ROWS, vm_files
+from skyform.plan.catalog.load import IMAGE_FILES, MANIFEST, catalog_home
 
 DEFAULT_BASE_URL = (
     "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8"
 )
-REQUIRED_FILES = ("aws/vms.csv", "gcp/vms.csv")
-OPTIONAL_FILES = ("aws/images.csv", "gcp/images.csv", "common/accelerators.csv")
+# each priced cloud's VM table (its infra-table row names it), then its images if published
+REQUIRED_FILES = tuple(vm_files(r)[0] for r in PRICED_ROWS)
+OPTIONAL_FILES = (*IMAGE_FILES.values(), "common/accelerators.csv")
 MAX_BYTES = 256 * 2**20  # far above the real files (a few MB); stops a runaway download
 HINT = "Check the URL (`--url BASE` serves BASE/aws/vms.csv, BASE/gcp/vms.csv) and try again."
 

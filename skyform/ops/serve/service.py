@@ -1,4 +1,5 @@
-"""The use cases behind `serve up`, `serve down` and `serve status` (no printing here)."""
+"""The use cases behind `serve up`, `serve update`, `serve status` and `serve down`: register a
+service and start its controller, hand it a new version, read its state, tear it down."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from pathlib import Path
 
 from skyform.errors import SkyformError
 from skyform.infra import ON_PREM
+from skyform.ops.serve.plan import ServicePlanResult
 from skyform.serve import sandbox, state, versions
-from skyform.serve.planning import ServicePlanResult
 from skyform.serve.updates import UpdatePreview
 
 REGISTER_TIMEOUT_SECONDS = 60.0
@@ -103,6 +104,14 @@ def up(
         f"See skyform serve logs {name} --controller; clean up with skyform serve down "
         f"{name} --purge",
     )
+
+
+def update_mode(mode: str) -> str:
+    """`--mode` as the versions record it (`blue-green` and any case accepted)."""
+    chosen = mode.lower().replace("-", "_")
+    if chosen not in versions.MODES:
+        raise SkyformError(f"--mode {mode!r} is not one of: {', '.join(versions.MODES)}")
+    return chosen
 
 
 def running_for_update(name: str) -> state.ServiceRecord:
@@ -218,6 +227,16 @@ def statuses(names: list[str]) -> list[state.ServiceRecord]:
             record = record.model_copy(update={"status": state.CONTROLLER_FAILED})
         out.append(record)
     return out
+
+
+def to_tear_down(names: list[str], *, every: bool) -> list[str]:
+    """The services `serve down NAMES` or `serve down --all` acts on (each must exist)."""
+    if every == bool(names):
+        raise SkyformError("name services or pass -a/--all (one of them)")
+    chosen = state.list_services() if every else names
+    for name in chosen:
+        state.require(name)
+    return chosen
 
 
 def down(name: str, *, purge: bool, emit: Callable[[str], None]) -> None:

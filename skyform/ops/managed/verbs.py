@@ -1,0 +1,126 @@
+"""What the `jobs` verbs call (launch, queue, logs, cancel, plans), each on this machine's
+state store. Every one of them first starts again the controller of any managed job whose
+controller died (single-user mode; team mode has the controller service adopt it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skyform.errors import SkyformError
+from skyform.ops.managed.launch import ensure_controllers
+from skyform.plan.model import Plan
+from skyform.state.db import StateDB, open_state
+from skyform.state.managed import ManagedJobRecord, ManagedJobs, PlanRevision
+
+
+@contextmanager
+def _open() -> Iterator[tuple[StateDB, list[int]]]:
+    """The store, and the managed jobs whose dead controller was started again."""
+    with open_state() as db:
+        yield db, ensure_controllers(db)
+
+
+@dataclass(frozen=True)
+class Launched:
+    record: ManagedJobRecord
+    services: list[str] = field(default_factory=list)  # controller services that will run it
+    team_store: bool = False  # the store is shared (not this machine's SQLite file)
+
+
+def launch(
+    target: Path,
+    *,
+    from_plan: bool,
+    secret_overrides: list[str],
+    load_kwargs: dict,
+    strategy: str | None,
+    max_restarts: int | None,
+    objective: str,
+    name: str | None,
+) -> Launched:
+    """`jobs launch TASK.yaml` (planned now) or `jobs launch PLAN.json` (a reviewed plan)."""
+    from skyform.ops.managed import launch as launching
+
+    with _open() as (db, _):
+        if from_plan:
+            record = launching.launch_plan(
+                db,
+                target,
+                secret_overrides=secret_overrides,
+                strategy=strategy,
+                max_restarts=max_restarts,
+                name=name,
+            )
+        else:
+            record = launching.launch(
+                db,
+                target,
+                load_kwargs=load_kwargs,
+                strategy=strategy,
+                max_restarts=max_restarts,
+                objective=objective,
+                name=name,
+            )
+        services = [
+            lease.name.removeprefix("controller/") for lease in db.list_leases("controller/")
+        ]
+    return Launched(record, services, team_store=db.kind != "sqlite")
+
+
+def queue() -> tuple[list[ManagedJobRecord], list[int]]:
+    """Every managed job, and those whose dead controller was started again."""
+    with _open() as (db, restarted):
+        return ManagedJobs(db).list(), restarted
+
+
+def follow_output(job_id: int, *, follow: bool, on_line, on_note) -> ManagedJobRecord:
+    """The job's output so far (following: until it ends) through the sinks; its record."""
+    from skyform.ops.managed.logs import stream
+
+    if follow:  # the controllers were seen to already (following can take hours)
+        with open_state() as db:
+            return stream(db, job_id, follow=True, on_line=on_line, on_note=on_note)
+    with _open() as (db, _):
+        return stream(db, job_id, follow=False, on_line=on_line, on_note=on_note)
+
+
+def require(job_id: int) -> ManagedJobRecord:
+    with _open() as (db, _):
+        return ManagedJobs(db).require(job_id)
+
+
+def controller_log(job_id: int) -> str:
+    """The text of the job's controller log."""
+    from skyform.ops.managed import jobdir
+
+    require(job_id)
+    return jobdir.controller_log(job_id).read_text()
+
+
+def cancel(job_ids: list[int] | None) -> list[ManagedJobRecord]:
+    """Cancel them (None: every unfinished one); their controllers tear the clusters down."""
+    from skyform.ops.managed.cancel import cancel_jobs
+
+    with _open() as (db, _):
+        return cancel_jobs(db, job_ids)
+
+
+def revisions(job_id: int) -> list[PlanRevision]:
+    """The job's plan revisions, one per (re-)plan."""
+    with _open() as (db, _):
+        ManagedJobs(db).require(job_id)
+        return ManagedJobs(db).revisions(job_id)
+
+
+def revision_plan(job_id: int, found: list[PlanRevision], number: int) -> Plan:
+    """Revision `number` as a plan (read back as untrusted, as any saved plan)."""
+    from skyform.ops import planfiles
+
+    chosen = [r for r in found if r.revision == number]
+    if not chosen:
+        raise SkyformError(f"managed job {job_id} has revisions 1..{len(found)}, not {number}")
+    plan, _ = planfiles.read(Path(chosen[0].path))
+    return plan

@@ -1,0 +1,54 @@
+"""Saved plans, as the verbs that take or make one use them (`plan -o`, `show`, `apply PLAN`,
+`launch`, `cost`, `export`, `jobs plans`): the untrusted reader, the canonical bytes, and
+the content digest a review posts. Light on purpose: `show` imports nothing else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skyform.errors import PlanFileError
+from skyform.plan import planfile
+from skyform.plan.model import Plan
+
+# A plan made by `apply TASK.yaml` or `launch` and never saved: its task path is relative to
+# the current directory, as if the plan were saved there under this name.
+UNSAVED_PLAN = ".skyform-unsaved-plan.json"
+
+
+def read(path: Path) -> tuple[Plan, bytes]:
+    """The plan in `path` and the exact bytes it was read from (checked as untrusted)."""
+    return planfile.read_plan(path)
+
+
+def read_reviewed(path: Path, expected_digest: str | None) -> tuple[Plan, bytes]:
+    """A saved plan, refused unless it is the one reviewed (`--expect-digest`)."""
+    plan, data = planfile.read_plan(path)
+    require_digest(plan, expected_digest, str(path))
+    return plan, data
+
+
+def save(plan: Plan, path: Path) -> bytes:
+    return planfile.write_plan(plan, path)
+
+
+def unsaved(plan: Plan) -> tuple[Path, bytes]:
+    """Where a plan made here counts as saved (only its folder is used), and its bytes."""
+    return Path.cwd() / UNSAVED_PLAN, planfile.plan_bytes(plan)
+
+
+def digest_of(data: bytes) -> str:
+    return planfile.plan_digest(data)
+
+
+def require_digest(plan: Plan, expected: str | None, label: str) -> None:
+    """Refuse a plan that is not the one reviewed (its digest is in the PR comment)."""
+    if expected is None:
+        return
+    actual = planfile.content_digest(plan)
+    if actual != expected.strip():
+        raise PlanFileError(
+            f"{label} has content digest {actual}, not the expected {expected.strip()}: "
+            "it is not the plan that was reviewed",
+            "Apply the reviewed plan file, or review this one (skyform show --markdown) and "
+            "pass its digest.",
+        )

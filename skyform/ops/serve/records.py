@@ -1,0 +1,52 @@
+"""What `serve plans` and `serve logs` read: a service's plan revisions, its controller's and
+load balancer's logs, and which cluster runs a replica."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Iterator
+
+from skyform.errors import SkyformError
+from skyform.serve import revisions, state
+
+FOLLOW_POLL_SECONDS = 0.2
+
+
+def require(name: str) -> state.ServiceRecord:
+    """The service's record; an error naming the services there are when it does not exist."""
+    return state.require(name)
+
+
+def plans(name: str) -> list[revisions.ServiceRevision]:
+    state.require(name)
+    return revisions.load_all(name)
+
+
+def replica_cluster(name: str, replica_id: int) -> str:
+    """The cluster replica `replica_id` of service `name` runs on."""
+    record = state.require(name)
+    replica = next((r for r in record.replicas if r.replica_id == replica_id), None)
+    if replica is None or not replica.cluster:
+        known = ", ".join(str(r.replica_id) for r in record.replicas) or "none"
+        raise SkyformError(f"service {name!r} has no replica {replica_id}", f"Replicas: {known}.")
+    return replica.cluster
+
+
+def log_chunks(name: str, which: str, *, follow: bool, tail: int | None) -> Iterator[bytes]:
+    """The service's controller or load-balancer log (its last `tail` lines), then, with
+    `follow`, what is appended while the service exists. `which`: "controller" or
+    "load_balancer"."""
+    state.require(name)
+    path = state.service_dir(name) / ("controller.log" if which == "controller" else "lb.log")
+    if not path.exists():
+        return
+    with open(path, "rb") as fh:
+        lines = fh.readlines()
+        yield b"".join(lines if tail is None else list(deque(lines, maxlen=tail)))
+        while follow and state.read_record(name) is not None:
+            chunk = fh.read()
+            if chunk:
+                yield chunk
+            else:
+                time.sleep(FOLLOW_POLL_SECONDS)
