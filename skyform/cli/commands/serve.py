@@ -209,9 +209,14 @@ def down(
     purge: bool = typer.Option(
         False, "--purge", "-p", help="Also forget a service whose controller died."
     ),
+    replica_id: int | None = typer.Option(
+        None, "--replica-id", help="Tear down only this replica (replaced if needed)."
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> int:
-    """Tear services down: replicas, load balancer, controller, records."""
+    """Tear services down: replicas, load balancer, controller, records; or, with
+    --replica-id, one replica (drained, then replaced if the service is below its target;
+    a failed replica's record goes only with --purge)."""
     from skyform.cli.prompts import confirm_on_terminal
     from skyform.cli.render.console import make_console
     from skyform.errors import SkyformError
@@ -220,6 +225,19 @@ def down(
     names = list(service_names or [])
     if all_services == bool(names):
         raise SkyformError("name services or pass -a/--all (one of them)")
+    if replica_id is not None:
+        if len(names) != 1:
+            raise SkyformError("--replica-id needs exactly one service name",
+                               "skyform serve down NAME --replica-id N")  # fmt: skip
+        state.require(names[0])
+        confirm_on_terminal(f"Tear down replica {replica_id} of service {names[0]}?", yes=yes)
+        ops.down_replica(names[0], replica_id, purge=purge)
+        make_console().print(
+            f"Replica {replica_id} of service {names[0]} is shutting down; the controller "
+            f"replaces it if the service is below its target. Watch it: skyform serve status "
+            f"{names[0]}"
+        )
+        return 0
     if all_services:
         names = state.list_services()
     for name in names:
