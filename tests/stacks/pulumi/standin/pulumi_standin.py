@@ -218,5 +218,15 @@ def main(argv):
     return 2
 
 
+def locked_main(argv):
+    """One call at a time (a service launches replicas concurrently): the state file is
+    read, changed and written whole."""
+    import fcntl
+
+    with open(os.environ["STANDIN_STATE"] + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return main(argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(locked_main(sys.argv[1:]))
