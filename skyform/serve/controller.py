@@ -89,7 +89,8 @@ class ServiceController(Rollouts):
             self.http = http
             while not self.stopping:
                 now = time.time()
-                if now >= next_decision:
+                if now >= next_decision or self.decide_soon:
+                    self.decide_soon = False
                     self._decide(now)
                     next_decision = now + self.autoscaler.next_interval()
                 if now >= next_probe:

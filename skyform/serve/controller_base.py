@@ -123,6 +123,7 @@ class ControllerBase:
     tasks: set[asyncio.Task[None]]
     http: Any  # aiohttp.ClientSession while running
     revision: int
+    decide_soon: bool = False  # run the next autoscaler decision now (a replica was taken)
 
     @property
     def latest(self) -> Version:

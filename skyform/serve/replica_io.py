@@ -13,6 +13,7 @@ from skyform.serve.controller_base import ControllerBase, Replica, interval, log
 from skyform.serve.probe import probe, probe_request
 from skyform.serve.replica_launch import (
     cluster_lost,
+    hands_out_hosts,
     launch,
     planned_infra,
     teardown,
@@ -63,16 +64,19 @@ class ReplicaIO(ControllerBase):
                     task, _ = await asyncio.to_thread(
                         write_replica_task, version.inputs, rid, replica.box, placement
                     )
-                replica.infra, host = await asyncio.to_thread(
+                port = version.spec.ports
+                replica.infra, address = await asyncio.to_thread(
                     launch,
                     version.inputs,
                     task,
                     replica.cluster,
                     log.info,
-                    one_at_a_time=where != "local",
+                    port=port,
+                    one_at_a_time=hands_out_hosts(where),
                 )
-                address = replica.box.address if replica.box is not None else host
-                replica.endpoint = f"http://{address}:{version.spec.ports}"
+                if replica.box is not None:
+                    address = f"{replica.box.address}:{port}"
+                replica.endpoint = f"http://{address}"
                 replica.launched_at = time.time()
                 replica.facts = replica.facts.launched(True)
                 self._placed(replica, ok=True)

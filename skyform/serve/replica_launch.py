@@ -71,16 +71,41 @@ def replica_task(inputs: ReplicaInputs, placement: dict[str, str] | None = None)
     raw = yaml.safe_load(inputs.text())
     if not isinstance(raw, dict):
         raise SkyformError(f"{inputs.task_file}: a service task file holds one task")
-    raw.pop("service", None)
+    service = raw.pop("service", None)
     raw.pop("name", None)
     base = inputs.task_file.resolve().parent
     recorded = {**inputs.overrides, **(placement or {})}
+    port = service.get("ports") if isinstance(service, dict) else None
+    if isinstance(port, int) and "ports" not in recorded and not _opens_ports(raw):
+        # the service port is opened on the replica's cluster (security group, firewall
+        # rule, NodePort) as SkyPilot opens it, also when resources name no ports
+        recorded["ports"] = str(port)
     if recorded:
         raw = apply_overrides(raw, ResourceOverrides.from_recorded(recorded, base), task_dir=base)
     envs = dict(raw.get("envs") or {})
     envs.update(inputs.envs)
     raw["envs"] = envs
     return raw
+
+
+def _opens_ports(raw: dict[str, Any]) -> bool:
+    """Whether any resources entry of the task (any_of / ordered too) names ports."""
+    resources = raw.get("resources")
+    entries: list[Any] = resources if isinstance(resources, list) else [resources]
+    for entry in list(entries):
+        if isinstance(entry, dict):
+            for key in ("any_of", "ordered"):
+                if isinstance(entry.get(key), list):
+                    entries.extend(entry[key])
+    return any(isinstance(e, dict) and e.get("ports") not in (None, [], "") for e in entries)
+
+
+def hands_out_hosts(infra: str) -> bool:
+    """Replicas placed on an ssh node pool: each plan picks a free host of the pool."""
+    from skyform.infra import infra as row_of
+
+    row = row_of(infra.split("/")[0])
+    return row is not None and row.on_prem and row.name != "local"
 
 
 def reuse_blocker(inputs: ReplicaInputs) -> str | None:
@@ -146,13 +171,20 @@ _POOL_LAUNCHES = threading.Lock()
 
 
 def launch(
-    inputs: ReplicaInputs, task: Path, cluster: str, log: Any, *, one_at_a_time: bool = False
+    inputs: ReplicaInputs,
+    task: Path,
+    cluster: str,
+    log: Any,
+    *,
+    port: int,
+    one_at_a_time: bool = False,
 ) -> tuple[str, str]:
-    """Plan and apply the replica's cluster (job detached); returns its infra and the host
-    its head node is reached at."""
+    """Plan and apply the replica's cluster (job detached); returns its infra and the
+    `host:port` its head node serves the service `port` at (a cloud VM's public address, a
+    Kubernetes pod's node and node port, a pool host)."""
     if one_at_a_time:
         with _POOL_LAUNCHES:
-            return launch(inputs, task, cluster, log)
+            return launch(inputs, task, cluster, log, port=port)
     from skyform.ops.applier import ApplyOptions
     from skyform.ops.apply import apply_plan
     from skyform.ops.plan import plan_task
@@ -179,11 +211,11 @@ def launch(
             raise SkyformError(f"replica {cluster} failed to start: {outcome.message}")
     placement = result.plan.placement_for(cluster)
     infra = placement.offer.infra if placement is not None else "local"
-    return infra, _head_host(cluster)
+    return infra, _head_address(cluster, port)
 
 
-def _head_host(cluster: str) -> str:
-    """Where the replica's head node is reached (loopback for a local node)."""
+def _head_address(cluster: str, port: int) -> str:
+    """Where the replica's head node serves `port` (loopback for a local node)."""
     from skyform.state.db import open_state
 
     db = open_state()
@@ -194,7 +226,13 @@ def _head_host(cluster: str) -> str:
     if record is None or record.handle is None or not record.handle.nodes:
         raise SkyformError(f"replica {cluster} has no nodes after its launch")
     head = min(record.handle.nodes, key=lambda n: n.rank)
-    return head.host if record.handle.engine != "local" else "127.0.0.1"
+    if record.handle.engine == "local":
+        return f"127.0.0.1:{port}"
+    return f"{_bracketed(head.host)}:{head.reached_at(port)}"
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
 def cluster_lost(cluster: str) -> str | None:

@@ -2,8 +2,9 @@
 
 As a managed job saves a new plan per recovery, the controller saves a revision when the
 service comes up, for every autoscaling decision that launches or terminates replicas, every
-replacement after a preemption or failure, every update and rollback: the replicas it wants
-(id, version, spot or on-demand or fallback, where) after the decision. Revisions are files
+replacement after a preemption or failure, every update and rollback, every replica taken
+down by `serve down --replica-id`: the replicas it wants (id, version, spot or on-demand or
+fallback, where) after the decision. Revisions are files
 `plans/<N>.json` (0600) in the service's folder; `skyform serve plans NAME` lists them.
 """
 
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from skyform.serve import state
 
-Kind = Literal["up", "scale", "preemption", "replace", "update", "rollback"]
+Kind = Literal["up", "scale", "preemption", "replace", "update", "rollback", "down"]
 
 
 class PlannedReplica(BaseModel):

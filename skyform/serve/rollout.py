@@ -20,7 +20,7 @@ from skyform.serve.autoscaler import window_qps
 from skyform.serve.controller_base import ControllerBase, interval, load_version, log
 from skyform.serve.lb.requestlog import read_counts
 from skyform.serve.replica_io import ReplicaIO
-from skyform.serve.replicas import ReplicaStatus, Step
+from skyform.serve.replicas import FAILED_STATUSES, ReplicaStatus, Step
 from skyform.serve.updates import Rollout, outdated_to_terminate, rollback_reason
 
 LAUNCH_BUDGET_SECONDS = 1200.0  # on top of initial_delay_seconds, before a rollback
@@ -47,13 +47,16 @@ class Rollouts(ReplicaIO, ControllerBase):
             if len(line) > MAX_MESSAGE_BYTES:
                 raise SkyformError("control message too long")
             message = json.loads(line or b"{}")
-            if message.get("op") != "update":
+            if message.get("op") == "update":
+                secrets = dict(message.get("secrets") or {})
+                note = self.apply_update(int(message["version"]), secrets)
+            elif message.get("op") == "terminate":
+                note = self.down_replica(int(message["replica_id"]), bool(message.get("purge")))
+            else:
                 raise SkyformError(f"unknown control request {message.get('op')!r}")
-            secrets = dict(message.get("secrets") or {})
-            note = self.apply_update(int(message["version"]), secrets)
             answer = {"ok": True, "note": note}
         except SkyformError as exc:
-            answer = {"ok": False, "error": exc.message}
+            answer = {"ok": False, "error": exc.message, "hint": exc.hint}
         except (ValueError, KeyError, TypeError) as exc:
             answer = {"ok": False, "error": f"bad control request: {exc!r}"}
         writer.write(json.dumps(answer).encode() + b"\n")
@@ -106,6 +109,37 @@ class Rollouts(ReplicaIO, ControllerBase):
         for note in notes:
             log.warning("%s", note)
         return "; ".join(notes)
+
+    def down_replica(self, rid: int, purge: bool) -> str:
+        """`serve down NAME --replica-id N` (SkyPilot's terminate_replica): a live replica is
+        drained and torn down as a scale-down, then replaced at once if the service is below
+        its target; a failed record stays unless `purge`. The revision says who asked."""
+        replica = self.replicas.get(rid)
+        if self.stopping:
+            raise SkyformError(f"service {self.name!r} is shutting down")
+        if replica is None:
+            known = ", ".join(map(str, sorted(self.replicas))) or "none"
+            raise SkyformError(f"it has no replica {rid}", f"Its replicas: {known}.")
+        status = replica.facts.status()
+        if status in (ReplicaStatus.SHUTTING_DOWN, ReplicaStatus.PREEMPTED):
+            raise SkyformError(f"replica {rid} is already {status.value}", "Nothing to do.")
+        failed = status in FAILED_STATUSES
+        if failed and not purge:
+            raise SkyformError(
+                f"replica {rid} is {status.value}: its record stays to show why",
+                f"Remove it with: skyform serve down {self.name} --replica-id {rid} --purge",
+            )
+        why = f"replica {rid} ({status.value}) terminated by serve down --replica-id {rid}"
+        replica.reason = "terminated by serve down --replica-id"
+        if failed and replica.facts.down is Step.SUCCEEDED:
+            del self.replicas[rid]  # its cluster is gone already: only the record goes
+        else:
+            # a teardown that failed before (FAILED_CLEANUP) is tried again
+            replica.facts = replace(replica.facts, down=None, purged=purge)
+            self.teardown_replica(rid, scale_down=True)
+        self.save_revision("down", why, terminated=[rid])
+        self.decide_soon = True  # a replacement at once if the service is below its target
+        return ""
 
     def retire_outdated(self) -> None:
         outdated = outdated_to_terminate(

@@ -28,6 +28,12 @@ class NodeHandle(_Model):
     ip: str
     node_id: str  # engine's id: instance id, pool host id, local directory name
     root: str | None = None  # LOCAL nodes: the directory that acts as the node's home
+    # task ports reached at another port of `host` (a Kubernetes NodePort): ((8080, 30080),)
+    node_ports: tuple[tuple[int, int], ...] = ()
+
+    def reached_at(self, port: int) -> int:
+        """The port of `host` that reaches the task's `port`."""
+        return dict(self.node_ports).get(port, port)
 
 
 class ClusterHandle(_Model):

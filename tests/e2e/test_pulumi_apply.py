@@ -12,30 +12,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
-import sys
 from pathlib import Path
 
 import pytest
 from e2ekit import task_file
 
 pytestmark = pytest.mark.e2e
-
-STANDIN = Path(__file__).resolve().parents[1] / "stacks" / "pulumi" / "standin"
-
-
-@pytest.fixture
-def pulumi_standin(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "pulumi-bin"
-    bin_dir.mkdir()
-    exe = bin_dir / "pulumi"
-    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STANDIN / "pulumi_standin.py"}" "$@"\n')
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    for name in ("LOG", "STATE", "SCENARIO"):
-        monkeypatch.setenv(f"STANDIN_{name}", str(tmp_path / f"standin-{name.lower()}.json"))
-    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
-    return tmp_path
 
 
 def _calls(root: Path) -> list[list[str]]:

@@ -117,14 +117,14 @@ def test_a_version_that_never_becomes_ready_is_failed_and_not_relaunched(tmp_pat
         skyform("serve", "down", "broken", "-y")
 
 
-def test_down_of_an_unknown_service_and_up_off_local(tmp_path: Path):
+def test_down_of_an_unknown_service_and_up_on_gcp_without_the_pulumi_cli(tmp_path: Path):
     result = skyform("serve", "down", "nope", "-y", check=False)
     assert result.returncode == 1 and "no service named 'nope'" in result.stderr
     task = tmp_path / "cloud.yaml"
     task.write_text(SERVICE.replace("infra: local", "infra: gcp"))
     result = skyform("serve", "up", str(task), "-y", "--secret", "TOKEN=x", check=False)
     assert result.returncode == 1
-    assert "`serve up` runs replicas on local and ssh node pools so far" in result.stderr
+    assert "replicas on gcp are Pulumi stacks, and the pulumi CLI is not on PATH" in (result.stderr)
     assert "No existing services." in skyform("serve", "status").stdout
 
 

@@ -185,13 +185,33 @@ def down(
     purge: bool = typer.Option(
         False, "--purge", "-p", help="Also forget a service whose controller died."
     ),
+    replica_id: int | None = typer.Option(
+        None, "--replica-id", help="Tear down only this replica (replaced if needed)."
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> int:
-    """Tear services down: replicas, load balancer, controller, records."""
+    """Tear services down: replicas, load balancer, controller, records; or, with
+    --replica-id, one replica (drained, then replaced if the service is below its target;
+    a failed replica's record goes only with --purge)."""
     from skyform.cli.prompts import confirm_on_terminal
     from skyform.cli.render.console import make_console
+    from skyform.errors import SkyformError
     from skyform.ops.serve import service
 
+    if replica_id is not None:
+        names = list(service_names or [])
+        if all_services or len(names) != 1:
+            raise SkyformError("--replica-id needs exactly one service name",
+                               "skyform serve down NAME --replica-id N")  # fmt: skip
+        service.to_tear_down(names, every=False)
+        confirm_on_terminal(f"Tear down replica {replica_id} of service {names[0]}?", yes=yes)
+        service.down_replica(names[0], replica_id, purge=purge)
+        make_console().print(
+            f"Replica {replica_id} of service {names[0]} is shutting down; the controller "
+            f"replaces it if the service is below its target. Watch it: skyform serve status "
+            f"{names[0]}"
+        )
+        return 0
     names = service.to_tear_down(list(service_names or []), every=all_services)
     if not names:
         make_console().print("No services to tear down.")

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from skyform.errors import SkyformError
-from skyform.infra import ON_PREM
 from skyform.ops.serve.plan import ServicePlanResult
 from skyform.serve import sandbox, state, versions
 from skyform.serve.updates import UpdatePreview
@@ -24,16 +23,33 @@ UPDATE_TIMEOUT_SECONDS = 60.0
 
 
 def check_can_serve(result: ServicePlanResult) -> None:
-    """What `serve up` runs today: replicas on `local` (each in a network namespace) and on
-    ssh node pools (each on a host of its own)."""
+    """What `serve up` needs before it starts a controller: replicas on this machine each
+    get a network namespace; replicas on clouds (one Pulumi stack per replica cluster) need
+    the provider SDK and the Pulumi CLI, or every launch would fail the same way."""
+    import importlib.util
+    import shutil
+
+    from skyform.infra import infra
+
     places = {s.infra.split("/")[0] for s in result.plan.replicas}
-    foreign = sorted(places - set(ON_PREM))  # replicas run on machines at hand so far
-    if foreign:
-        raise SkyformError(
-            f"`serve up` runs replicas on local and ssh node pools so far; this service "
-            f"places them on {', '.join(foreign)}",
-            "Use `skyform serve plan` to review it, or set resources.infra: local or ssh/POOL.",
-        )
+    for place in sorted(places):
+        row = infra(place)
+        if row is None:
+            raise SkyformError(
+                f"this service places replicas on {place}, which skyform does not run on",
+                "Set resources.infra to one it does.",
+            )
+        if row.sdk_module and importlib.util.find_spec(row.sdk_module) is None:
+            raise SkyformError(
+                f"replicas on {place} are Pulumi stacks, and {row.sdk_module} is not installed",
+                f"pip install 'skyform[{row.pip_extra}]'",
+            )
+        if row.engine == "pulumi" and shutil.which("pulumi") is None:
+            raise SkyformError(
+                f"replicas on {place} are Pulumi stacks, and the pulumi CLI is not on PATH",
+                "Install it: curl -fsSL https://get.pulumi.com | sh (or review the service "
+                "with skyform serve plan).",
+            )
     why = sandbox.available()
     if "local" in places and why is not None:
         raise SkyformError(
@@ -174,26 +190,48 @@ def update(
     mode: str,
 ) -> str:
     """Save version `number` and hand it to the controller; returns its notes (warnings)."""
-    import socket
-
-    from skyform.serve.rollout import socket_path
-
     versions.save(name, _version(number, task_file, envs, overrides, mode))
-    message = json.dumps({"op": "update", "version": number, "secrets": secrets}).encode()
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(UPDATE_TIMEOUT_SECONDS)
-            conn.connect(socket_path(name))
-            conn.sendall(message + b"\n")
-            answer = json.loads(conn.makefile("rb").readline() or b"{}")
-    except (OSError, ValueError) as exc:
-        answer = {"ok": False, "error": f"the controller did not answer: {exc}"}
+    answer = _ask(name, {"op": "update", "version": number, "secrets": secrets})
     if not answer.get("ok"):
         (versions.versions_dir(name) / f"{number}.json").unlink(missing_ok=True)
         raise SkyformError(
             f"service {name!r} was not updated: {answer.get('error', 'no answer')}",
             f"See skyform serve logs {name} --controller",
         )
+    return str(answer.get("note") or "")
+
+
+def _ask(name: str, request: dict[str, object]) -> dict[str, object]:
+    """One request to the controller over its control socket, and its answer."""
+    import socket
+
+    from skyform.serve.rollout import socket_path
+
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(UPDATE_TIMEOUT_SECONDS)
+            conn.connect(socket_path(name))
+            conn.sendall(json.dumps(request).encode() + b"\n")
+            answer = json.loads(conn.makefile("rb").readline() or b"{}")
+    except (OSError, ValueError) as exc:
+        return {"ok": False, "error": f"the controller did not answer: {exc}"}
+    return answer if isinstance(answer, dict) else {"ok": False, "error": "a bad answer"}
+
+
+def down_replica(name: str, replica_id: int, *, purge: bool) -> str:
+    """`serve down NAME --replica-id N`: the controller tears that replica down (drained,
+    as a scale-down) and replaces it if the service is below its target; returns what it
+    said."""
+    record = state.require(name)
+    if not state.controller_alive(name):
+        raise SkyformError(
+            f"the controller of service {name!r} is not running ({record.status})",
+            f"Tear down what is left with: skyform serve down {name} --purge",
+        )
+    answer = _ask(name, {"op": "terminate", "replica_id": replica_id, "purge": purge})
+    if not answer.get("ok"):
+        hint = str(answer.get("hint") or f"See skyform serve status {name}")
+        raise SkyformError(f"service {name!r}: {answer.get('error', 'no answer')}", hint)
     return str(answer.get("note") or "")
 
 

@@ -48,6 +48,7 @@ def handle_from_outputs(
                 identity_file=identity_file,
                 ip=private or host,
                 node_id=cloud.node_id(offer.region, str(raw["id"])),
+                node_ports=_node_ports(raw.get("node_ports")),
             )
         )
     return ClusterHandle(
@@ -58,6 +59,19 @@ def handle_from_outputs(
         nodes=nodes,
         stack=stack,
     )
+
+
+def _node_ports(raw: object) -> tuple[tuple[int, int], ...]:
+    """A program's `node_ports` ({"8080": 30080}); what is not a port pair is left out."""
+    if not isinstance(raw, dict):
+        return ()
+    out = []
+    for port, reached in raw.items():
+        try:
+            out.append((int(port), int(reached)))
+        except (TypeError, ValueError):
+            continue
+    return tuple(sorted(out))
 
 
 def cluster_state(handle: ClusterHandle, resources: list[dict]) -> ClusterState:

@@ -131,9 +131,9 @@ def test_outputs_reach_pods_at_their_node_on_the_node_port():
     assert got.outputs == {
         "nodes": [
             {"rank": 0, "id": "default/c1-0", "public_ip": "192.168.1.1",
-             "private_ip": "10.244.0.1", "port": 30022},
+             "private_ip": "10.244.0.1", "port": 30022, "node_ports": {}},
             {"rank": 1, "id": "default/c1-1", "public_ip": "192.168.1.2",
-             "private_ip": "10.244.0.2", "port": 30044},
+             "private_ip": "10.244.0.2", "port": 30044, "node_ports": {}},
         ],
         "ssh_user": "root",
     }  # fmt: skip

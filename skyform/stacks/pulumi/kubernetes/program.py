@@ -11,7 +11,8 @@ it) and a NodePort Service for SSH and the task's ports. SSH reaches a pod at it
 address (`public_ip` = the pod's hostIP) on the service's node port. Where nodes are not
 reachable from outside the cluster, connect through
 `kubectl port-forward svc/<pod>-ssh LOCAL_PORT:22` instead.
-Stack outputs: `nodes` (rank, id, public_ip, private_ip = pod IP, port), `ssh_user`.
+Stack outputs: `nodes` (rank, id, public_ip, private_ip = pod IP, port, node_ports: each task
+port -> the node port it is reached at, e.g. a service replica's), `ssh_user`.
 """
 
 import pulumi
@@ -136,6 +137,10 @@ def register(cluster):
                 "public_ip": pod.status.host_ip,
                 "private_ip": pod.status.pod_ip,
                 "port": service.spec.ports[0].node_port,
+                "node_ports": {
+                    str(port): service.spec.ports[index + 1].node_port
+                    for index, port in enumerate(cluster["ports"])
+                },
             }
         )
     pulumi.export("nodes", nodes)
