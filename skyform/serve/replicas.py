@@ -8,6 +8,7 @@ preemption). Facts change by the pure transitions below; `status()` reads them.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 PROBE_INTERVAL_SECONDS = 10.0
@@ -210,3 +211,13 @@ def kept_after_teardown(facts: ReplicaFacts, latest_version: int) -> bool:
     if facts.version != latest_version:
         return False
     return facts.status() in FAILED_STATUSES
+
+
+def routable(statuses: Mapping[int, ReplicaStatus]) -> set[int]:
+    """The replicas the load balancer may send requests to: the READY ones; when none is
+    READY, the once-READY ones that only missed their latest probes (NOT_READY). Failing open
+    like this (as AWS ALB and Envoy's panic mode do) beats a certain 503: a replica that
+    missed one probe under load usually still answers, and one that does not is retried on
+    another by the LB before any byte reaches the client."""
+    ready = {rid for rid, s in statuses.items() if s is S.READY}
+    return ready or {rid for rid, s in statuses.items() if s is S.NOT_READY}

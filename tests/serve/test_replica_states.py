@@ -113,3 +113,11 @@ def test_kept_after_teardown_only_for_failures_of_the_latest_version():
     preempted = replace(READY, is_spot=True).tearing_down(preempted=True).torn_down(True)
     assert not kept_after_teardown(preempted, 1)
     assert NEW.launching().tearing_down().launch is Step.INTERRUPTED
+
+
+def test_the_lb_fails_open_to_not_ready_replicas_only_when_none_is_ready():
+    from skyform.serve.replicas import routable
+
+    assert routable({1: S.READY, 2: S.NOT_READY, 3: S.STARTING}) == {1}
+    assert routable({1: S.NOT_READY, 2: S.PREEMPTED, 3: S.STARTING}) == {1}
+    assert routable({2: S.PREEMPTED, 3: S.STARTING, 4: S.SHUTTING_DOWN}) == set()
