@@ -156,11 +156,9 @@ def write_replica_task(
 def planned_infra(inputs: ReplicaInputs, task: Path, cluster: str) -> str:
     """Where the optimizer puts the replica (`local`, `ssh/lab/zone-a`, `aws/...`)."""
     from skyform.ops.plan import plan_task
+    from skyform.spec.inputs import TaskInputs
 
-    secrets = [f"{k}={v}" for k, v in inputs.secrets.items()]
-    result = plan_task(
-        task, cluster=cluster, load_kwargs={"secret_overrides": secrets, "environ": {}}
-    )
+    result = plan_task(task, cluster=cluster, inputs=TaskInputs.given(secrets=inputs.secrets))
     placement = result.plan.placement_for(cluster)
     return placement.offer.infra if placement is not None else "local"
 
@@ -189,6 +187,7 @@ def launch(
     from skyform.ops.apply import apply_plan
     from skyform.ops.plan import plan_task
     from skyform.plan.planfile import write_plan
+    from skyform.spec.inputs import TaskInputs
 
     secrets = [f"{k}={v}" for k, v in inputs.secrets.items()]
     plan_path = task.with_suffix(".plan.json")
@@ -196,7 +195,7 @@ def launch(
         task,
         out=plan_path,
         cluster=cluster,
-        load_kwargs={"secret_overrides": secrets, "environ": {}},
+        inputs=TaskInputs.given(secrets=inputs.secrets),
     )
     write_plan(result.plan, plan_path)
     outcomes = apply_plan(
