@@ -21,11 +21,11 @@ from skyform.errors import PlanError
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession
 from skyform.lifecycle import clusters
+from skyform.lifecycle.cluster_job import JobRun, follow_job, synced_workdir
 from skyform.lifecycle.converge import converge_cluster, run_job, update_in_place
 from skyform.lifecycle.freshness import check_fresh, task_must_exist
 from skyform.lifecycle.interrupts import detaching
 from skyform.lifecycle.interrupts import provisioning as _provisioning
-from skyform.lifecycle.jobrun import JobRun, follow_job, synced_workdir
 from skyform.ops.secrets import resolve_secrets
 from skyform.plan.effects import in_place_updates, job_runs_again
 from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement

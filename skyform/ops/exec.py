@@ -13,9 +13,9 @@ from pathlib import Path
 
 from skyform.digests import sha256
 from skyform.errors import SkyformError
+from skyform.lifecycle.cluster_job import follow_job
 from skyform.lifecycle.converge import require_up, run_job
 from skyform.lifecycle.interrupts import detaching
-from skyform.lifecycle.jobrun import follow_job
 from skyform.plan.model import JobSpec
 from skyform.plan.planner import job_spec
 from skyform.spec.inputs import TaskInputs

@@ -16,7 +16,7 @@ from skyform.errors import SkyformError
 from skyform.infra import CONTEXT_SCOPED
 from skyform.serve import revisions, state
 from skyform.serve.autoscaler import Autoscaler, ReplicaView
-from skyform.serve.placer import Location, SpotPlacer
+from skyform.serve.placer import SpotLocation, SpotPlacer
 from skyform.serve.replica_launch import ReplicaInputs, replica_digest, reuse_blocker
 from skyform.serve.replicas import ReplicaFacts, ReplicaStatus
 from skyform.serve.updates import Rollout
@@ -82,7 +82,7 @@ def placer_for(task: TaskSpec) -> SpotPlacer | None:
         prices.setdefault(place, offering.hourly_cost)
     if not prices:
         return None
-    return SpotPlacer([Location(infra, price) for infra, price in prices.items()])
+    return SpotPlacer([SpotLocation(infra, price) for infra, price in prices.items()])
 
 
 def load_version(name: str, record: VersionRecord, secrets: dict[str, str]) -> Version:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from skyform.errors import NoOffersError, SpecError
 from skyform.serve.autoscaler import fallback_targets
-from skyform.serve.placer import Location, SpotPlacer
+from skyform.serve.placer import SpotLocation, SpotPlacer
 from skyform.spec.models import ResourceChoices, TaskSpec
 from skyform.spec.service_models import ServiceSpec
 
@@ -166,7 +166,7 @@ def _spread(
     if not (spot and spec.replica_policy.spot_placer):
         return [offers[0]] * count
     by_infra = {o.infra: o for o in offers}
-    placer = SpotPlacer([Location(o.infra, o.hourly_cost) for o in offers])
+    placer = SpotPlacer([SpotLocation(o.infra, o.hourly_cost) for o in offers])
     return [by_infra[loc.infra] for loc in placer.spread(count)]
 
 

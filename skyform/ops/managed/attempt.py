@@ -14,12 +14,12 @@ from pathlib import Path
 
 from skyform.config import Config
 from skyform.errors import LockedError, PlanError, StalePlanError
-from skyform.exec.jobs import NodeJobState
+from skyform.exec.node_jobs import NodeJobState
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle import clusters
+from skyform.lifecycle.cluster_job import job_key
 from skyform.lifecycle.converge import converge_cluster, run_job
 from skyform.lifecycle.freshness import revision_stale_reasons
-from skyform.lifecycle.jobrun import job_key
 from skyform.plan.model import JobSpec, Plan, TaskPlacement
 from skyform.plan.planfile import read_plan
 from skyform.recovery.detect import Outcome

@@ -30,7 +30,7 @@ from skyform.errors import (
     StalePlanError,
 )
 from skyform.exec.run import ClusterSession
-from skyform.lifecycle.jobrun import job_key
+from skyform.lifecycle.cluster_job import job_key
 from skyform.ops.managed import attempt, jobdir
 from skyform.ops.managed.branches import Cancelled, run_branches
 from skyform.ops.managed.job_controls import JobControls
