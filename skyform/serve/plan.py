@@ -15,9 +15,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from skyform.errors import NoOffersError, SpecError
+from skyform.frozen import Frozen as _Model
 from skyform.serve.autoscaler import fallback_targets
 from skyform.serve.placer import SpotLocation, SpotPlacer
 from skyform.spec.models import ResourceChoices, TaskSpec
@@ -27,10 +26,6 @@ SERVICE_NAME = re.compile(r"[a-zA-Z]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?")
 LB_PLACEMENT = "this machine (the local controller), next to the managed-job controllers"
 
 Role = Literal["spot", "on-demand", "on-demand fallback"]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class ReplicaSlot(_Model):
