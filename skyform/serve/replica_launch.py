@@ -9,7 +9,6 @@ SKYPILOT_SERVE_REPLICA_ID set as SkyPilot sets it, written next to the service's
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shlex
@@ -20,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from skyform.digests import sha256
 from skyform.errors import SkyformError
 from skyform.serve.sandbox import Sandbox
 from skyform.spec.models import is_uri
@@ -122,7 +122,7 @@ def reuse_blocker(inputs: ReplicaInputs) -> str | None:
 def replica_digest(inputs: ReplicaInputs) -> str:
     """Equal for two versions whose replicas run the very same task (`service:` aside)."""
     text = json.dumps(replica_task(inputs), sort_keys=True, default=str)
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    return sha256(text)
 
 
 def write_replica_task(
