@@ -1,0 +1,92 @@
+"""A job group on real sshd nodes (tests/sshnodes.py): a data server, a reward server and a
+trainer that calls both by name (`<task>-0.<group>`), each task on a node of its own. The node
+users are not root, so the names reach them through libnss_wrapper; the group ends when the
+trainer (its primary task) does, termination_delay after it."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+from e2ekit import task_file, write_pool
+
+pytestmark = pytest.mark.e2e
+
+# each server binds its own node's address only: reaching it by name proves the name maps
+# to that node, not merely to some loopback address
+SERVER = """\
+name: {name}
+resources: {{infra: ssh/lab, cpus: 2}}
+run: |
+  mkdir -p www && echo "{name} on $SKYPILOT_NODE_IPS" > www/id.txt
+  echo "{name} serving"
+  exec /usr/bin/python3 -m http.server {port} --bind "$SKYPILOT_NODE_IPS" --directory www
+"""
+
+GROUP = """\
+name: rl
+execution: parallel
+primary_tasks: [trainer]
+termination_delay: 3s
+---
+{data}---
+{reward}---
+name: trainer
+resources: {{infra: ssh/lab, cpus: 2}}
+run: |
+  # names resolve from the first line: every task was provisioned and named before any ran
+  echo "resolved data $(getent hosts data-server-0.$SKYPILOT_JOBGROUP_NAME | cut -d' ' -f1)"
+  echo "resolved reward $(getent hosts reward-server-0.rl | cut -d' ' -f1)"
+  for i in $(seq 1 100); do
+    curl -sf http://data-server-0.rl:8001/id.txt && break; sleep 0.2
+  done
+  /usr/bin/python3 - <<'PY'
+  import time, urllib.request
+  url = "http://reward-server-0.rl:8002/id.txt"
+  for _ in range(100):
+      try:
+          print(urllib.request.urlopen(url).read().decode(), end="")
+          break
+      except OSError:
+          time.sleep(0.2)
+  PY
+  echo "trainer done at $(date +%s.%N)"
+"""
+
+
+@pytest.fixture
+def group_file(tmp_path):
+    text = GROUP.format(
+        data=SERVER.format(name="data-server", port=8001),
+        reward=SERVER.format(name="reward-server", port=8002),
+    )
+    return task_file(tmp_path, "group.yaml", text)
+
+
+@pytest.mark.skipif(not shutil.which("curl"), reason="the trainer calls a server with curl")
+def test_tasks_of_a_group_reach_each_other_by_name_and_the_group_ends_with_its_primary(
+    sky, skyform_home, fresh_ssh_nodes, group_file
+):
+    write_pool(skyform_home, fresh_ssh_nodes, [0, 1, 2])
+    sky("jobs", "launch", group_file, "-y", check=0, timeout=300)
+    job = json.loads(sky("jobs", "queue", "--json", check=0).stdout)[0]
+    assert job["status"] == "SUCCEEDED", sky("jobs", "logs", "1", "--controller").stdout
+    tasks = {t["name"]: t for t in job["tasks"]}
+    assert {n: t["status"] for n, t in tasks.items()} == {
+        "data-server": "CANCELLED",
+        "reward-server": "CANCELLED",
+        "trainer": "SUCCEEDED",
+    }
+    out = sky("jobs", "logs", "1", check=0).stdout
+    served = dict(re.findall(r"(data|reward)-server on (\S+)$", out, re.M))
+    resolved = dict(re.findall(r"resolved (data|reward) (\S*)$", out, re.M))
+    assert resolved == served, out  # resolved at once, to the node the server runs on
+    assert len(set(served.values())) == 2 and all(
+        ip.startswith("127.0.100.") for ip in served.values()
+    )
+    trainer_end = float(re.search(r"trainer done at (\S+)", out).group(1))
+    for name in ("data-server", "reward-server"):  # stopped termination_delay after the trainer
+        assert tasks[name]["ended_at"] - trainer_end >= 3.0
+    assert sky("status", "--json", check=0).stdout.strip() == "[]"
