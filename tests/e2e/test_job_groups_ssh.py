@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import time
 
 import pytest
-from e2ekit import task_file, write_pool
+from e2ekit import job_ended, task_file, two_region_pool, wait_for_job, write_pool
 
 pytestmark = pytest.mark.e2e
 
@@ -90,3 +91,54 @@ def test_tasks_of_a_group_reach_each_other_by_name_and_the_group_ends_with_its_p
     for name in ("data-server", "reward-server"):  # stopped termination_delay after the trainer
         assert tasks[name]["ended_at"] - trainer_end >= 3.0
     assert sky("status", "--json", check=0).stdout.strip() == "[]"
+
+
+RECOVERED = """\
+name: grp
+execution: parallel
+primary_tasks: [client]
+---
+name: server
+resources: {infra: ssh/lab, use_spot: true, cpus: 2}
+run: |
+  mkdir -p www && echo "$SKYPILOT_NODE_IPS" > www/id.txt
+  echo "server on $SKYPILOT_NODE_IPS"
+  exec /usr/bin/python3 -m http.server 8001 --bind "$SKYPILOT_NODE_IPS" --directory www
+---
+name: client
+resources: {infra: ssh/lab, use_spot: true, cpus: 2}
+run: |
+  first=
+  for i in $(seq 1 360); do
+    ip=$(curl -sf -m 2 http://server-0.grp:8001/id.txt || true)
+    if [ -n "$ip" ] && [ -z "$first" ]; then first=$ip; echo "first answer from $ip"; fi
+    if [ -n "$ip" ] && [ "$ip" != "$first" ]; then echo "then from $ip"; exit 0; fi
+    sleep 0.5
+  done
+  exit 1
+"""
+
+
+@pytest.mark.skipif(not shutil.which("curl"), reason="the client calls the server with curl")
+def test_a_preempted_task_of_a_group_is_recovered_and_its_new_address_reaches_the_others(
+    sky, skyform_home, make_ssh_nodes, tmp_path
+):
+    """The client keeps calling `server-0.grp` while the server's node is killed: the server
+    is recovered on another host and the same name, in the same running client, now reaches
+    it there."""
+    nodes = make_ssh_nodes(4)  # one is killed: never the session's shared nodes
+    two_region_pool(skyform_home, nodes)
+    sky("jobs", "launch", task_file(tmp_path, "grp.yaml", RECOVERED), "-d", check=0)
+    deadline = time.monotonic() + 90
+    while "first answer from" not in (out := sky("jobs", "logs", "1", check=0).stdout):
+        assert time.monotonic() < deadline, out
+        time.sleep(0.5)
+    server_ip = re.search(r"first answer from (\S+)", out).group(1)
+    nodes.kill_node(next(i for i in range(4) if nodes.handle(i).host == server_ip))
+    job = wait_for_job(sky, job_ended, timeout=180)
+    out = sky("jobs", "logs", "1", check=0).stdout
+    assert job["status"] == "SUCCEEDED", out
+    tasks = {t["name"]: t for t in job["tasks"]}
+    assert (tasks["server"]["recoveries"], tasks["client"]["recoveries"]) == (1, 0)
+    moved = re.search(r"then from (\S+)", out).group(1)
+    assert moved != server_ip and moved.startswith("127.0.100.")
