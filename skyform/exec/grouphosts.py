@@ -22,6 +22,7 @@ from functools import cache
 from skyform.exec.jobs import NODE_BASE
 from skyform.exec.runner import NodeRunner
 from skyform.exec.templating import render
+from skyform.plan.model import member_host
 from skyform.state.models import ClusterHandle, NodeKind
 
 SYSTEM_HOSTS = "/etc/hosts"
@@ -43,16 +44,12 @@ class Installed:
     detail: str = ""
 
 
-def host_name(task: str, rank: int, group: str) -> str:
-    return f"{task}-{rank}.{group}"
-
-
 def entries(group: str, members: Iterable[tuple[str, ClusterHandle]]) -> list[HostEntry]:
     """One entry per node of every task (task name, its cluster), in task then rank order."""
     out = []
     for task, cluster in members:
         for node in sorted(cluster.nodes, key=lambda n: n.rank):
-            out.append(HostEntry(node.ip, host_name(task, node.rank, group)))
+            out.append(HostEntry(node.ip, member_host(task, node.rank, group)))
     return out
 
 
