@@ -11,6 +11,7 @@ import shutil
 import time
 
 import pytest
+import yaml
 from e2ekit import job_ended, task_file, two_region_pool, wait_for_job, write_pool
 
 pytestmark = pytest.mark.e2e
@@ -142,3 +143,36 @@ def test_a_preempted_task_of_a_group_is_recovered_and_its_new_address_reaches_th
     assert (tasks["server"]["recoveries"], tasks["client"]["recoveries"]) == (1, 0)
     moved = re.search(r"then from (\S+)", out).group(1)
     assert moved != server_ip and moved.startswith("127.0.100.")
+
+
+def test_no_task_of_a_group_runs_when_another_cannot_be_provisioned(
+    sky, skyform_home, make_ssh_nodes, tmp_path
+):
+    """The client's only host is dead: the group fails for want of resources and the server,
+    provisioned on `local` at once, never starts (it waited for the client's cluster)."""
+    nodes = make_ssh_nodes(1)
+    write_pool(skyform_home, nodes, [0])
+    config = yaml.safe_load((skyform_home / "config.yaml").read_text())
+    config["recovery"] = {"check_interval": 0.2, "lost_after": 2, "max_rounds": 2}
+    (skyform_home / "config.yaml").write_text(yaml.safe_dump(config))
+    nodes.kill_node(0)
+    started = tmp_path / "server-started"
+    text = f"""\
+name: lonely
+execution: parallel
+---
+name: server
+resources: {{infra: local}}
+run: touch {started}; sleep 60
+---
+name: client
+resources: {{infra: ssh/lab, cpus: 2}}
+run: echo hello
+"""
+    sky("jobs", "launch", task_file(tmp_path, "lonely.yaml", text), "-y", timeout=180)
+    job = wait_for_job(sky, job_ended, timeout=120)
+    assert job["status"] == "FAILED_NO_RESOURCE"
+    assert not started.exists()
+    log = sky("jobs", "logs", "1", "--controller", check=0).stdout
+    assert "job group lonely: waiting for client to be provisioned" in log
+    assert sky("status", "--json", check=0).stdout.strip() == "[]"
