@@ -135,6 +135,12 @@ class HostProbe(_Model):
     probed_at: str = ""
 
 
+def member_host(task: str, rank: int, group: str) -> str:
+    """The name node `rank` of `task` is reached by from every task of a job group
+    (`execution: parallel`, SkyPilot's `<task>-<rank>.<group>`)."""
+    return f"{task}-{rank}.{group}"
+
+
 class TaskSource(_Model):
     """Where the plan came from. `path` is relative to the plan file's directory."""
 

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from skyform.cli.render import fmt
 from skyform.cli.render.plan_buckets import bucket_lines
-from skyform.cli.render.plan_job import job_text_lines
+from skyform.cli.render.plan_job import group_names, job_text_lines
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, heredoc
@@ -277,7 +277,7 @@ def _render_change(change: ClusterChange, plan: Plan, console: Console) -> None:
         console.print(f"      {line}", soft_wrap=True, markup=False)
     console.print("    }")
     if placement is not None and change.action is not Action.NOOP:
-        for line in job_text_lines(placement):
+        for line in job_text_lines(placement, group_names(plan, placement)):
             console.print(line, soft_wrap=True, markup=False, highlight=False)
     if placement is not None and placement.alternatives and change.action is not Action.DELETE:
         console.print()

@@ -131,6 +131,10 @@ class Controller(JobControls):
             except RELAUNCH_ERRORS as err:
                 self.recover(index, f"could not launch: {error_text(err)}")
                 continue
+            if self.shared.group is not None and cluster.handle is not None:
+                self.shared.group.arrive(
+                    index, cluster.handle, check=self.check_cancel, log=self.log
+                )
             _, placement = attempt.latest_placement(self.db, self.record, task)
             task = self.update_task(task, offer=placement.offer)
             try:
