@@ -55,6 +55,24 @@ def test_later_env_file_wins(tmp_path: Path):
     assert load(env_files=[first, second]).tasks[0].envs["TOKEN"] == "b"
 
 
+def test_pinned_inputs_load_the_same_task_with_no_shell_and_no_file(tmp_path: Path):
+    """What a managed job keeps for its controller: every value resolved at launch."""
+    env_file = tmp_path / ".env"
+    env_file.write_text("SIZE=13\nTOKEN=file-token\n")
+    given = TaskInputs(
+        envs=("TOKEN", "MODEL=from-flag"),
+        env_files=(env_file,),
+        secrets=("KEY",),
+        environ={"TOKEN": "from-shell", "KEY": "s3cret"},
+    )
+    pinned = given.pinned()
+    env_file.unlink()
+    assert pinned.envs == ("SIZE=13", "TOKEN=file-token", "TOKEN=from-shell", "MODEL=from-flag")
+    assert pinned.secrets == ("KEY=s3cret",)
+    task = load_task_text(TASK, path_label="task.yaml", inputs=pinned).tasks[0]
+    assert task.envs["TOKEN"] == "from-shell" and task.envs["SIZE"] == "13"
+
+
 def test_bare_env_takes_value_from_process_environment():
     task = load(envs=["TOKEN"], environ={"TOKEN": "from-shell"}).tasks[0]
     assert task.envs["TOKEN"] == "from-shell"
