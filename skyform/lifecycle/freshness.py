@@ -105,7 +105,27 @@ def stale_reasons(
         if plan.kubernetes is not None:
             reasons += kubernetes_reasons(plan.kubernetes, catalog)
         if plan.buckets:
+            reasons += source_reasons(plan, task_file.parent)
             reasons += bucket_reasons(plan, db)
+    return reasons
+
+
+def source_reasons(plan: Plan, task_dir: Path) -> list[str]:
+    """A local source uploaded into a bucket changed since the plan was made: the plan said
+    what would be uploaded (or that nothing would), and that is no longer so."""
+    from skyform.plan.buckets import sources_digest
+    from skyform.storage.sources import source_digests
+
+    reasons = []
+    for bucket in plan.buckets:
+        if bucket.source_digest is None:
+            continue
+        now = source_digests(bucket.uploads, task_dir)
+        if sources_digest(bucket.uploads, now) != bucket.source_digest:
+            sources = ", ".join(bucket.uploads)
+            reasons.append(
+                f"{sources} (uploaded into {bucket.uri}) changed since the plan was made"
+            )
     return reasons
 
 
