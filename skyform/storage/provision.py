@@ -22,7 +22,7 @@ from skyform.infra import OBJECT_STORES
 from skyform.plan.model import Action, Plan, PlannedBucket
 from skyform.state.buckets import BucketRecord, get_bucket, put_bucket
 from skyform.state.db import StateDB
-from skyform.storage.client import client_for, s3_access
+from skyform.storage.client import client_for, gcs_rclone_env, s3_access
 from skyform.storage.nodes import REMOTE
 from skyform.storage.sources import local_source, upload_files
 
@@ -188,8 +188,7 @@ def upload(
 
 def rclone_env(store: str, settings: StorageSettings) -> dict[str, str]:
     if store == "gcs":
-        prefix = f"RCLONE_CONFIG_{REMOTE.upper()}_"
-        return {prefix + "TYPE": "google cloud storage", prefix + "ENV_AUTH": "true"}
+        return gcs_rclone_env(REMOTE)
     return s3_access(settings, store).rclone_env(REMOTE)
 
 
