@@ -77,3 +77,16 @@ def test_local_dir_uploaded_into_a_new_gcs_bucket_deleted_at_down(sky, gcs, tmp_
     down = sky("down", "-y", "gup", check=0)
     assert "bucket gs://gcs-up deleted" in down.stdout
     assert gcs.lookup_bucket("gcs-up") is None
+
+
+def test_ssh_nodes_copy_a_gcs_prefix(sky, gcs, pool, tmp_path):
+    _put(gcs, "gcs-lab", {"x/a.txt": b"gcs on the node\n"})
+    task = task_file(
+        tmp_path,
+        "ssh.yaml",
+        "name: glab\nnum_nodes: 2\nresources: {infra: ssh/lab}\nfile_mounts:\n"
+        "  ~/data: gs://gcs-lab/x\nrun: cat ~/data/a.txt\n",
+    )
+    applied = sky("apply", task, "-y", timeout=300, check=0)
+    assert applied.stdout.count("gcs on the node") == 2
+    sky("down", "-y", "glab", check=0)

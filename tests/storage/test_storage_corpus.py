@@ -59,9 +59,9 @@ def test_corpus_bucket_tasks_plan_with_region_or_note(s3, gcs, tmp_path, monkeyp
             if use.spec.must_exist and use.spec.store == "s3":
                 with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
                     make_bucket(s3, use.spec.name, "us-west-2")
-            if use.spec.must_exist and use.spec.store == "gcs":  # the emulator: location US
-                if gcs.lookup_bucket(use.spec.name) is None:
-                    gcs.create_bucket(use.spec.name)
+            exists = use.spec.store == "gcs" and gcs.lookup_bucket(use.spec.name) is not None
+            if use.spec.must_exist and use.spec.store == "gcs" and not exists:
+                gcs.create_bucket(use.spec.name)  # the emulator's location: US
         try:
             result = plan_task(path, load_kwargs=envs)
         except SkyformError as err:  # e.g. no offer for the task's GPUs in the catalog
