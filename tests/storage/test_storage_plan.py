@@ -185,6 +185,9 @@ def test_a_changed_source_makes_a_saved_plan_stale_before_anything_is_made(cli, 
     assert buckets["src-b"]["source_digest"].startswith("sha256:")
     assert "source_digest" not in buckets["scratch-b"]  # nothing uploaded: the bytes as before
     (tmp_path / "ds" / "b.txt").write_text("new file")
+    check = cli("plan", tmp_path / "task.yaml", "--check", tmp_path / "plan.json")
+    assert check.exit_code == 2
+    assert "the local sources uploaded into s3://src-b changed" in check.stdout
     result = cli("apply", tmp_path / "plan.json")
     assert result.exit_code == 3
     assert "./ds (uploaded into s3://src-b) changed since the plan was made" in result.stderr
