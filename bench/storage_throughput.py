@@ -10,7 +10,10 @@ this machine (skyform.storage.provision), with the remote's settings in the envi
 - upload small / big       rclone copy dir -> bucket        (skyform's upload of a local source)
 - MOUNT read small / big   rclone mount, then cat every file (FUSE; skipped without /dev/fuse)
 - MOUNT_CACHED write big   write through a --vfs-cache-mode full mount, then flush + unmount
+- COPY all / aws all       the whole bucket (the small files and the big one), one command
 - aws s3 sync small / big  with --aws PATH (awscli installed by hand in a throwaway venv)
+- source digest            what `plan` now pays to know whether a local source changed
+                           (skyform.storage.sources: files above 64 MiB by size and mtime)
 
 Loopback moto is CPU-bound on this machine: the figures compare tools, not networks.
 
@@ -35,6 +38,7 @@ from skyform.plan.model import BucketMount
 from skyform.storage.client import S3Access
 from skyform.storage.nodes import REMOTE, copy_command, env_script, flush_command, mount_command
 from skyform.storage.provision import UPLOAD_FLAGS
+from skyform.storage.sources import source_digest
 
 KEYS = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench-secret"}
 
@@ -129,6 +133,9 @@ def main() -> int:
             mount = BucketMount(bucket="bench", store="s3", prefix=part, mode="COPY")
             row(f"skyform COPY {part}", bash(copy_command(f"~/copy-{part}", mount), rclone, home),
                 files, nbytes)  # fmt: skip
+        everything = BucketMount(bucket="bench", store="s3", mode="COPY")
+        seconds = bash(copy_command("~/copy-all", everything), rclone, home)
+        row("skyform COPY all", seconds, args.small + 1, args.small * 4096 + big_bytes)
         for part, files, nbytes in (
             ("small", args.small, args.small * 4096),
             ("big", 1, big_bytes),
@@ -163,6 +170,9 @@ def main() -> int:
             ):
                 command = f"{args.aws} s3 sync --no-follow-symlinks s3://bench/{part} ~/aws-{part}"
                 row(f"aws s3 sync {part}", bash(command, aws_env, home), files, nbytes)
+            command = f"{args.aws} s3 sync --no-follow-symlinks s3://bench ~/aws-all"
+            seconds = bash(command, aws_env, home)
+            row("aws s3 sync all", seconds, args.small + 1, args.small * 4096 + big_bytes)
             for part, files, nbytes in (
                 ("small", args.small, args.small * 4096),
                 ("big", 1, big_bytes),
@@ -171,6 +181,9 @@ def main() -> int:
                     f"{args.aws} s3 sync --no-follow-symlinks {src / part} s3://bench-up/aws-{part}"
                 )
                 row(f"aws s3 sync upload {part}", bash(command, aws_env, home), files, nbytes)
+        start = time.perf_counter()
+        source_digest(".", src)
+        row("source digest (plan)", time.perf_counter() - start, args.small + 1, big_bytes)
     finally:
         subprocess.run(["fusermount3", "-uz", str(work / "node" / "mnt")], capture_output=True)
         subprocess.run(["fusermount3", "-uz", str(work / "node" / "cached")], capture_output=True)

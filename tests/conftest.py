@@ -15,6 +15,8 @@ sys.path.insert(0, str(Path(__file__).parent))  # `import helpers` from any test
 
 # Real sshd nodes on loopback, one set for the whole session (tests/sshnodes.py).
 # A real S3 API (moto server) on loopback, for bucket file mounts (tests/motoserver.py).
+# A GCS API (gcp-storage-emulator) on loopback, for gs:// file mounts (tests/gcsemulator.py).
+from gcsemulator import gcs, gcs_endpoint  # noqa: E402, F401
 from motoserver import moto_endpoint, s3  # noqa: E402, F401
 
 # A throw-away PostgreSQL server (team mode), one per test process (tests/pgserver.py).

@@ -8,56 +8,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
-from pathlib import Path
 
 import pytest
+from loopback import serve_tool
 
 KEYS = {"AWS_ACCESS_KEY_ID": "testing-key-id", "AWS_SECRET_ACCESS_KEY": "testing-secret-key"}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _moto_server() -> str | None:
-    here = Path(sys.executable).parent / "moto_server"
-    return str(here) if here.exists() else shutil.which("moto_server")
-
-
 @pytest.fixture(scope="session")
 def moto_endpoint(tmp_path_factory):
-    binary = _moto_server()
-    if binary is None:
-        pytest.skip("moto_server not installed (pip install 'moto[server]')")
-    port = _free_port()
-    log = tmp_path_factory.mktemp("moto") / "moto.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [binary, "-H", "127.0.0.1", "-p", str(port)], stdout=out, stderr=subprocess.STDOUT
-        )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(url + "/moto-api/", timeout=1)
-            break
-        except OSError:
-            if proc.poll() is not None:
-                pytest.fail(f"moto_server exited: {log.read_text()[-500:]}")
-            time.sleep(0.2)
-    else:
-        proc.kill()
-        pytest.fail("moto_server did not start within 30 s")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+    args = lambda port: ["-H", "127.0.0.1", "-p", str(port)]  # noqa: E731
+    yield from serve_tool(
+        tmp_path_factory, "moto_server", "pip install 'moto[server]'", args, "/moto-api/"
+    )
 
 
 @pytest.fixture

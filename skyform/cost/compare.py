@@ -57,6 +57,9 @@ def _reason(d: Difference, old: Plan, new: Plan) -> Reason:
             return _digest("catalog", what, d)
         case "onprem":
             return _digest("onprem", "the local/ssh pool settings in config.yaml changed", d)
+        case "sources":
+            message = f"the local sources uploaded into {d.before} changed"
+            return Reason(kind="sources", message=message, before=d.before)
         case "lineage" | "state":
             if d.kind == "lineage":
                 message = f"the state was recreated (lineage {d.before[:8]} → {d.after[:8]})"

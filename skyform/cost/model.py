@@ -87,6 +87,7 @@ ReasonKind = Literal[
     "task",
     "catalog",
     "onprem",
+    "sources",
     "state",
     "objective",
     "overrides",

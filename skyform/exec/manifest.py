@@ -21,7 +21,7 @@ DIGITS = 16
 NOT_COMPARED = (".git/",)
 
 
-def _file_digest(path: Path) -> str:
+def file_digest(path: Path) -> str:
     st = path.stat()
     h = hashlib.sha256()
     if st.st_size > LARGE_FILE:
@@ -39,7 +39,7 @@ def workdir_files(root: Path) -> WorkdirFiles | None:
         return None
     try:
         _, files, links = walk(root)
-        found = {rel: _file_digest(root / rel) for rel in files if not rel.startswith(NOT_COMPARED)}
+        found = {rel: file_digest(root / rel) for rel in files if not rel.startswith(NOT_COMPARED)}
         for rel in links:
             if not rel.startswith(NOT_COMPARED):
                 target = os.readlink(root / rel)

@@ -54,10 +54,13 @@ def _latest_changes(db: StateDB, serial: int, names: list[str]) -> dict[str, str
     return latest
 
 
-def world_now(plan: Plan, task_data: bytes | None, *, db: StateDB | None, catalog) -> Provenance:
+def world_now(
+    plan: Plan, task_data: bytes | None, *, db: StateDB | None, catalog, task_dir: Path
+) -> Provenance:
     """What the plan's inputs are now: the task file, the catalog and on-prem config it was
-    priced from (not for a destroy plan: it prices nothing), the state it acts on. `db` None:
-    there is no state yet (nothing can have changed since any plan)."""
+    priced from (not for a destroy plan: it prices nothing), the state it acts on, the local
+    sources it uploads into buckets. `db` None: there is no state yet (nothing can have
+    changed since any plan)."""
     priced = not plan.destroy
     return Provenance(
         task_file="" if task_data is None else sha256(task_data),
@@ -65,7 +68,21 @@ def world_now(plan: Plan, task_data: bytes | None, *, db: StateDB | None, catalo
         onprem="sha256:" + catalog.onprem_digest_for(plan.onprem_scope) if priced else None,
         lineage=db.lineage if db is not None else None,
         changed=_changed_clusters(plan, db) if db is not None else (),
+        sources=_sources_now(plan, task_dir),
     )
+
+
+def _sources_now(plan: Plan, task_dir: Path) -> tuple[tuple[str, str], ...]:
+    """The digest of each bucket's local sources now, for the buckets the plan recorded one of."""
+    from skyform.plan.buckets import sources_digest
+    from skyform.storage.sources import source_digests
+
+    found = []
+    for bucket in plan.buckets:
+        if bucket.source_digest is not None:
+            now = sources_digest(bucket.uploads, source_digests(bucket.uploads, task_dir))
+            found.append((bucket.uri, now or ""))
+    return tuple(sorted(found))
 
 
 def _words(d: Difference, plan: Plan, task_file: Path, db: StateDB | None) -> str:
@@ -79,6 +96,13 @@ def _words(d: Difference, plan: Plan, task_file: Path, db: StateDB | None) -> st
         return "the local/ssh pool settings in config.yaml changed since the plan was made"
     if d.kind == "lineage":
         return f"the state was recreated (lineage {d.before[:8]} → {d.after[:8]})"
+    if d.kind == "sources":
+        uploads = {b.uri: ", ".join(b.uploads) for b in plan.buckets}
+        return "; ".join(
+            f"{uploads.get(uri, 'the local sources')} (uploaded into {uri}) changed since the "
+            "plan was made"
+            for uri in d.before.split(", ")
+        )
     assert d.kind == "clusters" and db is not None, d.kind
     prior = plan.prior
     against = "an empty state" if prior.lineage is None else f"state serial {prior.serial}"
@@ -95,8 +119,8 @@ def stale_reasons(
     plan: Plan, plan_path: Path, task_data: bytes | None, *, db: StateDB | None, catalog
 ) -> list[str]:
     """Why the plan is stale (empty: it is fresh); `task_data`: its task file's bytes now."""
-    now = world_now(plan, task_data, db=db, catalog=catalog)
     task_file = task_file_of(plan, plan_path)
+    now = world_now(plan, task_data, db=db, catalog=catalog, task_dir=task_file.parent)
     found = differences(of_plan(plan), now)
     # the state first, as before: it is the usual reason (another apply landed)
     found.sort(key=lambda d: d.kind not in ("lineage", "clusters"))

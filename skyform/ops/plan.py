@@ -87,6 +87,7 @@ def plan_task(
         owner=str(Path(task_file).resolve()),
         workdirs={} if destroy or not snapshot.clusters else current_workdirs(dag, task_file),
         buckets={} if destroy else bucket_facts(dag, config),
+        bucket_sources={} if destroy else bucket_sources(dag, Path(task_file).parent),
     )
     if not destroy:
         check_placed_mounts(plan, dag)
@@ -139,6 +140,18 @@ def bucket_facts(dag: Dag, config) -> dict:
         return read_facts(dag, config, None)
     with open_state() as db:
         return read_facts(dag, config, db)
+
+
+def bucket_sources(dag: Dag, task_dir: Path) -> dict[str, str]:
+    """The digest of every local source a bucket is uploaded from, now."""
+    from skyform.plan.buckets import bucket_uses
+
+    uploads = [s for use in bucket_uses(dag) for s in use.spec.uploads]
+    if not uploads:
+        return {}
+    from skyform.storage.sources import source_digests
+
+    return source_digests(uploads, task_dir)
 
 
 def check_placed_mounts(plan: Plan, dag: Dag) -> None:

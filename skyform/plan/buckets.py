@@ -9,9 +9,11 @@ cluster's region when its cloud is the store's), `noop` for one that exists.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from skyform.digests import sha256
 from skyform.errors import PlanError
 from skyform.infra import OBJECT_STORES
 from skyform.plan.catalog.offer import Location
@@ -37,6 +39,7 @@ class BucketFact:
     size_gb: float | None = None  # of the prefix a task reads; None when not cheap to know
     created_by_skyform: bool = False
     note: str = ""
+    uploaded: str | None = None  # the digest of the sources skyform last uploaded into it
 
 
 @dataclass(frozen=True)
@@ -127,10 +130,13 @@ def planned_buckets(
     clusters: Mapping[int, str],
     facts: Mapping[str, BucketFact],
     default_region: str | None = None,
+    sources: Mapping[str, str] | None = None,
 ) -> list[PlannedBucket]:
     """One PlannedBucket per bucket the placed DAG uses. Raises PlanError (at plan time, never
     at apply) for a bucket URI that does not exist, a new bucket a COPY would read nothing
-    from, and one name used with two stores."""
+    from, and one name used with two stores. `sources`: the digest of each local source now
+    (storage/sources.py); an existing bucket whose sources differ from its last upload is
+    `update` (uploaded again)."""
     found: dict[str, PlannedBucket] = {}
     for use in bucket_uses(dag):
         spec, offer = use.spec, offers[use.task]
@@ -164,7 +170,33 @@ def planned_buckets(
         if fact is None or fact.exists is None:
             planned = planned.model_copy(update={"note": _unread(fact, planned.action)})
         found[uri] = _merge(previous, planned)
-    return sorted(found.values(), key=lambda b: (b.store, b.name))
+    digests = sources or {}
+    planned_all = [_with_sources(b, facts.get(b.uri), digests) for b in found.values()]
+    return sorted(planned_all, key=lambda b: (b.store, b.name))
+
+
+def sources_digest(uploads: Sequence[str], digests: Mapping[str, str]) -> str | None:
+    """One digest over a bucket's local sources (None: one of them could not be read)."""
+    if not uploads or any(s not in digests for s in uploads):
+        return None
+    return sha256(json.dumps([[s, digests[s]] for s in sorted(uploads)]))
+
+
+def _with_sources(
+    bucket: PlannedBucket, fact: BucketFact | None, digests: Mapping[str, str]
+) -> PlannedBucket:
+    digest = sources_digest(bucket.uploads, digests)
+    if digest is None:
+        return bucket
+    update: dict = {"source_digest": digest}
+    if bucket.action is Action.NOOP and (fact is None or fact.uploaded != digest):
+        update["action"] = Action.UPDATE
+        update["note"] = (
+            "re-upload: the sources changed since skyform last uploaded them"
+            if fact is not None and fact.uploaded is not None
+            else "re-upload: skyform has no record of uploading these sources into it"
+        )
+    return bucket.model_copy(update=update)
 
 
 def _planned(

@@ -164,6 +164,16 @@ class PlannedBucket(_Model):
     used_by: list[str] = []  # clusters that mount or copy it
     size_gb: Money | None = None  # of the prefix the plan reads, when cheap to know
     note: str = ""
+    # of the local sources as they are now (the files an upload sends, by content): `update`
+    # when it differs from the last upload's; apply refuses the plan once they change
+    source_digest: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_no_sources(self, handler):
+        data = handler(self)
+        if data.get("source_digest") is None:  # plans of buckets without uploads keep their bytes
+            data.pop("source_digest", None)
+        return data
 
     @property
     def uri(self) -> str:

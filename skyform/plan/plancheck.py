@@ -220,7 +220,7 @@ def _same(t: TaskPlacement, change: ClusterChange, where: str) -> Problem | None
 
 def _check_summary(plan: Plan) -> Problem | None:
     s = plan.summary
-    counted = count_actions(plan.changes)
+    counted = count_actions(plan.changes, plan.buckets)
     if (s.add, s.change, s.destroy) != counted:
         return (
             f"the summary says {s.add} to add, {s.change} to change, {s.destroy} to destroy; "

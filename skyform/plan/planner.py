@@ -43,6 +43,7 @@ from skyform.plan.model import (
     Objective,
     PlacedOffer,
     Plan,
+    PlannedBucket,
     PlannedMount,
     Prior,
     Summary,
@@ -75,6 +76,8 @@ class PlanInputs:
     workdirs: Mapping[int, WorkdirFiles] = field(default_factory=dict)
     reserved: Mapping[str, str] = field(default_factory=dict)  # ssh host id -> cluster (state)
     buckets: Mapping[str, BucketFact] = field(default_factory=dict)  # read at plan time, by URI
+    # local source uploaded into a bucket (as the task file writes it) -> its digest now
+    bucket_sources: Mapping[str, str] = field(default_factory=dict)
 
 
 def _scrub(text: str, secrets: Mapping[str, str]) -> str:
@@ -160,8 +163,14 @@ def cluster_spec(
     )
 
 
-def _summary(plan_changes, desired: list[ClusterSpec], solution, destroy: bool) -> Summary:
-    add, change, destroy_n = count_actions(plan_changes)
+def _summary(
+    plan_changes,
+    desired: list[ClusterSpec],
+    solution,
+    destroy: bool,
+    buckets: Sequence[PlannedBucket] = (),
+) -> Summary:
+    add, change, destroy_n = count_actions(plan_changes, buckets)
     before = sum(c.before.hourly_cost for c in plan_changes if c.before is not None)
     after = 0.0 if destroy else sum(s.hourly_cost for s in desired)
     return Summary(
@@ -364,6 +373,7 @@ def make_plan(
         {p.index: p.cluster for p in placements},
         inputs.buckets,
         config.storage.region,
+        inputs.bucket_sources,
     )
     order = {p.cluster: p.index for p in placements}
     desired.sort(key=lambda s: order[s.name])
@@ -381,7 +391,7 @@ def make_plan(
         untouched=untouched_clusters(names, current, owner),
         host_probes=probes_used(catalog, scope),
         buckets=buckets,
-        summary=_summary(changes, desired, solution, destroy=False),
+        summary=_summary(changes, desired, solution, destroy=False, buckets=buckets),
         **common,
     )
 

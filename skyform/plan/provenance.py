@@ -1,7 +1,8 @@
 """Why a plan is stale: what it was made from, against something else (pure).
 
 A plan records its provenance (task file and task digests, catalog and on-prem digests, the
-state's lineage and serial, objective, flags). `differences(a, b)` is the one comparison:
+state's lineage and serial, objective, flags, the digests of local sources uploaded into
+buckets). `differences(a, b)` is the one comparison:
 `apply` compares a plan with the world now (apply/freshness.py), `plan --check` and
 `cost diff` compare two plans (cost/compare.py). Each says the differences in its own words;
 which inputs count, and how the state is compared, is decided here only.
@@ -34,6 +35,8 @@ class Provenance:
     blocked: tuple | None = None
     allowed: tuple | None = None
     version: str | None = None
+    # (bucket URI, digest of the local sources uploaded into it: "" when gone), sorted
+    sources: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,9 @@ def of_plan(plan: Plan) -> Provenance:
         blocked=tuple(plan.blocked),
         allowed=tuple(plan.allowed),
         version=plan.skyform_version,
+        sources=tuple(
+            sorted((b.uri, b.source_digest) for b in plan.buckets if b.source_digest is not None)
+        ),
     )
 
 
@@ -90,6 +96,10 @@ def differences(a: Provenance, b: Provenance) -> list[Difference]:
         add("catalog", a.catalog, b.catalog)
     if _known(a.onprem, b.onprem):
         add("onprem", a.onprem, b.onprem)
+    if _known(a.sources, b.sources):  # before: the buckets whose local sources differ
+        before, after = dict(a.sources or ()), dict(b.sources or ())
+        changed = sorted(u for u in {*before, *after} if before.get(u) != after.get(u))
+        found.append(Difference("sources", ", ".join(changed), count_after=len(changed)))
     found += _state(a, b)
     if _known(a.objective, b.objective):
         add("objective", a.objective, b.objective)

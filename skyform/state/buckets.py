@@ -32,6 +32,8 @@ class BucketRecord(BaseModel):
     # made by a Pulumi storage stack of its own (`<project>-storage/<store>-<name>`), deleted
     # by destroying that stack
     storage_stack: str | None = None
+    # of the local sources skyform last uploaded into it (storage/sources.py)
+    uploaded_digest: str | None = None
 
     @property
     def uri(self) -> str:

@@ -17,7 +17,7 @@ from skyform.exec.run import ClusterSession
 from skyform.exec.runner import NodeRunner
 from skyform.plan.model import BucketMount, JobSpec
 from skyform.state.models import ClusterHandle, NodeKind
-from skyform.storage.client import S3Access, s3_access
+from skyform.storage.client import S3Access, gcs_rclone_env, s3_access
 from skyform.storage.nodes import (
     REMOTE,
     copy_command,
@@ -37,9 +37,8 @@ def bucket_mounts(job: JobSpec) -> dict[str, BucketMount]:
 
 def rclone_env(store: str, settings: StorageSettings, cluster: ClusterHandle) -> dict[str, str]:
     on_cloud = cluster.engine == "pulumi"
-    if store == "gcs":
-        prefix = f"RCLONE_CONFIG_{REMOTE.upper()}_"
-        return {prefix + "TYPE": "google cloud storage", prefix + "ENV_AUTH": "true"}
+    if store == "gcs":  # on a cloud VM: its service account; elsewhere as on this machine
+        return gcs_rclone_env(REMOTE, {} if on_cloud else None)
     access = S3Access(provider="AWS") if on_cloud and store == "s3" else s3_access(settings, store)
     return access.rclone_env(REMOTE)
 

@@ -65,6 +65,24 @@ def s3_access(
     return S3Access(endpoint, region, key, secret, provider="Other" if endpoint else "AWS")
 
 
+def gcs_rclone_env(remote: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """rclone's gcs remote: the machine's own Google credentials (env_auth), or, with
+    STORAGE_EMULATOR_HOST set (the variable google-cloud-storage and gcloud honour), the
+    emulator there, unauthenticated; rclone needs a project number to make or list buckets."""
+    env = os.environ if environ is None else environ
+    prefix = f"RCLONE_CONFIG_{remote.upper()}_"
+    out = {prefix + "TYPE": "google cloud storage"}
+    emulator = env.get("STORAGE_EMULATOR_HOST")
+    if not emulator:
+        return {**out, prefix + "ENV_AUTH": "true"}
+    return {
+        **out,
+        prefix + "ENDPOINT": emulator if "://" in emulator else f"http://{emulator}",
+        prefix + "ANONYMOUS": "true",
+        prefix + "PROJECT_NUMBER": env.get("GOOGLE_CLOUD_PROJECT") or "skyform",
+    }
+
+
 class BucketClient(Protocol):
     store: str
 

@@ -35,7 +35,8 @@ def read_facts(dag: Dag, config: Config, db: StateDB | None) -> dict[str, Bucket
                 facts[uri] = BucketFact(store, use.spec.name, None, note=client.message)
                 continue
             fact = client.read(use.spec.name, use.spec.prefix)
-            if db is not None and fact.exists and get_bucket(db, uri) is not None:
-                fact = replace(fact, created_by_skyform=True)
+            record = get_bucket(db, uri) if db is not None and fact.exists else None
+            if record is not None:
+                fact = replace(fact, created_by_skyform=True, uploaded=record.uploaded_digest)
             facts[uri] = fact
     return facts

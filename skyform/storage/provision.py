@@ -22,8 +22,9 @@ from skyform.infra import OBJECT_STORES
 from skyform.plan.model import Action, Plan, PlannedBucket
 from skyform.state.buckets import BucketRecord, get_bucket, put_bucket
 from skyform.state.db import StateDB
-from skyform.storage.client import client_for, s3_access
+from skyform.storage.client import client_for, gcs_rclone_env, s3_access
 from skyform.storage.nodes import REMOTE
+from skyform.storage.sources import local_source, upload_files
 
 UPLOAD_FLAGS = ("--transfers=32", "--checkers=32", "--no-update-modtime")
 
@@ -59,9 +60,21 @@ def ensure_buckets(
             if record is not None:
                 users = sorted({*record.used_by, *bucket.used_by})
                 put_bucket(db, record.model_copy(update={"used_by": users}))
+        if bucket.uploads and not must_upload(bucket):
+            on_event(f"{bucket.uri}: {', '.join(bucket.uploads)} as last uploaded")
+            continue
         for source in bucket.uploads:
             sent = upload(bucket, source, task_dir, settings, len(bucket.uploads) > 1)
             on_event(f"uploaded {source} to {bucket.uri} ({sent} files)")
+        record = get_bucket(db, bucket.uri) if bucket.uploads else None
+        if record is not None:  # what was sent, for the next plan to compare with
+            put_bucket(db, record.model_copy(update={"uploaded_digest": bucket.source_digest}))
+
+
+def must_upload(bucket: PlannedBucket) -> bool:
+    """A bucket the plan creates or re-uploads (`update`); one whose sources are as last
+    uploaded is left alone. A plan without digests (older skyform) uploads every time."""
+    return bucket.action is not Action.NOOP or bucket.source_digest is None
 
 
 def _create(bucket: PlannedBucket, plan: Plan, db: StateDB, settings: StorageSettings) -> None:
@@ -151,19 +164,10 @@ def _record(
     )
 
 
-def upload_files(root: Path) -> list[str]:
-    """The files under `root` an upload sends: sync's ignore rules, minus `.git`, no links."""
-    from skyform.exec.ignore import walk
-
-    _, files, _ = walk(root)
-    return [f for f in files if f != ".git" and not f.startswith(".git/")]
-
-
 def upload(
     bucket: PlannedBucket, source: str, task_dir: Path, settings: StorageSettings, listed: bool
 ) -> int:
-    local = Path(os.path.expandvars(source)).expanduser()
-    local = local if local.is_absolute() else task_dir / local
+    local = local_source(source, task_dir)
     if not local.exists():
         raise StorageError(f"upload to {bucket.uri}: {source} does not exist ({local})")
     if local.is_dir():
@@ -184,8 +188,7 @@ def upload(
 
 def rclone_env(store: str, settings: StorageSettings) -> dict[str, str]:
     if store == "gcs":
-        prefix = f"RCLONE_CONFIG_{REMOTE.upper()}_"
-        return {prefix + "TYPE": "google cloud storage", prefix + "ENV_AUTH": "true"}
+        return gcs_rclone_env(REMOTE)
     return s3_access(settings, store).rclone_env(REMOTE)
 
 

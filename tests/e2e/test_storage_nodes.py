@@ -109,6 +109,40 @@ def test_local_dir_uploaded_into_a_new_bucket_honours_ignores(sky, s3, tmp_path)
     assert keys_of(s3, "uploaded-ds")  # persistent (the default): kept at down
 
 
+def test_changed_source_is_a_re_upload_and_an_older_plan_is_stale(sky, s3, tmp_path):
+    src = tmp_path / "dataset"
+    src.mkdir()
+    (src / "a.txt").write_text("one\n")
+    task = task_file(
+        tmp_path,
+        "re.yaml",
+        "name: re\nresources: {infra: local}\nfile_mounts:\n"
+        "  ~/d:\n    name: reup-ds\n    source: ./dataset\n    mode: COPY\n"
+        "run: cat ~/d/a.txt\n",
+    )
+    sky("plan", task, "-o", "first.json", check=0)
+    (src / "a.txt").write_text("two\n")  # after the review, before apply
+    stale = sky("apply", "first.json", timeout=300, check=3)
+    assert "./dataset (uploaded into s3://reup-ds) changed since the plan was made" in stale.stderr
+    assert "reup-ds" not in [b["Name"] for b in s3.list_buckets()["Buckets"]]  # nothing made
+
+    sky("apply", task, "-y", timeout=300, check=0)
+    same = sky("plan", task, "--detailed-exitcode", check=0)
+    assert '  bucket "reup-ds" (s3, us-east-1, exists, created by skyform' in same.stdout
+    assert "~ bucket" not in same.stdout and "No changes." in same.stdout
+
+    (src / "a.txt").write_text("three\n")
+    changed = sky("plan", task, "-o", "after.json", "--detailed-exitcode", check=2)
+    assert '~ bucket "reup-ds" (s3, us-east-1, exists, created by skyform' in changed.stdout
+    assert "re-upload: the sources changed since skyform last uploaded them" in changed.stdout
+    assert "Plan: 0 to add, 1 to change, 0 to destroy." in changed.stdout
+    sky("apply", "after.json", timeout=300, check=0)
+    assert s3.get_object(Bucket="reup-ds", Key="a.txt")["Body"].read() == b"three\n"
+    again = sky("plan", task, "--detailed-exitcode", check=0)
+    assert "~ bucket" not in again.stdout
+    sky("down", "-y", "re", check=0)
+
+
 def test_ssh_nodes_copy_a_bucket_with_keys_from_config(
     sky, s3, pool, tmp_path, skyform_home, monkeypatch
 ):

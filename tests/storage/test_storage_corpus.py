@@ -1,6 +1,7 @@
 """Every SkyPilot example in the compat corpus that uses buckets plans with each bucket's region
-known, or with a note saying why it cannot be (or fails with one located error, for the
-corpus files SkyPilot itself would refuse: an empty bucket name, a missing local source)."""
+known (s3 read from moto, gcs from the GCS emulator; without a readable store the plan says
+why in a note), or fails with one located error, for the corpus files SkyPilot itself would
+refuse: an empty bucket name, a missing local source."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def _load(path: Path):
 
 
 @pytest.mark.skipif(not BUCKETY, reason="compat corpus not found")
-def test_corpus_bucket_tasks_plan_with_region_or_note(s3, tmp_path, monkeypatch):
+def test_corpus_bucket_tasks_plan_with_region_or_note(s3, gcs, tmp_path, monkeypatch):
     from skyform.ops.plan import plan_task
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
@@ -59,6 +60,9 @@ def test_corpus_bucket_tasks_plan_with_region_or_note(s3, tmp_path, monkeypatch)
             if use.spec.must_exist and use.spec.store == "s3":
                 with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
                     make_bucket(s3, use.spec.name, "us-west-2")
+            exists = use.spec.store == "gcs" and gcs.lookup_bucket(use.spec.name) is not None
+            if use.spec.must_exist and use.spec.store == "gcs" and not exists:
+                gcs.create_bucket(use.spec.name)  # the emulator's location: US
         try:
             result = plan_task(path, inputs=TaskInputs(**envs))
         except SkyformError as err:  # e.g. no offer for the task's GPUs in the catalog
@@ -66,10 +70,8 @@ def test_corpus_bucket_tasks_plan_with_region_or_note(s3, tmp_path, monkeypatch)
             unplaced += 1
             continue
         planned += 1
-        for bucket in result.plan.buckets:
-            assert bucket.region or bucket.note, (path.name, bucket)
-            if bucket.store == "s3":
-                assert bucket.region, (path.name, bucket)
+        for bucket in result.plan.buckets:  # both stores read (moto, the GCS emulator)
+            assert bucket.region and not bucket.note, (path.name, bucket)
     # refused: 3 empty bucket names, local directories to upload that exist only on the
     # author's machine, oci and nebius buckets; unplaced: 5 tasks whose instance types or TPUs
     # the bundled catalog has no offer of

@@ -171,3 +171,24 @@ def test_an_aws_scratch_bucket_is_left_to_the_clusters_pulumi_stack(cli, s3, tmp
         assert [b["name"] for b in inputs["buckets"]] == ["my-ckpt"]
     finally:
         db.close()
+
+
+def test_a_changed_source_makes_a_saved_plan_stale_before_anything_is_made(cli, s3, tmp_path):
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "a.txt").write_text("one")
+    task = (
+        "resources: {infra: local}\nfile_mounts:\n  ~/d: {name: src-b, source: ./ds}\n"
+        "  ~/s: {name: scratch-b}\nrun: ls ~/d\n"
+    )
+    plan, _ = _plan(cli, _task(tmp_path, task))
+    buckets = {b["name"]: b for b in plan["buckets"]}
+    assert buckets["src-b"]["source_digest"].startswith("sha256:")
+    assert "source_digest" not in buckets["scratch-b"]  # nothing uploaded: the bytes as before
+    (tmp_path / "ds" / "b.txt").write_text("new file")
+    check = cli("plan", tmp_path / "task.yaml", "--check", tmp_path / "plan.json")
+    assert check.exit_code == 2
+    assert "the local sources uploaded into s3://src-b changed" in check.stdout
+    result = cli("apply", tmp_path / "plan.json")
+    assert result.exit_code == 3
+    assert "./ds (uploaded into s3://src-b) changed since the plan was made" in result.stderr
+    assert s3.list_buckets()["Buckets"] == []

@@ -250,14 +250,14 @@ def render_plan(plan: Plan, console: Console, *, saved_to: str | None = None) ->
         for u in plan.untouched:
             console.print(f"  - {escape(u.cluster)}: {escape(u.reason)}", soft_wrap=True)
         console.print()
-    if not visible:
+    if not plan.summary.has_changes:
         console.print("[green]No changes.[/] The clusters match the task file.")
     else:
         console.print(f"[bold]{summary_line(plan)}[/]")
     if not plan.destroy:
         console.print(cost_line(plan))
     console.print(f"Plan digest: {content_digest(plan)}", highlight=False)
-    if saved_to and visible:
+    if saved_to and plan.summary.has_changes:
         console.print()
         console.print(f"Saved the plan to: {escape(saved_to)}")
         command = f"skyform apply {shlex.quote(saved_to)}"

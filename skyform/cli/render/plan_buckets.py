@@ -13,7 +13,8 @@ def bucket_line(bucket: PlannedBucket) -> str:
         head = f'+ bucket "{bucket.name}" ({bucket.store}, {region}, {life})'
     else:
         owner = f"created by skyform, {life}" if bucket.created_by_skyform else "not skyform's"
-        head = f'  bucket "{bucket.name}" ({bucket.store}, {region}, exists, {owner})'
+        symbol = bucket.action.symbol if bucket.action is Action.UPDATE else " "
+        head = f'{symbol} bucket "{bucket.name}" ({bucket.store}, {region}, exists, {owner})'
         extra = [f"{bucket.size_gb:.3g} GB read"] if bucket.size_gb else []
     extra += [f"uploads {', '.join(bucket.uploads)}"] if bucket.uploads else []
     extra += [f"used by {', '.join(bucket.used_by)}"] if bucket.used_by else []
