@@ -2,9 +2,11 @@
 fresh interpreter per command; wall time is too noisy on a shared machine to assert).
 
 - `--help` / `--version` (the console script): no typer, pydantic or rich at all;
-- `status` on a fresh machine: no pydantic (no model is needed) and no rich (nothing drawn);
+- `status` on a fresh machine: no pydantic (no model is needed), no rich (nothing drawn) and
+  no Typer (the console script answers it, skyform/cli/fastpath.py);
 - `plan` and `show`: no PuLP, Pulumi, Fabric, no importlib.metadata, no database modules on a
-  fresh machine; no rich when the output is --json or --markdown, no task-file stack for `show`;
+  fresh machine; no rich when the output is --json or --markdown, no task-file stack and no
+  Typer for `show` of a plan that reads back;
 - every one of them: no Pulumi SDK, PuLP, Fabric, paramiko, kubernetes client.
 """
 
@@ -74,7 +76,7 @@ def test_status_on_a_fresh_machine_imports_no_models_and_no_rich(args, skyform_h
     code, out, loaded = loaded_by("script", args, skyform_home)
     assert (code, out) == (0, "[]\n" if "--json" in args else "No existing clusters.\n")
     assert not loaded & {*PYDANTIC_SCHEMA, *RICH_DRAWING}
-    assert not _tops(loaded) & set(HEAVY)
+    assert not _tops(loaded) & {"typer", "click", *HEAVY}
 
 
 @pytest.mark.parametrize(
@@ -111,3 +113,4 @@ def test_plan_and_show_import_no_solver_sdk_or_ssh_stack(args, saved_plan, skyfo
     assert not {m for m in loaded if m.startswith("skyform.state.")} - light
     if argv[0] == "show":
         assert not {m for m in loaded if m.startswith("skyform.spec") or m == "yaml"}
+        assert not _tops(loaded) & {"typer", "click"}
