@@ -21,8 +21,9 @@ def main() -> None:
         raise SystemExit(0)
     from skyform.cli.fastpath import answer
 
-    if answer(sys.argv[1:]):
-        raise SystemExit(0)
+    code = answer(sys.argv[1:])
+    if code is not None:
+        raise SystemExit(code)
     from skyform.cli.main import run
 
     run()
