@@ -1,13 +1,17 @@
 """Load on a real service (`skyform serve up` on local, replicas in network namespaces)
-during a rolling update and during a scale-up from 1 to 3 replicas.
+during a rolling update, during a scale-up from 1 to 3 replicas, and while one of 3
+replicas is preempted.
 
-    sudo .venv/bin/python bench/serve_scenarios.py [--clients 20] [--seconds 40]
+    sudo .venv/bin/python bench/serve_scenarios.py [--clients 20] [--seconds 40] [--only NAME]
 
 1. rolling: 2 replicas serving; `serve update` to a changed task under `--clients` clients
    for `--seconds`: failed requests (goal 0), p50/p99, and how long the rollout took.
 2. scale-up: min 1, max 3, target_qps_per_replica 5, upscale delay 5 s (decisions every
    0.5 s): `--clients` clients push the QPS over 15; time from the first request to the
    third READY replica, failed requests, p50/p99.
+3. preemption: 3 replicas serving; 2 s into the load `skyform debug preempt` takes one
+   replica's node away: failed requests (goal 0), p50/p99, and the time until 3 replicas
+   are READY again.
 Probe interval 0.5 s. Client, LB, controller and replicas share this machine's cores.
 """
 
@@ -152,17 +156,56 @@ def scale_up(work: Path, clients: int, seconds: float) -> dict:
         skyform("serve", "down", "benchscale", "-y")
 
 
+def preemption(work: Path, clients: int, seconds: float) -> dict:
+    path = work / "spot.yaml"
+    path.write_text(task("benchspot", "1", "  replicas: 3"))
+    skyform("serve", "up", str(path), "-y")
+    try:
+        wait(lambda: len(ready("benchspot")) == 3)
+        first = record("benchspot")
+        url = first["endpoint"] + "/echo"
+        victim = max(first["replicas"], key=lambda r: r["replica_id"])
+        timing: dict[str, float] = {}
+
+        def preempt() -> None:
+            time.sleep(2)
+            began = time.monotonic()
+            skyform("debug", "preempt", victim["cluster"])
+
+            def healed() -> bool:
+                now = record("benchspot")["replicas"]
+                ids = {r["replica_id"] for r in now if r["status"] == "READY"}
+                return len(ids) == 3 and victim["replica_id"] not in ids
+
+            wait(healed, timeout=seconds)
+            timing["three_ready_again_s"] = round(time.monotonic() - began, 1)
+
+        out = asyncio.run(load(url, clients, seconds, preempt))
+        return {**out, **timing}
+    finally:
+        skyform("serve", "down", "benchspot", "-y")
+
+
+SCENARIOS = {
+    "rolling_update": rolling,
+    "scale_up_1_to_3": scale_up,
+    "preempt_1_of_3": preemption,
+}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=40.0)
+    parser.add_argument("--only", choices=sorted(SCENARIOS), action="append", help="repeatable")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         ENV["SKYFORM_HOME"] = str(work / "home")
         results = {
-            "rolling_update": rolling(work, args.clients, args.seconds),
-            "scale_up_1_to_3": scale_up(work, args.clients, args.seconds),
+            name: run(work, args.clients, args.seconds)
+            for name, run in SCENARIOS.items()
+            if not args.only or name in args.only
         }
     for name, values in results.items():
         print(f"{name:16} " + "  ".join(f"{k}={v}" for k, v in values.items()))

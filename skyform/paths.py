@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 DEFAULT_HOME = "~/.skyform"
@@ -26,22 +28,44 @@ def ensure_home() -> Path:
     return ensure_dir(home())
 
 
-def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
-    """Write via a temp file in the same directory, fsync, then rename over `path`: a reader
-    sees the old file or the new one, never half of one; a failed write changes nothing."""
+@contextmanager
+def atomic_path(path: Path, mode: int = 0o644, *, exclusive: bool = False) -> Iterator[Path]:
+    """A temp file beside `path` to fill (a database, a download); when the block ends
+    without error it gets `mode` and takes `path`'s place in one rename, else it is removed.
+    `exclusive`: never overwrite — it is linked into place, and FileExistsError says
+    `path` was there first."""
     path = Path(path)
-    raw = data.encode() if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as fh:
+        yield Path(tmp)
+        os.chmod(tmp, mode)
+        if exclusive:
+            os.link(tmp, path)  # atomic, and fails if the file exists: first writer wins
+        else:
+            os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def write_atomic(
+    path: Path, data: bytes | str, mode: int = 0o644, *, exclusive: bool = False
+) -> bool:
+    """Write via a temp file in the same directory, fsync, then rename over `path`: a reader
+    sees the old file or the new one, never half of one; a failed write changes nothing.
+    `mode` 0o600 for anything private (keys, state, secrets). With `exclusive`, an existing
+    `path` is left alone and the result is False."""
+    raw = data.encode() if isinstance(data, str) else data
+    try:
+        with atomic_path(path, mode, exclusive=exclusive) as tmp, open(tmp, "wb") as fh:
             fh.write(raw)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    except FileExistsError:
+        if not exclusive:
+            raise
+        return False
+    return True
 
 
 def state_path() -> Path:

@@ -197,6 +197,34 @@ def test_no_import_cycles_counting_imports_inside_functions():
     assert not fixed, f"remove these from KNOWN_CYCLES, they are gone: {[sorted(f) for f in fixed]}"
 
 
+def test_the_cycle_check_sees_a_cycle_through_a_lazy_import(tmp_path: Path):
+    """The checks above cannot pass by accident: an import inside a function counts for the
+    full graph only, and a loop of imports is found and named."""
+    first = tmp_path / "first.py"
+    first.write_text("import skyform.errors\n\ndef f():\n    import skyform.config\n")
+    assert _imports(first, top_only=True) == {"skyform.errors"}
+    assert _imports(first, top_only=False) == {"skyform.errors", "skyform.config"}
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycle_path(graph, {"a", "b", "c"}) == ["a", "b", "c", "a"]
+
+
+def _top_level_classes() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in SOURCES:
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef):
+                found.setdefault(node.name, []).append(_rel(path))
+    return found
+
+
+def test_one_name_one_thing_no_class_defined_in_two_modules():
+    """One word, one thing (#12): two classes of one name in two modules are two meanings a
+    reader has to tell apart by their import line."""
+    twice = {name: paths for name, paths in _top_level_classes().items() if len(paths) > 1}
+    assert not twice, f"classes defined in more than one module: {twice}"
+
+
 def _layer(module: str) -> int:
     parts = module.split(".")
     top = parts[1] if len(parts) > 1 else "__init__"

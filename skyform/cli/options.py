@@ -8,9 +8,12 @@ import functools
 import inspect
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from skyform.spec.inputs import TaskInputs
 
 ENV = typer.Option(
     [], "--env", metavar="K[=V]", help="Set an env var (K alone: from your shell). Repeatable."
@@ -38,16 +41,16 @@ MINIMIZE = typer.Option(Minimize.cost, "--minimize", help="Objective: cost or ti
 
 def task_inputs(
     env: list[str], env_file: list[Path], secret: list[str], overrides: Any = None
-) -> dict:
-    """Keyword arguments for skyform.spec.load_task from the shared options."""
-    kwargs: dict[str, Any] = {
-        "env_overrides": env,
-        "env_files": env_file,
-        "secret_overrides": secret,
-    }
-    if overrides:
-        kwargs["resource_overrides"] = overrides
-    return kwargs
+) -> TaskInputs:
+    """The task inputs the shared options give, built once here and passed down."""
+    from skyform.spec.inputs import TaskInputs
+
+    return TaskInputs(
+        envs=tuple(env),
+        env_files=tuple(env_file),
+        secrets=tuple(secret),
+        resources=overrides or None,
+    )
 
 
 # SkyPilot's resource flags (sky/client/cli/flags.py), as `sky launch` reads them.

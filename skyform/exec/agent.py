@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from skyform.errors import ExecError
-from skyform.exec.jobs import NODE_BASE, cluster_prefix, install_command, install_failed
+from skyform.exec.node_jobs import NODE_BASE, cluster_prefix, install_command, install_failed
 from skyform.exec.runner import NodeRunner
 from skyform.exec.templating import render
 from skyform.infra import Stop, infra

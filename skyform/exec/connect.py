@@ -24,6 +24,7 @@ from pathlib import Path
 from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec.hostkeys import KnownHosts
 from skyform.exec.runner import CommandResult, NodeRunner, Timeouts, to_bytes
+from skyform.paths import write_atomic
 from skyform.state.models import NodeHandle, NodeKind
 
 LOCAL_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
@@ -95,15 +96,9 @@ class LocalRunner(NodeRunner):
     def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o644) -> None:
         target = self.path(remote_path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp.{os.getpid()}.{time.monotonic_ns()}")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
+            write_atomic(target, data, mode)
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
             raise ExecError(f"{self.label}: cannot write {target}: {exc.strerror}") from None
 
 

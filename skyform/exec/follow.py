@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
 from skyform.errors import ExecError, NodeUnreachable
-from skyform.exec import jobs
-from skyform.exec.jobs import NodeJob, NodeJobState
+from skyform.exec import node_jobs
+from skyform.exec.node_jobs import NodeJob, NodeJobState
 from skyform.exec.results import EventFn, JobState, LogLine, NodeOutcome, T
 from skyform.exec.runner import NodeRunner
 
@@ -72,7 +72,7 @@ def wait_for_job(
     def watch(rank: int, runner: NodeRunner) -> None:
         while not stop.is_set():
             try:
-                job = jobs.wait(runner, key, WAIT_WINDOW)
+                job = node_jobs.wait(runner, key, WAIT_WINDOW)
             except ExecError as exc:
                 updates.put((rank, exc))
                 return
@@ -113,7 +113,9 @@ def wait_for_job(
                 failed = update.state in (NodeJobState.FAILED, NodeJobState.MISSING)
                 if failed and cancel_on_failure and not cancelling and pending:
                     cancelling = True
-                    session.fan_out(lambda r, runner: jobs.cancel(runner, key), sorted(pending))
+                    session.fan_out(
+                        lambda r, runner: node_jobs.cancel(runner, key), sorted(pending)
+                    )
     finally:
         stop.set()  # watchers still inside a node-side wait return within WAIT_WINDOW
     return JobState.of(key, nodes, lost, setup=setup)
@@ -135,7 +137,7 @@ def follow_logs(
     lost: dict[int, NodeUnreachable] = {}
     while active:
         outcomes = session.fan_out(
-            lambda r, runner: jobs.read_log(runner, key, offsets[r], LOG_CHUNK), sorted(active)
+            lambda r, runner: node_jobs.read_log(runner, key, offsets[r], LOG_CHUNK), sorted(active)
         )
         progressed = False
         for r, outcome in sorted(outcomes.items()):

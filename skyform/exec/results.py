@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from skyform.errors import ExecError, NodeUnreachable
-from skyform.exec.jobs import NodeJob, NodeJobState
+from skyform.exec.node_jobs import NodeJob, NodeJobState
 from skyform.state.models import JobStatus
 
 T = TypeVar("T")

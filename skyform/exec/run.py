@@ -20,13 +20,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from skyform.errors import ExecError, NodeUnreachable
-from skyform.exec import jobs
+from skyform.exec import node_jobs
 from skyform.exec.connect import open_runner
 from skyform.exec.env import job_env, render_env_file
 from skyform.exec.follow import follow_logs, wait_for_job
 from skyform.exec.hostkeys import KnownHosts
-from skyform.exec.jobs import WORKDIR, NodeFacts, NodeJob, NodeJobState
 from skyform.exec.mounts import resolve_mounts
+from skyform.exec.node_jobs import WORKDIR, NodeFacts, NodeJob, NodeJobState
 from skyform.exec.results import EventFn, JobState, LogLine, NodeOutcome, T, raise_first
 from skyform.exec.runner import NodeRunner, Timeouts
 from skyform.exec.sync import SyncResult, sync_path
@@ -100,7 +100,7 @@ class ClusterSession:
         def one(node) -> tuple[NodeRunner, NodeFacts]:
             runner = open_runner(node, known_hosts=self.known_hosts, timeouts=self.timeouts)
             try:
-                facts = jobs.prepare_node(runner)
+                facts = node_jobs.prepare_node(runner)
             except BaseException:
                 runner.close()
                 raise
@@ -206,7 +206,7 @@ class ClusterSession:
                 setup=setup,
                 checkpoint_dir=spec.checkpoint_dir,
             )
-            job = jobs.launch(
+            job = node_jobs.launch(
                 runner, key, env_file=render_env_file(env), script=script, cwd=cwd,
                 rerun_failed=setup,
             )  # fmt: skip
@@ -231,7 +231,7 @@ class ClusterSession:
         Already done → skipped. Running (a previous apply was killed) → waited for.
         Failed before → run again. Returns SUCCEEDED, FAILED_SETUP or CANCELLED per node.
         """
-        key = jobs.setup_key(self.cluster.name, spec.setup_digest)
+        key = node_jobs.setup_key(self.cluster.name, spec.setup_digest)
         if not spec.setup:
             return JobState(key, JobStatus.SUCCEEDED, setup=True, skipped=True)
         launched = self._launch(
@@ -277,14 +277,14 @@ class ClusterSession:
         )  # fmt: skip
         if state.failed_ranks:
             running = [r for r, j in state.nodes.items() if not j.state.is_terminal]
-            self.fan_out(lambda r, runner: jobs.cancel(runner, job_key), running)
+            self.fan_out(lambda r, runner: node_jobs.cancel(runner, job_key), running)
             after = self.status(job_key)
             failed = {r: state.nodes[r] for r in state.failed_ranks}  # keeps the launch reason
             return JobState.of(job_key, {**after.nodes, **failed}, after.unreachable)
         return state
 
     def status(self, key: str, *, setup: bool = False) -> JobState:
-        outcomes = self.fan_out(lambda rank, runner: jobs.status(runner, [key])[key])
+        outcomes = self.fan_out(lambda rank, runner: node_jobs.status(runner, [key])[key])
         return self._state(key, outcomes, setup=setup)
 
     def _state(self, key: str, outcomes: dict[int, NodeOutcome], *, setup: bool) -> JobState:
@@ -300,7 +300,7 @@ class ClusterSession:
         """Kill the job's process group on every node; it ends CANCELLED."""
 
         def one(rank: int, runner: NodeRunner) -> NodeJob:
-            job = jobs.cancel(runner, key, grace)
+            job = node_jobs.cancel(runner, key, grace)
             self.emit("cancel", rank, job.state.value.lower())
             return job
 
@@ -343,7 +343,9 @@ class ClusterSession:
     def keep_log(self, key: str, copy: str) -> None:
         """Copy a finished job's files (log, result) under another key on every node that
         answers: a job's setup output stays its own when the setup is run again later."""
-        for rank, outcome in self.fan_out(lambda r, runner: jobs.keep(runner, key, copy)).items():
+        for rank, outcome in self.fan_out(
+            lambda r, runner: node_jobs.keep(runner, key, copy)
+        ).items():
             if outcome.error is not None:  # the output stays under `key` until run again
                 self.emit("setup", rank, f"could not keep a copy of the log: {outcome.error}")
 

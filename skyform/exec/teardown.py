@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from skyform.errors import NodeUnreachable
 from skyform.exec.connect import open_runner
-from skyform.exec.jobs import NODE_BASE, WORKDIR
+from skyform.exec.node_jobs import NODE_BASE, WORKDIR
 from skyform.exec.runner import Timeouts
 from skyform.state.models import NodeHandle
 

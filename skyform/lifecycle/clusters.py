@@ -27,6 +27,16 @@ def _event(db: StateDB, kind: str, cluster: str, message: str, **data) -> None:
     db.add_event(kind, message, cluster=cluster, data={"serial": db.serial, **data})
 
 
+def _recorded(
+    db: StateDB, record: ClusterRecord, update: dict, kind: str, message: str
+) -> ClusterRecord:
+    """The record with `update` applied, written to state with its event."""
+    record = record.model_copy(update=update)
+    db.put_cluster(record)
+    _event(db, kind, record.name, message)
+    return record
+
+
 def provision(
     db: StateDB,
     config: Config,
@@ -152,10 +162,8 @@ def salvage(db: StateDB, record: ClusterRecord, *, emit: Emit) -> ClusterHandle:
 
 
 def mark_up(db: StateDB, record: ClusterRecord, *, setup_done: str | None) -> ClusterRecord:
-    record = record.model_copy(update={"status": ClusterStatus.UP, "setup_done": setup_done})
-    db.put_cluster(record)
-    _event(db, "cluster.up", record.name, "cluster is up")
-    return record
+    update = {"status": ClusterStatus.UP, "setup_done": setup_done}
+    return _recorded(db, record, update, "cluster.up", "cluster is up")
 
 
 def update_spec(
@@ -171,10 +179,7 @@ def update_spec(
     update: dict = {"spec": spec, "plan_digest": plan_digest}
     if source is not None:
         update["source"] = source
-    record = record.model_copy(update=update)
-    db.put_cluster(record)
-    _event(db, "cluster.updated", record.name, "cluster updated in place")
-    return record
+    return _recorded(db, record, update, "cluster.updated", "cluster updated in place")
 
 
 def destroy(
@@ -216,8 +221,7 @@ def destroy(
     if record.status is not ClusterStatus.INIT:
         # Not UP while it is torn down: a `down` killed half-way leaves a cluster that
         # `status` shows as INIT and that a second `down` (or an apply) finishes.
-        db.put_cluster(record.model_copy(update={"status": ClusterStatus.INIT}))
-        _event(db, "cluster.tearing_down", record.name, reason)
+        _recorded(db, record, {"status": ClusterStatus.INIT}, "cluster.tearing_down", reason)
     try:
         engine.destroy(handle, emit)
     except SkyformError as err:

@@ -6,7 +6,7 @@ whoever asks.
   salvaged, if any); an INIT cluster (a killed apply's) → resume it, keeping what exists.
 - `update_in_place`: a cluster that keeps its nodes takes the new spec — its stack updates
   what it can change in place (ports, labels), its node agent a new autostop setting.
-- `run_job`: sync, set up and submit the job (lifecycle/jobrun.py), then record the cluster UP
+- `run_job`: sync, set up and submit the job (lifecycle/cluster_job.py), then record the cluster UP
   with its setup marker — unless setup just failed, which keeps the old marker. `exec` takes
   the same path on a cluster that is UP (`require_up`), without setup: the record stays.
 Deciding *whether* to converge (plan actions, recovery policy, ownership) stays with callers.
@@ -22,7 +22,7 @@ from skyform.errors import SkyformError, StateError
 from skyform.exec.run import ClusterSession
 from skyform.infra import updates_in_place
 from skyform.lifecycle import clusters
-from skyform.lifecycle.jobrun import JobRun, LogSink, NodeEvent, mark_ready, start_job
+from skyform.lifecycle.cluster_job import JobRun, LogSink, NodeEvent, mark_ready, start_job
 from skyform.plan.model import ClusterSpec, JobSpec
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterHandle, ClusterRecord, ClusterStatus

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from skyform.errors import ExecError, Interrupted, SkyformError
-from skyform.exec.jobs import run_key, setup_log_key
+from skyform.exec.node_jobs import run_key, setup_log_key
 from skyform.exec.run import ClusterSession
 from skyform.state.db import StateDB
 from skyform.state.models import JobRecord, JobStatus

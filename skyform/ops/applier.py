@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import shlex
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,11 +22,11 @@ from skyform.errors import PlanError
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession
 from skyform.lifecycle import clusters
+from skyform.lifecycle.cluster_job import JobRun, follow_job, synced_workdir
 from skyform.lifecycle.converge import converge_cluster, run_job, update_in_place
 from skyform.lifecycle.freshness import check_fresh, task_must_exist
 from skyform.lifecycle.interrupts import detaching
 from skyform.lifecycle.interrupts import provisioning as _provisioning
-from skyform.lifecycle.jobrun import JobRun, follow_job, synced_workdir
 from skyform.ops.secrets import resolve_secrets
 from skyform.plan.effects import in_place_updates, job_runs_again
 from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
@@ -360,33 +361,28 @@ class Applier:
                 "submitted" if not job.status.is_terminal else job.status.value,
             )
         if follow_now:
-            try:
-                with detaching(job):
-                    job = follow_job(
-                        self.db,
-                        session,
-                        job,
-                        on_log=functools.partial(self.progress.log, job.cluster),
-                    )
-            finally:
-                session.close()
+            job = self._follow(session, job)
             return ClusterOutcome(job.cluster, action, job, job.status.value)
         self._sessions.append((session, job))
         return ClusterOutcome(job.cluster, action, job, "submitted")
 
+    def _follow(
+        self, session: ClusterSession, job: JobRecord, *, others: Sequence[JobRecord] = ()
+    ) -> JobRecord:
+        """Follow `job` to its end (Ctrl-C detaches from it and `others`), then close."""
+        try:
+            with detaching(job, others=others):
+                on_log = functools.partial(self.progress.log, job.cluster)
+                return follow_job(self.db, session, job, on_log=on_log)
+        finally:
+            session.close()
+
     def _follow_pending(self) -> None:
         by_cluster = {o.cluster: i for i, o in enumerate(self.outcomes)}
         for session, job in self._sessions:
-            try:
-                with detaching(job, others=[j for _, j in self._sessions if j is not job]):
-                    final = follow_job(
-                        self.db,
-                        session,
-                        job,
-                        on_log=functools.partial(self.progress.log, job.cluster),
-                    )
-            finally:
-                session.close()
+            final = self._follow(
+                session, job, others=[j for _, j in self._sessions if j is not job]
+            )
             i = by_cluster[job.cluster]
             self.outcomes[i] = ClusterOutcome(
                 job.cluster, self.outcomes[i].action, final, final.status.value

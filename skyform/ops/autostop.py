@@ -222,14 +222,14 @@ def autostop_clusters(
     """`skyform autostop NAMES ...`: set (or cancel) each cluster's autostop in turn; yields
     each cluster with its new setting (None: cancelled) once it is in place."""
     from skyform.config import load_config
-    from skyform.spec.errors import Problem
+    from skyform.spec.errors import BadValue
     from skyform.spec.values import wait_for as parse_wait_for
     from skyform.state.db import open_state
 
     if wait_for is not None:
         try:
             wait_for = parse_wait_for(wait_for)
-        except Problem as exc:
+        except BadValue as exc:
             raise SkyformError(f"--wait-for {wait_for!r}: {exc}", exc.hint) from None
     config = load_config()
     with open_state() as db:

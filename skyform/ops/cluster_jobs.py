@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from skyform.errors import JobNotFoundError, LockedError, NodeUnreachable, StateError
-from skyform.exec.jobs import NodeJobState, setup_log_key
+from skyform.exec.node_jobs import NodeJobState, setup_log_key
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession, open_cluster
+from skyform.lifecycle.cluster_job import follow_job, job_key, refresh_job
 from skyform.lifecycle.interrupts import cancel_unstarted, detaching
-from skyform.lifecycle.jobrun import follow_job, job_key, refresh_job
 from skyform.state.db import StateDB
 from skyform.state.lock import cluster_lock
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus

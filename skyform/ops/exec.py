@@ -9,16 +9,16 @@ cluster, not a job, and are ignored with a note; `--workdir` and `--num-nodes` a
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from skyform.digests import sha256
 from skyform.errors import SkyformError
+from skyform.lifecycle.cluster_job import follow_job
 from skyform.lifecycle.converge import require_up, run_job
 from skyform.lifecycle.interrupts import detaching
-from skyform.lifecycle.jobrun import follow_job
 from skyform.plan.model import JobSpec
 from skyform.plan.planner import job_spec
+from skyform.spec.inputs import TaskInputs
 from skyform.spec.overrides import ResourceOverrides, flag_name
 from skyform.state.db import open_state
 from skyform.state.lock import cluster_lock
@@ -96,16 +96,14 @@ def check_demand(record: ClusterRecord, over: ResourceOverrides | None) -> None:
         )
 
 
-def _command_spec(command: str, load_kwargs: dict, workdir: str | None) -> JobSpec:
-    """A JobSpec for an ad-hoc command; --env-file then --env give its envs (as for tasks)."""
-    from skyform.spec.envs import parse_overrides, read_env_file
+def _command_spec(command: str, inputs: TaskInputs, workdir: str | None) -> JobSpec:
+    """A JobSpec for an ad-hoc command; --env-file then --env give its envs (as for tasks).
+    A command has no secrets: `--secret` is not read for it."""
+    from dataclasses import replace
 
-    envs: dict[str, str] = {}
-    for env_file in load_kwargs.get("env_files", ()):
-        envs.update(read_env_file(env_file))
-    envs.update(
-        parse_overrides(load_kwargs.get("env_overrides", ()), flag="--env", environ=os.environ)
-    )
+    from skyform.spec.inputs import resolve_inputs
+
+    envs = dict(resolve_inputs(replace(inputs, secrets=())).envs)
     digest = sha256(command + repr(sorted(envs.items())) + repr(workdir))
     return JobSpec(
         name="exec",
@@ -122,11 +120,13 @@ def exec_on_cluster(
     target: list[str],
     *,
     detach: bool,
-    load_kwargs: dict,
+    inputs: TaskInputs,
     on_log,
     on_event,
-    overrides: ResourceOverrides | None = None,
 ) -> JobRecord:
+    """Run a task file's job or a command on an existing cluster; `inputs.resources` are
+    the job's demand, checked against the cluster."""
+    overrides = inputs.resources
     secrets: dict[str, str] = {}
     task_dir = Path.cwd()
     task = None
@@ -138,9 +138,7 @@ def exec_on_cluster(
         from skyform.spec import load_task
 
         path = Path(target[0])
-        if overrides:
-            load_kwargs = {**load_kwargs, "resource_overrides": overrides}
-        dag = load_task(path, **load_kwargs)
+        dag = load_task(path, inputs)
         if len(dag.tasks) != 1:
             raise SkyformError(
                 f"{path} is a pipeline of {len(dag.tasks)} tasks; exec runs one",
@@ -152,7 +150,7 @@ def exec_on_cluster(
         task_dir = path.resolve().parent
     else:
         workdir = overrides.workdir if overrides else None
-        spec = _command_spec(command_text(target), load_kwargs, workdir)
+        spec = _command_spec(command_text(target), inputs, workdir)
         if overrides and overrides.num_nodes is not None:
             spec = spec.model_copy(update={"num_nodes": overrides.num_nodes})
     with open_state() as db:

@@ -16,6 +16,7 @@ from skyform.digests import sha256
 from skyform.errors import SpecError
 from skyform.plan.model import BlockedPlacement, Objective, Plan, WorkdirFiles
 from skyform.spec import Dag
+from skyform.spec.inputs import NO_INPUTS, TaskInputs
 
 if TYPE_CHECKING:
     from skyform.config import Config
@@ -48,8 +49,11 @@ def plan_task(
     cluster: str | None = None,
     destroy: bool = False,
     blocked: Sequence[BlockedPlacement] = (),
-    load_kwargs: dict | None = None,
+    inputs: TaskInputs = NO_INPUTS,
+    refuse_group: str | None = None,
 ) -> PlanResult:
+    """Plan a task file with the flags' `inputs`; `refuse_group` names a verb that cannot
+    run a job group (see load_task_text)."""
     from skyform.config import load_config
     from skyform.plan.catalog import load_catalog
     from skyform.spec import check_supported, load_task_text
@@ -60,7 +64,9 @@ def plan_task(
     # read once: the digest apply checks is of the very bytes that were planned
     data = read_task_bytes(task_file)
     label = str(task_file)
-    dag = load_task_text(decode_task(data, label), path_label=label, **(load_kwargs or {}))
+    dag = load_task_text(
+        decode_task(data, label), path_label=label, inputs=inputs, refuse_group=refuse_group
+    )
     warnings = list(dag.warnings) + check_supported(dag)
     config = load_config()
     catalog = load_catalog(config)

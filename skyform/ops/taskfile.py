@@ -44,21 +44,23 @@ def load_as_planned(
     """The task file loaded with `envs` given as `--env` (so nulls resolve as they did at plan
     time), the plan's resource flags, and secrets from `--secret` or the environment."""
     from skyform.spec import load_task
+    from skyform.spec.inputs import TaskInputs
     from skyform.spec.overrides import ResourceOverrides
 
     given = {o.split("=", 1)[0] for o in secret_overrides}
     implicit = [name for name in sorted(secret_names - given) if name in environ]
-    return load_task(
-        task_file,
-        env_overrides=[f"{k}={v}" for k, v in sorted(envs.items())],
-        secret_overrides=[*secret_overrides, *implicit],
-        environ=environ,
-        resource_overrides=ResourceOverrides.from_recorded(
-            plan.task.overrides, task_file.resolve().parent
-        )
+    flags = (
+        ResourceOverrides.from_recorded(plan.task.overrides, task_file.resolve().parent)
         if plan.task.overrides
-        else None,
+        else None
     )
+    inputs = TaskInputs(
+        envs=tuple(f"{k}={v}" for k, v in sorted(envs.items())),
+        secrets=(*secret_overrides, *implicit),
+        resources=flags,
+        environ=environ,
+    )
+    return load_task(task_file, inputs)
 
 
 def _differs(planned: JobSpec, made: JobSpec) -> str | None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 from skyform.spec import Dag, check_supported, load_task, task_digest
+from skyform.spec.inputs import TaskInputs
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class Validation:
     warnings: list[str] = field(default_factory=list)
 
 
-def validate(task_file: str | os.PathLike[str], load_kwargs: dict[str, Any]) -> Validation:
-    dag = load_task(task_file, **load_kwargs)
+def validate(task_file: str | os.PathLike[str], inputs: TaskInputs) -> Validation:
+    dag = load_task(task_file, inputs)
     warnings = check_supported(dag)
     return Validation(dag=dag, digest=task_digest(dag), warnings=warnings)

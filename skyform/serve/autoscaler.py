@@ -54,7 +54,7 @@ class Launch:
 
 
 @dataclass(frozen=True)
-class Decision:
+class ScaleDecision:
     launch: tuple[Launch, ...] = ()
     terminate: tuple[int, ...] = ()
     reason: str = ""
@@ -128,7 +128,9 @@ class Autoscaler:
     def next_interval(self) -> float:
         return DECISION_INTERVAL_AT_ZERO_SECONDS if self.final_target == 0 else self.interval
 
-    def decide(self, replicas: Sequence[ReplicaView], version: int, ready_spot: int) -> Decision:
+    def decide(
+        self, replicas: Sequence[ReplicaView], version: int, ready_spot: int
+    ) -> ScaleDecision:
         """Launches and terminations that bring the latest version to the final target."""
         latest = [r for r in replicas if r.version == version and r.live]
         if not self.policy.uses_ondemand_fallback:
@@ -139,7 +141,9 @@ class Autoscaler:
         spot = scale_to([r for r in latest if r.is_spot], spot_target, version, True)
         ondemand = scale_to([r for r in latest if not r.is_spot], ondemand_target, version, False)
         reason = "; ".join(x.reason for x in (spot, ondemand) if x.reason)
-        return Decision(spot.launch + ondemand.launch, spot.terminate + ondemand.terminate, reason)
+        return ScaleDecision(
+            spot.launch + ondemand.launch, spot.terminate + ondemand.terminate, reason
+        )
 
 
 def fallback_targets(
@@ -158,22 +162,22 @@ def fallback_targets(
 
 def scale_to(
     live: Sequence[ReplicaView], target: int, version: int, use_spot: bool | None
-) -> Decision:
+) -> ScaleDecision:
     kind = {True: "spot ", False: "on-demand ", None: ""}[use_spot]
     if len(live) < target:
         missing = target - len(live)
-        return Decision(
+        return ScaleDecision(
             launch=tuple(Launch(version, use_spot) for _ in range(missing)),
             reason=f"{len(live)} {kind}replicas of {target} wanted: launch {missing}",
         )
     if len(live) > target:
         excess = len(live) - target
         chosen = scale_down_order(live)[:excess]
-        return Decision(
+        return ScaleDecision(
             terminate=tuple(r.replica_id for r in chosen),
             reason=f"{len(live)} {kind}replicas of {target} wanted: terminate {excess}",
         )
-    return Decision()
+    return ScaleDecision()
 
 
 def scale_down_order(replicas: Iterable[ReplicaView]) -> list[ReplicaView]:

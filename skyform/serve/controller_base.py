@@ -16,7 +16,7 @@ from skyform.errors import SkyformError
 from skyform.infra import CONTEXT_SCOPED
 from skyform.serve import revisions, state
 from skyform.serve.autoscaler import Autoscaler, ReplicaView
-from skyform.serve.placer import Location, SpotPlacer
+from skyform.serve.placer import SpotLocation, SpotPlacer
 from skyform.serve.replica_launch import ReplicaInputs, replica_digest, reuse_blocker
 from skyform.serve.replicas import ReplicaFacts, ReplicaStatus
 from skyform.serve.updates import Rollout
@@ -82,24 +82,18 @@ def placer_for(task: TaskSpec) -> SpotPlacer | None:
         prices.setdefault(place, offering.hourly_cost)
     if not prices:
         return None
-    return SpotPlacer([Location(infra, price) for infra, price in prices.items()])
+    return SpotPlacer([SpotLocation(infra, price) for infra, price in prices.items()])
 
 
 def load_version(name: str, record: VersionRecord, secrets: dict[str, str]) -> Version:
     from skyform.spec import load_task_text
+    from skyform.spec.inputs import TaskInputs
     from skyform.spec.overrides import ResourceOverrides
 
     inputs = inputs_of(name, record, secrets)
-    dag = load_task_text(
-        record.task_text,
-        path_label=record.task_path,
-        env_overrides=[f"{k}={v}" for k, v in record.envs.items()],
-        secret_overrides=[f"{k}={v}" for k, v in secrets.items()],
-        environ={},
-        resource_overrides=ResourceOverrides.from_recorded(
-            record.overrides, inputs.task_file.resolve().parent
-        ),
-    )
+    flags = ResourceOverrides.from_recorded(record.overrides, inputs.task_file.resolve().parent)
+    given = TaskInputs.given(envs=record.envs, secrets=secrets, resources=flags)
+    dag = load_task_text(record.task_text, path_label=record.task_path, inputs=given)
     spec = dag.tasks[0].service if len(dag.tasks) == 1 else None
     if spec is None:
         raise SkyformError(f"{record.task_path} (version {record.number}) has no service: section")

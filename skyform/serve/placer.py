@@ -13,22 +13,22 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Location:
+class SpotLocation:
     infra: str  # aws/us-east-1/us-east-1a, ssh/lab/zone-a, ...
     hourly_price: float
 
 
 class SpotPlacer:
-    def __init__(self, locations: Sequence[Location]) -> None:
+    def __init__(self, locations: Sequence[SpotLocation]) -> None:
         if not locations:
             raise ValueError("a spot placer needs at least one location")
         self.locations = list(locations)
         self.preempted_at: set[str] = set()
 
-    def active(self) -> list[Location]:
+    def active(self) -> list[SpotLocation]:
         return [loc for loc in self.locations if loc.infra not in self.preempted_at]
 
-    def select(self, in_use: Collection[str]) -> Location:
+    def select(self, in_use: Collection[str]) -> SpotLocation:
         active = self.active()
         unused = [loc for loc in active if loc.infra not in in_use]
         pool = unused or active
@@ -42,7 +42,7 @@ class SpotPlacer:
     def launched(self, infra: str) -> None:
         self.preempted_at.discard(infra)
 
-    def spread(self, count: int) -> list[Location]:
+    def spread(self, count: int) -> list[SpotLocation]:
         """Where `count` new spot replicas go, one after another (the plan's view)."""
         chosen: list[str] = []
         out = []

@@ -15,11 +15,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from skyform.errors import NoOffersError, SpecError
+from skyform.frozen import Frozen as _Model
 from skyform.serve.autoscaler import fallback_targets
-from skyform.serve.placer import Location, SpotPlacer
+from skyform.serve.placer import SpotLocation, SpotPlacer
 from skyform.spec.models import ResourceChoices, TaskSpec
 from skyform.spec.service_models import ServiceSpec
 
@@ -27,10 +26,6 @@ SERVICE_NAME = re.compile(r"[a-zA-Z]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?")
 LB_PLACEMENT = "this machine (the local controller), next to the managed-job controllers"
 
 Role = Literal["spot", "on-demand", "on-demand fallback"]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class ReplicaSlot(_Model):
@@ -166,7 +161,7 @@ def _spread(
     if not (spot and spec.replica_policy.spot_placer):
         return [offers[0]] * count
     by_infra = {o.infra: o for o in offers}
-    placer = SpotPlacer([Location(o.infra, o.hourly_cost) for o in offers])
+    placer = SpotPlacer([SpotLocation(o.infra, o.hourly_cost) for o in offers])
     return [by_infra[loc.infra] for loc in placer.spread(count)]
 
 

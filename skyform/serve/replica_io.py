@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
-from skyform.errors import SkyformError
+from skyform.errors import ConfigError, SkyformError, SpecError, UnsafePathError
 from skyform.serve import sandbox
 from skyform.serve.controller_base import ControllerBase, Replica, interval, log
 from skyform.serve.probe import probe, probe_request
 from skyform.serve.replica_launch import (
+    ReplicaInputs,
     cluster_lost,
     hands_out_hosts,
     launch,
@@ -19,10 +21,24 @@ from skyform.serve.replica_launch import (
     teardown,
     write_replica_task,
 )
-from skyform.serve.replicas import DRAIN_SECONDS, ReplicaFacts, ReplicaStatus, kept_after_teardown
+from skyform.serve.replicas import (
+    DRAIN_SECONDS,
+    LAUNCH_RETRY_GAP_SECONDS,
+    LAUNCH_TRIES,
+    ReplicaFacts,
+    ReplicaStatus,
+    kept_after_teardown,
+    launch_retry_gap,
+)
 from skyform.spec.service_models import ReadinessProbe
 
 LAUNCHES_AT_ONCE = 4
+# what waiting cannot fix (SkyPilot's InvalidClusterName, NoCloudAccess, ResourcesMismatch)
+NOT_RETRIED = (SpecError, ConfigError, UnsafePathError)
+
+
+class _Interrupted(Exception):
+    """The replica was scaled down (or the service is stopping) between launch tries."""
 
 
 class ReplicaIO(ControllerBase):
@@ -65,14 +81,8 @@ class ReplicaIO(ControllerBase):
                         write_replica_task, version.inputs, rid, replica.box, placement
                     )
                 port = version.spec.ports
-                replica.infra, address = await asyncio.to_thread(
-                    launch,
-                    version.inputs,
-                    task,
-                    replica.cluster,
-                    log.info,
-                    port=port,
-                    one_at_a_time=hands_out_hosts(where),
+                replica.infra, address = await self._launch_tries(
+                    replica, version.inputs, task, port=port, where=where
                 )
                 if replica.box is not None:
                     address = f"{replica.box.address}:{port}"
@@ -81,13 +91,48 @@ class ReplicaIO(ControllerBase):
                 replica.facts = replica.facts.launched(True)
                 self._placed(replica, ok=True)
                 log.info("replica %d launched at %s", rid, replica.endpoint)
+            except _Interrupted:
+                return  # scaled down or stopping between tries: its teardown has it now
             except Exception as exc:  # any launch failure is FAILED_PROVISION, not a crash
                 replica.reason = exc.message if isinstance(exc, SkyformError) else repr(exc)
                 log.warning("replica %d failed to launch: %s", rid, replica.reason)
                 replica.facts = replica.facts.launched(False)
                 self._placed(replica, ok=False)  # SkyPilot: a failed spot launch is a preemption
             finally:
-                replica.busy = False
+                if replica.facts.down is None:  # else its teardown owns `busy`
+                    replica.busy = False
+
+    async def _launch_tries(
+        self, replica: Replica, inputs: ReplicaInputs, task: Path, *, port: int, where: str
+    ) -> tuple[str, str]:
+        """launch(), tried again after a failure as SkyPilot does (3 tries, 60 s then 120 s
+        apart; the failed try's cluster torn down first). A task or config that cannot work
+        is not tried again; a replica scaled down meanwhile stops trying (_Interrupted)."""
+        rid = replica.facts.replica_id
+        first_gap = interval("SKYFORM_SERVE_LAUNCH_RETRY_GAP", LAUNCH_RETRY_GAP_SECONDS)
+        failed = 0
+        while True:
+            try:
+                return await asyncio.to_thread(
+                    launch, inputs, task, replica.cluster, log.info,
+                    port=port, one_at_a_time=hands_out_hosts(where),
+                )  # fmt: skip
+            except Exception as exc:
+                failed += 1
+                gap = launch_retry_gap(failed, first_gap)
+                if gap is None or isinstance(exc, NOT_RETRIED):
+                    raise
+                why = exc.message if isinstance(exc, SkyformError) else repr(exc)
+                log.warning(
+                    "replica %d: launch try %d of %d failed (%s); trying again in %gs",
+                    rid, failed, LAUNCH_TRIES, why, gap,
+                )  # fmt: skip
+            await asyncio.to_thread(teardown, replica.cluster, log.info)
+            deadline = time.monotonic() + gap
+            while time.monotonic() < deadline:
+                if replica.facts.down is not None or self.stopping:
+                    raise _Interrupted()
+                await asyncio.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
 
     def teardown_replica(self, rid: int, *, scale_down: bool, preempted: bool = False) -> None:
         """Scale-downs drain (the LB stops sending, in-flight requests finish, up to 120 s);

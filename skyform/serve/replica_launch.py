@@ -9,7 +9,6 @@ SKYPILOT_SERVE_REPLICA_ID set as SkyPilot sets it, written next to the service's
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shlex
@@ -20,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from skyform.digests import sha256
 from skyform.errors import SkyformError
 from skyform.serve.sandbox import Sandbox
 from skyform.spec.models import is_uri
@@ -122,7 +122,7 @@ def reuse_blocker(inputs: ReplicaInputs) -> str | None:
 def replica_digest(inputs: ReplicaInputs) -> str:
     """Equal for two versions whose replicas run the very same task (`service:` aside)."""
     text = json.dumps(replica_task(inputs), sort_keys=True, default=str)
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    return sha256(text)
 
 
 def write_replica_task(
@@ -156,11 +156,9 @@ def write_replica_task(
 def planned_infra(inputs: ReplicaInputs, task: Path, cluster: str) -> str:
     """Where the optimizer puts the replica (`local`, `ssh/lab/zone-a`, `aws/...`)."""
     from skyform.ops.plan import plan_task
+    from skyform.spec.inputs import TaskInputs
 
-    secrets = [f"{k}={v}" for k, v in inputs.secrets.items()]
-    result = plan_task(
-        task, cluster=cluster, load_kwargs={"secret_overrides": secrets, "environ": {}}
-    )
+    result = plan_task(task, cluster=cluster, inputs=TaskInputs.given(secrets=inputs.secrets))
     placement = result.plan.placement_for(cluster)
     return placement.offer.infra if placement is not None else "local"
 
@@ -189,6 +187,7 @@ def launch(
     from skyform.ops.apply import apply_plan
     from skyform.ops.plan import plan_task
     from skyform.plan.planfile import write_plan
+    from skyform.spec.inputs import TaskInputs
 
     secrets = [f"{k}={v}" for k, v in inputs.secrets.items()]
     plan_path = task.with_suffix(".plan.json")
@@ -196,7 +195,7 @@ def launch(
         task,
         out=plan_path,
         cluster=cluster,
-        load_kwargs={"secret_overrides": secrets, "environ": {}},
+        inputs=TaskInputs.given(secrets=inputs.secrets),
     )
     write_plan(result.plan, plan_path)
     outcomes = apply_plan(

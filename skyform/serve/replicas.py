@@ -14,6 +14,10 @@ from dataclasses import dataclass, replace
 PROBE_INTERVAL_SECONDS = 10.0
 FAILURE_WINDOW_SECONDS = 180.0  # continuous probe failure of a once-READY replica → teardown
 DRAIN_SECONDS = 120.0
+# a replica's launch is tried 3 times, 60 s then 120 s apart, before it is FAILED_PROVISION
+# (SkyPilot replica_managers.py: max_retry=3, exponential backoff from _RETRY_INIT_GAP_SECONDS)
+LAUNCH_TRIES = 3
+LAUNCH_RETRY_GAP_SECONDS = 60.0
 NEVER_READY_EXCEEDED = -1.0  # first_ready_time when initial_delay_seconds ran out
 
 
@@ -201,6 +205,16 @@ class ReplicaFacts:
         return not self.ever_ready and (
             self.user_app_failed or self.first_ready_time == NEVER_READY_EXCEEDED
         )
+
+
+def launch_retry_gap(
+    failed_tries: int, first_gap: float = LAUNCH_RETRY_GAP_SECONDS
+) -> float | None:
+    """Seconds to wait before the next try of a launch that has failed `failed_tries` times,
+    or None when it has had its tries (the replica is then FAILED_PROVISION)."""
+    if failed_tries >= LAUNCH_TRIES:
+        return None
+    return first_gap * 2 ** (failed_tries - 1)
 
 
 def kept_after_teardown(facts: ReplicaFacts, latest_version: int) -> bool:

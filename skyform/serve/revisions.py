@@ -11,12 +11,12 @@ fallback, where) after the decision. Revisions are files
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from skyform.paths import write_atomic
 from skyform.serve import state
 
 Kind = Literal["up", "scale", "preemption", "replace", "update", "rollback", "down"]
@@ -54,11 +54,7 @@ def save(name: str, revision: ServiceRevision) -> Path:
     folder = plans_dir(name)
     folder.mkdir(mode=0o700, exist_ok=True)
     path = folder / f"{revision.revision}.json"
-    tmp = path.with_name(f".{revision.revision}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(revision.model_dump_json(indent=1))
-    os.replace(tmp, path)
+    write_atomic(path, revision.model_dump_json(indent=1), mode=0o600)
     return path
 
 

@@ -7,7 +7,6 @@ file is "no record"), like state records across skyform versions.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from skyform.config import ensure_dir, home
 from skyform.errors import SkyformError
+from skyform.paths import write_atomic
 from skyform.state.lock import flock_held
 
 CONTROLLER_INIT = "CONTROLLER_INIT"
@@ -95,12 +95,7 @@ def read_record(name: str) -> ServiceRecord | None:
 
 
 def write_record(record: ServiceRecord) -> None:
-    path = record_path(record.name)
-    tmp = path.with_name(f".service.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(record.model_dump_json(indent=1))
-    os.replace(tmp, path)
+    write_atomic(record_path(record.name), record.model_dump_json(indent=1), mode=0o600)
 
 
 def list_services() -> list[str]:

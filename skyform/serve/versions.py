@@ -10,11 +10,11 @@ controller holds them in memory, handed over by `serve up` / `serve update`.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from skyform.paths import write_atomic
 from skyform.serve import state
 from skyform.serve.replica_launch import ReplicaInputs
 
@@ -40,11 +40,7 @@ def save(name: str, version: VersionRecord) -> None:
     folder = versions_dir(name)
     folder.mkdir(mode=0o700, exist_ok=True)
     path = folder / f"{version.number}.json"
-    tmp = path.with_name(f".{version.number}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(version.model_dump_json(indent=1))
-    os.replace(tmp, path)
+    write_atomic(path, version.model_dump_json(indent=1), mode=0o600)
 
 
 def load(name: str, number: int) -> VersionRecord | None:

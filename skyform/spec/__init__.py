@@ -1,7 +1,7 @@
 """The task spec: SkyPilot-compatible task YAML -> a validated, normalized Dag.
 
     from skyform.spec import load_task
-    dag = load_task("task.yaml", env_overrides=["K=V"])
+    dag = load_task("task.yaml", TaskInputs(envs=("K=V",)))
     for i in dag.topological_order(): dag.tasks[i].resources.groups ...
 
 Every user error is a SpecError (or UnsupportedError) naming file, line, column, field.

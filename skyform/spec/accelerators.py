@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from skyform.spec.errors import Problem, describe
+from skyform.spec.errors import BadValue, describe
 from skyform.spec.yamlpos import Path
 
 MAX_ACCELERATOR_COUNT = 512
@@ -38,7 +38,7 @@ class AccelChoice:
     items: tuple[Accel, ...]
 
 
-class AccelProblem(Problem):
+class AccelProblem(BadValue):
     def __init__(self, message: str, path: Path, hint: str | None = FORMS_HINT, **kw: Any):
         super().__init__(message, hint, **kw)
         self.path = path

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import heapq
 
-from pydantic import BaseModel, ConfigDict
-
+from skyform.frozen import Frozen
 from skyform.spec.errors import Where, did_you_mean
 from skyform.spec.models import Execution, TaskSpec
 
 MAX_TASKS = 1000
 
 
-class Dag(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
-
+class Dag(Frozen):
     name: str | None = None
     execution: Execution = "serial"
     primary_tasks: list[str] = []  # job group: the tasks whose end ends the group

@@ -24,7 +24,7 @@ M = TypeVar("M", bound=BaseModel)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class Problem(ValueError):
+class BadValue(ValueError):
     """A value is wrong; the caller knows where it is and turns this into a SpecError."""
 
     def __init__(self, message: str, hint: str | None = None, *, unsupported: bool = False):
@@ -114,7 +114,7 @@ class Where:
     def fail(self, path: Path, message: str, hint: str | None = None, **kw: Any) -> NoReturn:
         raise self.error(path, message, hint, **kw)
 
-    def problem(self, path: Path, exc: Problem) -> SpecError:
+    def problem(self, path: Path, exc: BadValue) -> SpecError:
         return self.error(path, str(exc), exc.hint, unsupported=exc.unsupported)
 
     def line(self, path: Path) -> int | None:

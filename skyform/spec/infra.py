@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from skyform import infra as table
-from skyform.spec.errors import Problem, did_you_mean
+from skyform.spec.errors import BadValue, did_you_mean
 
 SUPPORTED_CLOUDS = table.NAMES
 
@@ -53,13 +53,13 @@ class Infra(NamedTuple):
 
 
 def canonical_cloud(name: str) -> str:
-    """Lower-case cloud id (`K8s` -> `kubernetes`); raises Problem for unknown names."""
+    """Lower-case cloud id (`K8s` -> `kubernetes`); raises BadValue for unknown names."""
     lowered = name.strip().lower()
     lowered = _ALIASES.get(lowered, lowered)
     if lowered not in KNOWN_CLOUDS:
         guess = did_you_mean(lowered, [*KNOWN_CLOUDS, *_ALIASES])
         hint = f"Did you mean '{_ALIASES.get(guess, guess)}'? " if guess else ""
-        raise Problem(
+        raise BadValue(
             f"unknown cloud '{name}'",
             f"{hint}skyform runs on: {', '.join(SUPPORTED_CLOUDS)} "
             "(other SkyPilot clouds parse but do not run).",
@@ -72,15 +72,15 @@ def _wild(part: str | None) -> str | None:
 
 
 def parse_infra(text: str) -> Infra:
-    """Parse an infra string; raises Problem with a hint on malformed input."""
+    """Parse an infra string; raises BadValue with a hint on malformed input."""
     stripped = text.strip().strip("/")
     if not stripped:
-        raise Problem(
+        raise BadValue(
             "infra is empty", "Write e.g. 'aws', 'aws/us-east-1', 'k8s', 'ssh/mypool' or 'local'."
         )
     parts = [p.strip() for p in stripped.split("/")]
     if "" in parts:
-        raise Problem(
+        raise BadValue(
             f"infra '{text}' has an empty part ('//')",
             "Use '*' for 'any': e.g. 'gcp/*/us-central1-a'.",
         )
@@ -91,10 +91,10 @@ def parse_infra(text: str) -> Infra:
         return Infra(cloud=cloud, context=_wild(context))
     if cloud == "local":
         if rest:
-            raise Problem(f"infra '{text}': 'local' takes no region or zone", "Write 'local'.")
+            raise BadValue(f"infra '{text}': 'local' takes no region or zone", "Write 'local'.")
         return Infra(cloud="local")
     if len(rest) > 2:
-        raise Problem(
+        raise BadValue(
             f"infra '{text}' has too many parts",
             "Expected 'cloud', 'cloud/region' or 'cloud/region/zone'.",
         )
@@ -108,11 +108,11 @@ def legacy_infra(cloud: str | None, region: str | None, zone: str | None) -> Inf
     name = canonical_cloud(cloud) if cloud is not None else None
     if name in _CONTEXT_CLOUDS:
         if zone is not None:
-            raise Problem(f"'{name}' has no zones", "Remove 'zone'.")
+            raise BadValue(f"'{name}' has no zones", "Remove 'zone'.")
         context = region.removeprefix("ssh-") if name == "ssh" and region else region
         return Infra(cloud=name, context=_wild(context))
     if name == "local" and (region or zone):
-        raise Problem("'local' takes no region or zone", "Remove 'region' and 'zone'.")
+        raise BadValue("'local' takes no region or zone", "Remove 'region' and 'zone'.")
     return Infra(cloud=name, region=_wild(region), zone=_wild(zone))
 
 

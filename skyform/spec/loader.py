@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from skyform.errors import SpecError
 from skyform.inputfile import STDIN_HINT, STDIN_REFUSED, is_stdin, read_input_file
 from skyform.spec.dag import MAX_TASKS, Dag, build_edges
-from skyform.spec.envs import parse_overrides, read_env_file
 from skyform.spec.errors import Where, describe
 from skyform.spec.group import GROUP_KEYS, check_group, group_fields
+from skyform.spec.inputs import NO_INPUTS, TaskInputs, resolve_inputs
 from skyform.spec.localpaths import task_dir_of
 from skyform.spec.models import Execution
 from skyform.spec.overrides import ResourceOverrides, apply_overrides
-from skyform.spec.task import Overrides, parse_task
+from skyform.spec.task import parse_task
 from skyform.spec.yamlpos import MAX_FILE_BYTES, Document, compose_documents
 
 HEADER_KEYS = frozenset({"name", "execution"}) | GROUP_KEYS
@@ -24,13 +23,7 @@ EXECUTIONS: tuple[Execution, ...] = ("serial", "parallel")
 
 
 def load_task(
-    path: str | os.PathLike[str],
-    *,
-    env_overrides: Sequence[str] = (),
-    env_files: Sequence[str | os.PathLike[str]] = (),
-    secret_overrides: Sequence[str] = (),
-    environ: Mapping[str, str] | None = None,
-    resource_overrides: ResourceOverrides | None = None,
+    path: str | os.PathLike[str], inputs: TaskInputs = NO_INPUTS, *, refuse_group: str | None = None
 ) -> Dag:
     """Load a SkyPilot-style task file (one task or a pipeline). Raises SpecError."""
     label = os.fspath(path)
@@ -38,11 +31,8 @@ def load_task(
     return load_task_text(
         text,
         path_label=label,
-        env_overrides=env_overrides,
-        env_files=env_files,
-        secret_overrides=secret_overrides,
-        environ=environ,
-        resource_overrides=resource_overrides,
+        inputs=inputs,
+        refuse_group=refuse_group,
     )
 
 
@@ -79,25 +69,14 @@ def load_task_text(
     text: str,
     *,
     path_label: str = "<task>",
-    env_overrides: Sequence[str] = (),
-    env_files: Sequence[str | os.PathLike[str]] = (),
-    secret_overrides: Sequence[str] = (),
-    environ: Mapping[str, str] | None = None,
-    resource_overrides: ResourceOverrides | None = None,
+    inputs: TaskInputs = NO_INPUTS,
     refuse_group: str | None = None,
 ) -> Dag:
     """Same as load_task, from a string (`path_label` names it in messages; its folder is
     where a relative workdir starts). `refuse_group` names a verb that cannot run a job
     group (`launch`): a group header is then a located error pointing to `jobs launch`."""
-    env = os.environ if environ is None else environ
-    overrides = Overrides(
-        envs=tuple(_without_nul(_env_pairs(env_files, env_overrides, env), "--env")),
-        secrets=tuple(
-            _without_nul(
-                parse_overrides(secret_overrides, flag="--secret", environ=env), "--secret"
-            )
-        ),
-    )
+    overrides = resolve_inputs(inputs)
+    resource_overrides = inputs.resources
     docs = compose_documents(text, path_label)
     if not docs:
         raise SpecError(
@@ -159,30 +138,6 @@ def _overridden(
         return doc  # parse_task reports what the document is
     value = apply_overrides(doc.value, overrides, task_dir=task_dir)
     return Document(value=value, positions=doc.positions, line=doc.line)
-
-
-def _env_pairs(
-    env_files: Iterable[str | os.PathLike[str]],
-    env_overrides: Iterable[str],
-    env: Mapping[str, str],
-) -> list[tuple[str, str]]:
-    pairs: list[tuple[str, str]] = []
-    for env_file in env_files:
-        pairs += read_env_file(Path(env_file))
-    pairs += parse_overrides(env_overrides, flag="--env", environ=env)
-    return pairs
-
-
-def _without_nul(pairs: list[tuple[str, str]], flag: str) -> list[tuple[str, str]]:
-    """The OS ends environment strings at NUL: such a value cannot reach a job intact."""
-    for name, value in pairs:
-        if "\x00" in value:
-            raise SpecError(
-                f"{flag} {name}: the value contains a NUL byte",  # never echo the value
-                "Environment values cannot hold NUL bytes; remove it.",
-                field=flag,
-            )
-    return pairs
 
 
 def refuse_job_group(header: Where, verb: str, label: str) -> None:

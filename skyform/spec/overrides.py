@@ -22,7 +22,7 @@ from typing import Any
 
 from skyform.errors import SpecError
 from skyform.spec.accelerators import AccelProblem, parse_accelerators
-from skyform.spec.errors import Problem
+from skyform.spec.errors import BadValue
 from skyform.spec.infra import legacy_infra, parse_infra
 from skyform.spec.values import (
     parse_cpus,
@@ -137,7 +137,7 @@ def _checked(flag: str, value: Any, parse: Callable[[Any], Any]) -> None:
         return
     try:
         parse(value)
-    except (Problem, AccelProblem) as exc:
+    except (BadValue, AccelProblem) as exc:
         raise SpecError(f"--{flag} {value!r}: {exc}", exc.hint) from None
 
 
@@ -199,7 +199,7 @@ def _as_legacy(level: dict[str, Any]) -> None:
         return
     try:
         infra = parse_infra(level["infra"])
-    except Problem:
+    except BadValue:
         return  # the loader reports the file's own malformed infra, with its line
     del level["infra"]
     for key, value in (
@@ -268,7 +268,7 @@ def _file_minutes(value: Any) -> int:
         return 5
     try:
         return parse_minutes(value)
-    except Problem:
+    except BadValue:
         return 5
 
 

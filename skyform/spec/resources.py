@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from skyform.spec.accelerators import Accel, AccelProblem, parse_accelerators
-from skyform.spec.errors import Problem, Where
+from skyform.spec.errors import BadValue, Where
 from skyform.spec.infra import legacy_infra, parse_infra
 from skyform.spec.models import Autostop, JobRecovery, ResourceChoices, ResourceRequest
 from skyform.spec.raw import (
@@ -172,7 +172,7 @@ def _request(entry: Entry, accel: Accel | None, where: Where) -> ResourceRequest
         raw, path = entry[key]
         try:
             return parse(raw)
-        except Problem as exc:
+        except BadValue as exc:
             raise where.problem(path, exc) from None
 
     fields: dict[str, Any] = {}
@@ -216,7 +216,7 @@ def _infra(entry: Entry, where: Where):
         return legacy_infra(
             *(entry[k][0] if k in entry else None for k in ("cloud", "region", "zone"))
         )
-    except Problem as exc:
+    except BadValue as exc:
         path = entry["infra"][1] if "infra" in entry else entry[legacy[0]][1]
         raise where.problem(path, exc) from None
 
@@ -269,10 +269,10 @@ def _autostop(entry: Entry, where: Where) -> Autostop | None:
 
 
 def _located(parse: Callable[[Any], Any], value: Any, path: Path, where: Where) -> Any:
-    """parse(value), or None for None; a Problem becomes an error located at `path`."""
+    """parse(value), or None for None; a BadValue becomes an error located at `path`."""
     if value is None:
         return None
     try:
         return parse(value)
-    except Problem as exc:
+    except BadValue as exc:
         raise where.problem(path, exc) from None

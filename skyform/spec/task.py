@@ -12,7 +12,7 @@ from pydantic import SecretStr
 
 from skyform.spec.accelerators import canonical_name
 from skyform.spec.envs import references, require_values, substitute, yaml_variables
-from skyform.spec.errors import Problem, Where, describe
+from skyform.spec.errors import BadValue, Where, describe
 from skyform.spec.infra import format_location, infer_location, parse_infra
 from skyform.spec.localpaths import (
     check_env_value,
@@ -200,7 +200,7 @@ def _timer(value: Any, path: tuple, where: Where) -> int | None:
         return None
     try:
         return max(1, parse_minutes(value))  # 0 would fire before the job is submitted
-    except Problem as exc:
+    except BadValue as exc:
         raise where.problem(path, exc) from None
 
 
@@ -217,7 +217,7 @@ def _skyform(raw: Any, inputs: dict[str, float] | None, where: Where) -> Skyform
     if spec.inputs_location is not None:
         try:
             infra = parse_infra(spec.inputs_location)
-        except Problem as exc:
+        except BadValue as exc:
             raise where.problem((*path, "inputs_location"), exc) from None
         if infra.cloud is None:
             where.fail(

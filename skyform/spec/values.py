@@ -1,6 +1,6 @@
 """Scalar resource values: cpus, memory, disk size, tiers, ports, autostop, job recovery.
 
-Each parser takes the raw YAML value and returns the normalized one or raises `Problem`
+Each parser takes the raw YAML value and returns the normalized one or raises `BadValue`
 (the caller knows the position). Accepted forms follow SkyPilot; sanity bounds reject
 values no real machine has, which are almost always typos (`disk_size: 2560000`).
 """
@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any
 
-from skyform.spec.errors import Problem, describe, did_you_mean
+from skyform.spec.errors import BadValue, describe, did_you_mean
 from skyform.spec.models import Autostop, Range
 from skyform.spec.recovery import NAMES
 
@@ -47,15 +47,17 @@ _TIME_MINUTES = {"m": 1, "h": 60, "d": 24 * 60, "w": 7 * 24 * 60}
 
 def _number(value: Any, what: str, hint: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise Problem(f"{what} must be a number, got {describe(value)}", hint)
+        raise BadValue(f"{what} must be a number, got {describe(value)}", hint)
     if not math.isfinite(value):
-        raise Problem(f"{what} must be a finite number", hint)
+        raise BadValue(f"{what} must be a finite number", hint)
     return float(value)
 
 
 def _split_plus(value: Any, what: str, hint: str) -> tuple[str, bool]:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise Problem(f"{what} must be a number or a string like '4+', got {describe(value)}", hint)
+        raise BadValue(
+            f"{what} must be a number or a string like '4+', got {describe(value)}", hint
+        )
     text = str(value).strip()
     if text.endswith("+"):
         return text[:-1].strip(), True
@@ -68,11 +70,11 @@ def parse_cpus(value: Any) -> Range:
     try:
         amount = float(text)
     except ValueError:
-        raise Problem(f"cpus '{value}' is not a number", hint) from None
+        raise BadValue(f"cpus '{value}' is not a number", hint) from None
     if not (math.isfinite(amount) and amount > 0):
-        raise Problem(f"cpus must be greater than 0, got '{value}'", hint)
+        raise BadValue(f"cpus must be greater than 0, got '{value}'", hint)
     if amount > MAX_CPUS:
-        raise Problem(f"cpus {amount:.12g} is more than any machine has (max {MAX_CPUS})", hint)
+        raise BadValue(f"cpus {amount:.12g} is more than any machine has (max {MAX_CPUS})", hint)
     return Range(value=amount, at_least=plus)
 
 
@@ -80,13 +82,13 @@ def parse_size_gib(text: str, what: str, hint: str) -> float:
     """`32`, `32GB`, `512MB`, `1TB` ... -> GiB (SkyPilot's GB is GiB)."""
     match = _SIZE.match(text)
     if not match:
-        raise Problem(f"{what} '{text}' is not a size", hint)
+        raise BadValue(f"{what} '{text}' is not a size", hint)
     number, unit = match.groups()
     if unit is None:
         return float(number)
     factor = _UNITS_GIB.get(unit.lower())
     if factor is None:
-        raise Problem(f"{what} '{text}' has an unknown unit '{unit}'", hint)
+        raise BadValue(f"{what} '{text}' has an unknown unit '{unit}'", hint)
     return float(number) * factor
 
 
@@ -95,23 +97,25 @@ def parse_memory(value: Any) -> Range:
     text, plus = _split_plus(value, "memory", hint)
     amount = parse_size_gib(text, "memory", hint)
     if not amount > 0:
-        raise Problem(f"memory must be greater than 0, got '{value}'", hint)
+        raise BadValue(f"memory must be greater than 0, got '{value}'", hint)
     if amount > MAX_MEMORY_GIB:
-        raise Problem(f"memory {amount:.12g} GB is more than any machine has", hint)
+        raise BadValue(f"memory {amount:.12g} GB is more than any machine has", hint)
     return Range(value=amount, at_least=plus)
 
 
 def parse_disk_size(value: Any) -> int:
     hint = "Write the size in GB, e.g. 'disk_size: 512' or 'disk_size: 1TB'."
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise Problem(f"disk_size must be an integer or a size string, got {describe(value)}", hint)
+        raise BadValue(
+            f"disk_size must be an integer or a size string, got {describe(value)}", hint
+        )
     gib = float(value) if isinstance(value, int) else parse_size_gib(value, "disk_size", hint)
     if gib != int(gib):
-        raise Problem(f"disk_size '{value}' is not a whole number of GB", hint)
+        raise BadValue(f"disk_size '{value}' is not a whole number of GB", hint)
     if gib < 1:
-        raise Problem(f"disk_size must be at least 1 GB, got '{value}'", hint)
+        raise BadValue(f"disk_size must be at least 1 GB, got '{value}'", hint)
     if gib > MAX_DISK_GB:
-        raise Problem(f"disk_size {gib:.12g} GB is larger than the {MAX_DISK_GB} GB limit", hint)
+        raise BadValue(f"disk_size {gib:.12g} GB is larger than the {MAX_DISK_GB} GB limit", hint)
     return int(gib)
 
 
@@ -120,23 +124,23 @@ def parse_tier(value: str, what: str, allowed: tuple[str, ...]) -> str:
     if lowered not in allowed:
         guess = did_you_mean(lowered, allowed)
         hint = f"Did you mean '{guess}'? " if guess else ""
-        raise Problem(f"unknown {what} '{value}'", f"{hint}Choose one of: {', '.join(allowed)}.")
+        raise BadValue(f"unknown {what} '{value}'", f"{hint}Choose one of: {', '.join(allowed)}.")
     return lowered
 
 
 def _port_range(item: Any) -> tuple[int, int]:
     hint = "Ports are numbers 1-65535 or ranges like '8000-8010'."
     if isinstance(item, bool) or not isinstance(item, int | str):
-        raise Problem(f"a port must be a number or 'a-b', got {describe(item)}", hint)
+        raise BadValue(f"a port must be a number or 'a-b', got {describe(item)}", hint)
     text = str(item).strip()
     parts = text.split("-")
     if len(parts) > 2 or not all(p.strip().isdigit() for p in parts):
-        raise Problem(f"port '{text}' is not a number or a range 'a-b'", hint)
+        raise BadValue(f"port '{text}' is not a number or a range 'a-b'", hint)
     low, high = int(parts[0]), int(parts[-1])
     if not (1 <= low <= 65535 and 1 <= high <= 65535):
-        raise Problem(f"port '{text}' is outside 1-65535", hint)
+        raise BadValue(f"port '{text}' is outside 1-65535", hint)
     if low > high:
-        raise Problem(f"port range '{text}' is backwards", f"Write '{high}-{low}'.")
+        raise BadValue(f"port range '{text}' is backwards", f"Write '{high}-{low}'.")
     return low, high
 
 
@@ -146,7 +150,7 @@ def parse_ports(value: Any) -> tuple[str, ...]:
         return ()
     items = value if isinstance(value, list) else [value]
     if len(items) > MAX_PORT_ENTRIES:
-        raise Problem(f"more than {MAX_PORT_ENTRIES} port entries", "Use ranges like '8000-8999'.")
+        raise BadValue(f"more than {MAX_PORT_ENTRIES} port entries", "Use ranges like '8000-8999'.")
     ranges = sorted(_port_range(item) for item in items)
     merged: list[list[int]] = []
     for low, high in ranges:
@@ -163,11 +167,11 @@ def parse_image_id(value: Any) -> str | dict[str, str] | None:
     if isinstance(value, dict):
         for region, image in value.items():
             if not isinstance(image, str):
-                raise Problem(
+                raise BadValue(
                     f"image_id for region '{region}' must be a string, got {describe(image)}"
                 )
         return dict(value)
-    raise Problem(
+    raise BadValue(
         f"image_id must be a string or a mapping region -> image, got {describe(value)}",
         "Write e.g. 'image_id: docker:ubuntu:22.04' or 'image_id: {us-east-1: ami-123}'.",
     )
@@ -175,9 +179,9 @@ def parse_image_id(value: Any) -> str | dict[str, str] | None:
 
 def parse_max_hourly_cost(value: float) -> float:
     if not (math.isfinite(value) and value > 0):
-        raise Problem(f"max_hourly_cost must be greater than 0, got {value:.12g}")
+        raise BadValue(f"max_hourly_cost must be greater than 0, got {value:.12g}")
     if value > MAX_HOURLY_COST:
-        raise Problem(
+        raise BadValue(
             f"max_hourly_cost {value:.12g} is beyond any real price (max {MAX_HOURLY_COST})"
         )
     return float(value)
@@ -191,11 +195,11 @@ def parse_minutes(value: Any) -> int:
         number, unit = _TIME.match(value.strip()).groups()  # type: ignore[union-attr]
         minutes = int(number) * _TIME_MINUTES[(unit or "m").lower()]
     else:
-        raise Problem(f"autostop '{value}' is not a duration", hint)
+        raise BadValue(f"autostop '{value}' is not a duration", hint)
     if minutes < 0:
-        raise Problem(f"autostop must not be negative, got {minutes}", hint)
+        raise BadValue(f"autostop must not be negative, got {minutes}", hint)
     if minutes > MAX_IDLE_MINUTES:
-        raise Problem(f"autostop of {minutes} minutes is more than ten years", hint)
+        raise BadValue(f"autostop of {minutes} minutes is more than ten years", hint)
     return minutes
 
 
@@ -204,7 +208,7 @@ def recovery_strategy(value: str) -> str:
     if upper not in RECOVERY_STRATEGIES:
         guess = did_you_mean(upper, RECOVERY_STRATEGIES)
         hint = f"Did you mean '{guess}'? " if guess else ""
-        raise Problem(
+        raise BadValue(
             f"unknown job recovery strategy '{value}'",
             f"{hint}Choose one of: {', '.join(RECOVERY_STRATEGIES)}.",
         )
@@ -216,9 +220,9 @@ def exit_codes(value: Any) -> tuple[int, ...]:
     hint = "Exit codes are integers 0-255, one or a list."
     for code in items:
         if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code <= 255:
-            raise Problem(f"recover_on_exit_codes: {describe(code)} is not an exit code", hint)
+            raise BadValue(f"recover_on_exit_codes: {describe(code)} is not an exit code", hint)
     if len(set(items)) != len(items):
-        raise Problem("recover_on_exit_codes lists a code twice", hint)
+        raise BadValue("recover_on_exit_codes lists a code twice", hint)
     return tuple(sorted(items))
 
 
@@ -232,7 +236,7 @@ def autostop_from(value: Any) -> Autostop:
 def wait_for(value: str) -> str:
     lowered = value.strip().lower()
     if lowered not in AUTOSTOP_WAIT_FOR:
-        raise Problem(
+        raise BadValue(
             f"unknown autostop wait_for '{value}'",
             f"Choose one of: {', '.join(AUTOSTOP_WAIT_FOR)}.",
         )

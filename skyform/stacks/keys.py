@@ -12,13 +12,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from skyform.config import ensure_dir, ensure_home, home
 from skyform.digests import sha256_hex
 from skyform.errors import StackError
+from skyform.paths import write_atomic
 
 KEY_NAME = "skyform-key"
 KEY_COMMENT = "skyform"
@@ -113,21 +113,6 @@ def _public_from_private(private_bytes: bytes) -> bytes:
 
 
 def _write_new(path: Path, data: bytes, *, replace: bool = False) -> bool:
-    """Write 0600 via a temp file; without `replace`, never overwrite (False if `path` exists)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o600)
-        if replace:
-            os.replace(tmp, path)
-            return True
-        try:
-            os.link(tmp, path)  # atomic and fails if the file exists: first writer wins
-        except FileExistsError:
-            return False
-        return True
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    """Write 0600 via a temp file; without `replace`, never overwrite (False if `path` exists:
+    the first writer wins)."""
+    return write_atomic(path, data, 0o600, exclusive=not replace)

@@ -12,12 +12,12 @@ processes on the hosts, removes what skyform put there, and releases them.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from itertools import islice
+from itertools import chain, islice
 
 from skyform.config import Config, SSHHost, SSHPool
-from skyform.errors import CapacityError, NodeUnreachable, SkyformError, StackError
+from skyform.errors import CapacityError, NodeUnreachable, SkyformError, StackError, StateError
 from skyform.plan.catalog.hostfacts import HostFacts, read_facts
 from skyform.plan.catalog.onprem import host_id, host_values
 from skyform.plan.model import ClusterSpec, PlacedOffer
@@ -160,12 +160,21 @@ class SSHPoolEngine:
         host is cleaned, and one that cannot be is released and replaced by the next."""
         need = desired.num_nodes
         chosen = [h for h in healthy if h[0] in kept][:need]
-        others = iter(h for h in healthy if h[0] not in kept)
+        others: Iterator[tuple[str, SSHHost]] = iter(h for h in healthy if h[0] not in kept)
         while len(chosen) < need:
             batch = list(islice(others, need - len(chosen)))
             if not batch:
                 break
-            self.state.reserve_nodes(desired.name, [i for i, _ in chosen + batch])
+            try:
+                self.state.reserve_nodes(desired.name, [i for i, _ in chosen + batch])
+            except StateError:  # a cluster brought up at the same time took one of them
+                taken = self.state.taken_nodes()
+                lost = {i for i, _ in batch if taken.get(i) not in (None, desired.name)}
+                if not lost:
+                    raise
+                on_event(f"skipping {', '.join(sorted(lost))}: just reserved by another cluster")
+                others = chain((h for h in batch if h[0] not in lost), others)
+                continue
             failed = self._clean(batch, pool, on_event)
             self.state.release_nodes(desired.name, sorted(failed))
             chosen += [h for h in batch if h[0] not in failed]

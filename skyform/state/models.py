@@ -132,7 +132,7 @@ class JobRecord(_Model):
     exit_codes: dict[int, int | None] = {}  # node rank -> exit code (None while running)
     resources: str = ""
     managed_job_id: int | None = None
-    recovery_count: int = 0  # part of the node-side job key (exec.jobs.run_key)
+    recovery_count: int = 0  # part of the node-side job key (exec.node_jobs.run_key)
     setup_key: str | None = None  # the node-side setup this job ran or waited for, if any
     reason: str = ""  # why it ended as it did, when it never ran (unreachable, interrupted)
 

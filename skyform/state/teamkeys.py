@@ -12,10 +12,10 @@ The embedded SQLite store holds no keys: they stay in their files, as before.
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
 from pathlib import Path
 
+from skyform.digests import sha256_hex
 from skyform.errors import StateError
 from skyform.paths import ensure_dir, home
 from skyform.plan.planfile import write_atomic
@@ -141,7 +141,7 @@ def _fetch(conn: Conn, cluster: str, path: str) -> Path:
     if secret is None:
         raise StateError(f"{what} is in the team's state store, encrypted", _SET_IT)
     data = unseal(secret, row["ciphertext"], what=what)
-    digest = hashlib.sha256(f"{cluster}\0{path}".encode()).hexdigest()[:16]
+    digest = sha256_hex(f"{cluster}\0{path}")[:16]
     target = ensure_dir(ensure_dir(home() / "keys") / "team") / f"{cluster}-{digest}"
     _write_private(target, data)
     return target

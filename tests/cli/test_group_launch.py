@@ -38,3 +38,18 @@ def test_apply_of_a_saved_group_plan_points_to_jobs_launch(cli, skyform_home, tm
     assert result.exit_code == 1
     assert "is a job group (execution: parallel): it runs only as a managed job" in result.stderr
     assert "skyform jobs launch" in result.stderr
+
+
+def test_the_plan_of_a_group_shows_the_names_its_tasks_reach_each_other_by(
+    cli, skyform_home, tmp_path
+):
+    path = tmp_path / "group.yaml"
+    path.write_text(GROUP.replace("name: server\n", "name: server\nnum_nodes: 2\n"))
+    text = cli("plan", path).stdout
+    assert "# reached by the group's other tasks as server-0.trio, server-1.trio\n" in text
+    assert "# reached by the group's other tasks as client-0.trio\n" in text
+    markdown = cli("plan", path, "--markdown").stdout
+    assert "- reached by the group's other tasks as `server-0.trio, server-1.trio`" in markdown
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(GROUP.replace("execution: parallel\nprimary_tasks: [client]\n", ""))
+    assert "reached by" not in cli("plan", plain).stdout  # a pipeline has no names

@@ -76,6 +76,7 @@ resources: {{infra: local}}
 run: |
   {client_start}
   echo "$SKYPILOT_JOBGROUP_NAME $SKYFORM_JOBGROUP_NAME" > {group_env}
+  getent hosts server-0.rl | cut -d' ' -f1 > {resolved}
   sleep 2
   {client_end}
 """
@@ -88,6 +89,7 @@ def test_a_job_group_ends_when_its_primary_task_does(sky, tmp_path):
         client_start=STAMP.format(name="client", edge="start", stamps=stamps),
         client_end=STAMP.format(name="client", edge="end", stamps=stamps),
         group_env=tmp_path / "group_env",
+        resolved=tmp_path / "resolved",
     )
     sky("jobs", "launch", task_file(tmp_path, "group.yaml", text), "-y", check=0, timeout=240)
     job = _job(sky)
@@ -100,3 +102,4 @@ def test_a_job_group_ends_when_its_primary_task_does(sky, tmp_path):
     assert abs(at["server", "start"] - at["client", "start"]) < 2.0  # started together
     assert sky("status", "--json", check=0).stdout.strip() == "[]"  # every cluster torn down
     assert (tmp_path / "group_env").read_text() == "rl rl\n"  # SkyPilot's name for the group
+    assert (tmp_path / "resolved").read_text() == "127.0.0.1\n"  # the server's node, by name

@@ -15,6 +15,8 @@ import pytest
 import yaml
 from e2ekit import job_ended, managed_job, task_file, wait_for_job
 
+from skyform.spec.inputs import TaskInputs
+
 pytestmark = pytest.mark.e2e
 
 TICKS = """\
@@ -179,7 +181,12 @@ def test_a_revision_goes_stale_only_when_someone_else_changes_its_cluster(tmp_pa
     with open_state() as ours, open_state() as other:
         ours.acting_for = attempt.acting_for(1)  # as the controller records its changes
         record = launch(
-            ours, _ticks(tmp_path, 1), load_kwargs={}, strategy=None, max_restarts=None, start=False
+            ours,
+            _ticks(tmp_path, 1),
+            inputs=TaskInputs(),
+            strategy=None,
+            max_restarts=None,
+            start=False,
         )
         task = record.tasks[0]
         made = attempt.provision(ours, config, record, task, quiet)

@@ -9,7 +9,7 @@ import pytest
 from execkit import job_spec, make_cluster
 
 from skyform.errors import NodeUnreachable
-from skyform.exec.jobs import NODE_BASE
+from skyform.exec.node_jobs import NODE_BASE
 from skyform.exec.run import open_cluster
 from skyform.exec.runner import Timeouts
 from skyform.state.models import JobStatus

@@ -10,7 +10,7 @@ from execkit import local_nodes, make_cluster
 
 from skyform.errors import ExecError
 from skyform.exec.env import job_env, render_env_file
-from skyform.exec.jobs import NodeJob, NodeJobState, parse_status_line, run_key, setup_key
+from skyform.exec.node_jobs import NodeJob, NodeJobState, parse_status_line, run_key, setup_key
 from skyform.exec.results import JobState, aggregate
 from skyform.state.models import JobStatus
 

@@ -12,7 +12,7 @@ from execkit import job_spec
 from skyform.errors import ExecError
 from skyform.exec.connect import open_runner
 from skyform.exec.hostkeys import KnownHosts
-from skyform.exec.jobs import NodeFacts
+from skyform.exec.node_jobs import NodeFacts
 from skyform.exec.run import open_cluster
 from skyform.exec.sync import ssh_command
 from skyform.plan.model import PlannedMount

@@ -13,6 +13,7 @@ from skyform.plan.autostop import check_stoppable, setting_for
 from skyform.plan.diff import CurrentCluster, diff_cluster
 from skyform.plan.model import Action, AutostopSetting, ClusterSpec, PlacedOffer
 from skyform.spec import load_task_text
+from skyform.spec.inputs import TaskInputs
 
 LOCAL = PlacedOffer(
     cloud="local", region="local", zone=None, instance_type="local", spot=False, hourly_price=0
@@ -21,7 +22,7 @@ LOCAL = PlacedOffer(
 
 def setting(resources: str, skyform: str = "") -> AutostopSetting | None:
     text = f"resources:\n{resources}\n{skyform}run: echo\n"
-    task = load_task_text(text, path_label="t.yaml", environ={}).tasks[0]
+    task = load_task_text(text, path_label="t.yaml", inputs=TaskInputs(environ={})).tasks[0]
     return setting_for(task.resources.groups[0][0].autostop, task.skyform)
 
 

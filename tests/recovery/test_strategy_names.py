@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from skyform.cli.commands.jobs import Recovery
-from skyform.spec.errors import Problem
+from skyform.spec.errors import BadValue
 from skyform.spec.recovery import FLAG_NAMES, NAMES, Strategy
 from skyform.spec.values import recovery_strategy
 
@@ -23,6 +23,6 @@ def test_the_task_file_takes_every_strategy_in_any_case(name):
 
 
 def test_an_unknown_strategy_names_the_known_ones():
-    with pytest.raises(Problem) as err:
+    with pytest.raises(BadValue) as err:
         recovery_strategy("FAILOVR")
     assert err.value.hint == "Did you mean 'FAILOVER'? Choose one of: EAGER_NEXT_REGION, FAILOVER."

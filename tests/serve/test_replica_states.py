@@ -121,3 +121,9 @@ def test_the_lb_fails_open_to_not_ready_replicas_only_when_none_is_ready():
     assert routable({1: S.READY, 2: S.NOT_READY, 3: S.STARTING}) == {1}
     assert routable({1: S.NOT_READY, 2: S.PREEMPTED, 3: S.STARTING}) == {1}
     assert routable({2: S.PREEMPTED, 3: S.STARTING, 4: S.SHUTTING_DOWN}) == set()
+
+
+def test_a_failed_launch_is_tried_three_times_60s_then_120s_apart():
+    from skyform.serve.replicas import launch_retry_gap
+
+    assert [launch_retry_gap(n) for n in (1, 2, 3)] == [60.0, 120.0, None]

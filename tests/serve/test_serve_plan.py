@@ -11,6 +11,7 @@ import pytest
 from skyform.errors import SpecError
 from skyform.serve.plan import Offering, plan_service
 from skyform.spec import load_task_text
+from skyform.spec.inputs import TaskInputs
 
 PLACER = """\
 name: spot-svc
@@ -47,7 +48,7 @@ ONDEMAND = offers(("z/a", 1.0), spot=False)
 
 def plan_of(service: str, spot: bool = True):
     text = f"service:\n{service}resources:\n  ports: 80\n  use_spot: {str(spot).lower()}\nrun: x\n"
-    task = load_task_text(text, path_label="s.yaml", environ={}).tasks[0]
+    task = load_task_text(text, path_label="s.yaml", inputs=TaskInputs(environ={})).tasks[0]
     return plan_service(
         task, "svc", "s.yaml", lambda r: SPOT if r.alternatives()[0].use_spot else ONDEMAND
     )
@@ -102,7 +103,7 @@ def test_scale_to_zero_costs_nothing_at_min_and_overprovision_counts_at_max():
 
 
 def test_a_task_without_service_is_an_error():
-    task = load_task_text("run: x\n", path_label="j.yaml", environ={}).tasks[0]
+    task = load_task_text("run: x\n", path_label="j.yaml", inputs=TaskInputs(environ={})).tasks[0]
     with pytest.raises(SpecError) as caught:
         plan_service(task, "svc", "j.yaml", lambda r: SPOT)
     assert caught.value.message == "the task has no service: section"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from skyform.serve.autoscaler import ReplicaView
-from skyform.serve.placer import Location, SpotPlacer
+from skyform.serve.placer import SpotLocation, SpotPlacer
 from skyform.serve.replicas import ReplicaStatus
 from skyform.serve.updates import (
     Rollout,
@@ -81,9 +81,9 @@ def test_first_deploy_has_nothing_to_roll_back_to():
 
 
 LOCS = [
-    Location("aws/us-east-1/us-east-1a", 0.30),
-    Location("aws/us-east-1/us-east-1b", 0.25),
-    Location("aws/us-west-2/us-west-2a", 0.28),
+    SpotLocation("aws/us-east-1/us-east-1a", 0.30),
+    SpotLocation("aws/us-east-1/us-east-1b", 0.25),
+    SpotLocation("aws/us-west-2/us-west-2a", 0.28),
 ]
 
 
@@ -108,8 +108,8 @@ def test_spot_replicas_go_where_the_placer_says_and_learn_from_preemptions():
     from skyform.serve.controller_base import spot_placement
 
     assert spot_placement(None, []) == {"use-spot": "true"}
-    placer = SpotPlacer([Location("aws/us-east-1/a", 0.1), Location("aws/us-east-1/b", 0.2),
-                         Location("aws/us-west-2/a", 0.3)])  # fmt: skip
+    placer = SpotPlacer([SpotLocation("aws/us-east-1/a", 0.1), SpotLocation("aws/us-east-1/b", 0.2),
+                         SpotLocation("aws/us-west-2/a", 0.3)])  # fmt: skip
     first = spot_placement(placer, [])
     second = spot_placement(placer, [first["infra"]])
     assert (first["infra"], second["infra"]) == ("aws/us-east-1/a", "aws/us-east-1/b")

@@ -13,6 +13,7 @@ import pytest
 
 from skyform.errors import SpecError, UnsupportedError
 from skyform.spec import check_supported, load_task
+from skyform.spec.inputs import TaskInputs
 
 CORPUS = (Path(__file__).resolve().parents[2] / "../shared/compat/skypilot-examples").resolve()
 FILES = sorted(CORPUS.glob("*.y*ml")) if CORPUS.is_dir() else []
@@ -67,6 +68,6 @@ def test_null_variables_are_the_only_obstacle_once_supplied(tmp_path, monkeypatc
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "transformers").mkdir()
     path = CORPUS / "spot_pipeline__bert_qa_train_eval.yaml"
-    dag = load_task(path, secret_overrides=["WANDB_API_KEY=k"])
+    dag = load_task(path, TaskInputs(secrets=("WANDB_API_KEY=k",)))
     assert [t.name for t in dag.tasks] == ["train", "eval"]
     assert dag.edges == [(0, 1)]

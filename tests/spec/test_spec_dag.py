@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from skyform.spec import load_task_text
+from skyform.spec.inputs import TaskInputs
 
 
 def load(text: str):
-    return load_task_text(text, path_label="p.yaml", environ={})
+    return load_task_text(text, path_label="p.yaml", inputs=TaskInputs(environ={}))
 
 
 def test_single_document_is_one_task_named_like_the_dag():

@@ -8,6 +8,7 @@ import pytest
 
 from skyform.errors import SpecError
 from skyform.spec import load_task_text
+from skyform.spec.inputs import TaskInputs
 
 TASK = """\
 envs:
@@ -30,18 +31,18 @@ def home_with_workdirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def load(text: str = TASK, **kw):
     kw.setdefault("environ", {})
-    return load_task_text(text, path_label="task.yaml", **kw)
+    return load_task_text(text, path_label="task.yaml", inputs=TaskInputs(**kw))
 
 
 def test_yaml_values_are_strings_like_skypilot():
-    task = load(env_overrides=["TOKEN=t"]).tasks[0]
+    task = load(envs=["TOKEN=t"]).tasks[0]
     assert task.envs == {"MODEL": "from-yaml", "SIZE": "7", "FLAG": "True", "TOKEN": "t"}
 
 
 def test_precedence_env_over_env_file_over_yaml(tmp_path: Path):
     env_file = tmp_path / ".env"
     env_file.write_text("MODEL=from-file\nSIZE=13\nTOKEN=file-token\n")
-    task = load(env_files=[env_file], env_overrides=["MODEL=from-flag"]).tasks[0]
+    task = load(env_files=[env_file], envs=["MODEL=from-flag"]).tasks[0]
     assert task.envs["MODEL"] == "from-flag"
     assert task.envs["SIZE"] == "13"
     assert task.envs["TOKEN"] == "file-token"
@@ -54,21 +55,39 @@ def test_later_env_file_wins(tmp_path: Path):
     assert load(env_files=[first, second]).tasks[0].envs["TOKEN"] == "b"
 
 
+def test_pinned_inputs_load_the_same_task_with_no_shell_and_no_file(tmp_path: Path):
+    """What a managed job keeps for its controller: every value resolved at launch."""
+    env_file = tmp_path / ".env"
+    env_file.write_text("SIZE=13\nTOKEN=file-token\n")
+    given = TaskInputs(
+        envs=("TOKEN", "MODEL=from-flag"),
+        env_files=(env_file,),
+        secrets=("KEY",),
+        environ={"TOKEN": "from-shell", "KEY": "s3cret"},
+    )
+    pinned = given.pinned()
+    env_file.unlink()
+    assert pinned.envs == ("SIZE=13", "TOKEN=file-token", "TOKEN=from-shell", "MODEL=from-flag")
+    assert pinned.secrets == ("KEY=s3cret",)
+    task = load_task_text(TASK, path_label="task.yaml", inputs=pinned).tasks[0]
+    assert task.envs["TOKEN"] == "from-shell" and task.envs["SIZE"] == "13"
+
+
 def test_bare_env_takes_value_from_process_environment():
-    task = load(env_overrides=["TOKEN"], environ={"TOKEN": "from-shell"}).tasks[0]
+    task = load(envs=["TOKEN"], environ={"TOKEN": "from-shell"}).tasks[0]
     assert task.envs["TOKEN"] == "from-shell"
 
 
 def test_bare_env_missing_from_environment_is_an_error():
     with pytest.raises(SpecError) as caught:
-        load(env_overrides=["TOKEN"], environ={})
+        load(envs=["TOKEN"], environ={})
     assert "TOKEN is not set in this shell's environment" in caught.value.message
     assert "--env TOKEN=VALUE" in caught.value.hint
 
 
 def test_override_with_invalid_name_does_not_echo_the_value():
     with pytest.raises(SpecError) as caught:
-        load(secret_overrides=["1X=hunter2"])
+        load(secrets=["1X=hunter2"])
     assert "'1X': not a valid variable name" in caught.value.message
     assert "hunter2" not in str(caught.value) + (caught.value.hint or "")
 
@@ -83,12 +102,12 @@ def test_null_env_names_the_variable_and_the_flag():
 
 
 def test_empty_string_is_a_value():
-    assert load(env_overrides=["TOKEN="]).tasks[0].envs["TOKEN"] == ""
+    assert load(envs=["TOKEN="]).tasks[0].envs["TOKEN"] == ""
 
 
 def test_override_adds_variables_to_every_task_of_a_pipeline():
     text = "name: p\n---\nname: a\nrun: echo a\n---\nname: b\nrun: echo b\n"
-    dag = load(text, env_overrides=["EXTRA=1"], secret_overrides=["KEY=s"])
+    dag = load(text, envs=["EXTRA=1"], secrets=["KEY=s"])
     assert [t.envs for t in dag.tasks] == [{"EXTRA": "1"}, {"EXTRA": "1"}]
     assert [t.secret_values() for t in dag.tasks] == [{"KEY": "s"}, {"KEY": "s"}]
 
@@ -98,11 +117,11 @@ def test_secret_override_and_null_secret():
     with pytest.raises(SpecError, match="secret 'API_KEY' has no value") as caught:
         load(text)
     assert "--secret API_KEY=VALUE" in caught.value.hint
-    task = load(text, secret_overrides=["API_KEY=k"]).tasks[0]
+    task = load(text, secrets=["API_KEY=k"]).tasks[0]
     assert task.secret_values() == {"API_KEY": "k"}
     # --env does not fill a secret (SkyPilot keeps the two apart).
     with pytest.raises(SpecError):
-        load(text, env_overrides=["API_KEY=k"])
+        load(text, envs=["API_KEY=k"])
 
 
 def test_dotenv_syntax(tmp_path: Path):
@@ -186,7 +205,7 @@ def test_setup_and_run_are_not_substituted():
 
 
 def test_override_flows_into_substitution():
-    task = load(SUBST, env_overrides=["SIZE=70b"]).tasks[0]
+    task = load(SUBST, envs=["SIZE=70b"]).tasks[0]
     assert "/checkpoint/70b" in task.file_mounts
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from skyform.errors import SpecError
 from skyform.spec import load_task, task_digest
+from skyform.spec.inputs import TaskInputs
 from skyform.spec.overrides import ResourceOverrides
 
 
@@ -18,7 +19,7 @@ def _task(tmp_path: Path, text: str) -> Path:
 
 
 def _requests(tmp_path: Path, text: str, **flags):
-    dag = load_task(_task(tmp_path, text), resource_overrides=ResourceOverrides(**flags))
+    dag = load_task(_task(tmp_path, text), TaskInputs(resources=ResourceOverrides(**flags)))
     return dag, [r for group in dag.tasks[0].resources.groups for r in group]
 
 
@@ -92,7 +93,7 @@ def test_flags_give_the_task_the_same_resources_as_writing_them_in_the_file(tmp_
 def test_num_nodes_and_workdir(tmp_path):
     (tmp_path / "src").mkdir()
     over = ResourceOverrides(num_nodes=3, workdir="src").resolved(tmp_path)
-    dag = load_task(_task(tmp_path, "workdir: .\nrun: echo\n"), resource_overrides=over)
+    dag = load_task(_task(tmp_path, "workdir: .\nrun: echo\n"), TaskInputs(resources=over))
     assert (dag.tasks[0].num_nodes, dag.tasks[0].workdir) == (3, "src")
     assert dag.overrides == {"num-nodes": "3", "workdir": "src"}  # relative to the task folder
 
@@ -116,13 +117,13 @@ def test_recorded_flags_read_back_the_same(tmp_path):
 )
 def test_a_bad_flag_is_named_in_the_error(tmp_path, flags, message):
     with pytest.raises(SpecError) as err:
-        load_task(_task(tmp_path, "run: echo\n"), resource_overrides=ResourceOverrides(**flags))
+        load_task(_task(tmp_path, "run: echo\n"), TaskInputs(resources=ResourceOverrides(**flags)))
     assert message in err.value.message
 
 
 def test_a_pipeline_refuses_flags(tmp_path):
     text = "name: p\n---\nname: a\nrun: echo\n---\nname: b\nrun: echo\n"
     with pytest.raises(SpecError) as err:
-        load_task(_task(tmp_path, text), resource_overrides=ResourceOverrides(gpus="A100"))
+        load_task(_task(tmp_path, text), TaskInputs(resources=ResourceOverrides(gpus="A100")))
     assert "--gpus A100: resource flags apply to one task" in err.value.message
     assert "a pipeline of 2 tasks" in err.value.message

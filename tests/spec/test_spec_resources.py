@@ -7,11 +7,12 @@ from pydantic import ValidationError
 
 from skyform.errors import SpecError
 from skyform.spec import JobRecovery, Range, ResourceRequest, load_task_text
+from skyform.spec.inputs import TaskInputs
 
 
 def groups(resources: str) -> list[list[ResourceRequest]]:
     text = f"resources:\n{resources}\nrun: echo\n"
-    dag = load_task_text(text, path_label="t.yaml", environ={})
+    dag = load_task_text(text, path_label="t.yaml", inputs=TaskInputs(environ={}))
     return [list(g) for g in dag.tasks[0].resources.groups]
 
 
@@ -26,7 +27,7 @@ def accels(found: list[list[ResourceRequest]]) -> list[list[tuple]]:
 
 
 def test_no_resources_is_one_open_request():
-    dag = load_task_text("run: echo\n", environ={})
+    dag = load_task_text("run: echo\n", inputs=TaskInputs(environ={}))
     assert dag.tasks[0].resources.groups == ((ResourceRequest(),),)
     assert ResourceRequest().disk_size == 256
     assert ResourceRequest().use_spot is False

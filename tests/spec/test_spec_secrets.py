@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from skyform.spec import load_task, load_task_text, task_digest
+from skyform.spec.inputs import TaskInputs
 
 SECRET = "s3cr3t-value-9f1c"
 TASK = f"""\
@@ -26,7 +27,7 @@ run: echo $API_KEY
 
 def load(text: str = TASK, **kw):
     kw.setdefault("environ", {})
-    return load_task_text(text, path_label="t.yaml", **kw)
+    return load_task_text(text, path_label="t.yaml", inputs=TaskInputs(**kw))
 
 
 def test_secret_is_held_but_redacted_everywhere():
@@ -56,7 +57,7 @@ def test_digest_sees_the_secret_name_but_nothing_of_its_value():
     """A digest over the value could be tested offline against guesses by anyone who holds
     the plan: only the secret's name counts."""
     base = task_digest(load())
-    assert task_digest(load(secret_overrides=["API_KEY=another"])) == base
+    assert task_digest(load(secrets=["API_KEY=another"])) == base
     assert task_digest(load(TASK.replace("API_KEY", "API_TOKEN"))) != base
     assert SECRET not in base and len(base) == 64
     int(base, 16)
@@ -73,9 +74,11 @@ def test_digest_ignores_dict_order_file_path_and_comments(tmp_path: Path):
     first.write_text(TASK)
     second.write_text("# a comment\n\n" + reordered)
     digests = {
-        task_digest(load_task(first, environ={})),
-        task_digest(load_task(second, environ={})),
-        task_digest(load_task(tmp_path / "one" / ".." / "one" / "task.yaml", environ={})),
+        task_digest(load_task(first, TaskInputs(environ={}))),
+        task_digest(load_task(second, TaskInputs(environ={}))),
+        task_digest(
+            load_task(tmp_path / "one" / ".." / "one" / "task.yaml", TaskInputs(environ={}))
+        ),
     }
     assert len(digests) == 1
 
@@ -84,7 +87,7 @@ def test_digest_sees_what_matters():
     base = task_digest(load())
     assert task_digest(load(TASK.replace("echo $API_KEY", "echo hi"))) != base
     assert task_digest(load(TASK.replace("A100: 1", "A100: 2"))) != base
-    assert task_digest(load(env_overrides=["A=3"])) != base
+    assert task_digest(load(envs=["A=3"])) != base
 
 
 def test_ordered_groups_keep_their_order_in_the_digest():
@@ -98,7 +101,8 @@ def test_digest_is_the_same_in_another_process_with_another_hash_seed(tmp_path: 
     path.write_text(TASK)
     code = (
         "import sys; from skyform.spec import load_task, task_digest; "
-        "print(task_digest(load_task(sys.argv[1], environ={})))"
+        "from skyform.spec.inputs import TaskInputs; "
+        "print(task_digest(load_task(sys.argv[1], TaskInputs(environ={}))))"
     )
     digests = set()
     for seed in ("0", "12345"):
@@ -111,5 +115,5 @@ def test_digest_is_the_same_in_another_process_with_another_hash_seed(tmp_path: 
             check=True,
         )
         digests.add(out.stdout.strip())
-    digests.add(task_digest(load_task(path, environ={})))
+    digests.add(task_digest(load_task(path, TaskInputs(environ={}))))
     assert len(digests) == 1

@@ -12,6 +12,7 @@ from helpers import corpus_checkout
 
 from skyform.errors import SpecError
 from skyform.spec import load_task, load_task_text
+from skyform.spec.inputs import TaskInputs
 from skyform.spec.service_models import ServiceSpec
 
 R = "resources:\n  ports: 8080\n"
@@ -556,7 +557,9 @@ INVALID = [
 
 
 def service(text: str) -> ServiceSpec:
-    spec = load_task_text(text + "run: echo\n", path_label="svc.yaml", environ={}).tasks[0]
+    spec = load_task_text(
+        text + "run: echo\n", path_label="svc.yaml", inputs=TaskInputs(environ={})
+    ).tasks[0]
     assert spec.service is not None
     return spec.service
 
@@ -666,5 +669,5 @@ def test_every_skypilot_service_example_loads(tmp_path, monkeypatch):
     env = ["TLS_KEYFILE_ENV_VAR=k.pem", "TLS_CERTFILE_ENV_VAR=c.pem"]
     for path in names:
         copy = corpus_checkout(path, tmp_path)
-        dag = load_task(copy, env_overrides=env, secret_overrides=["HF_TOKEN=x"], environ={})
+        dag = load_task(copy, TaskInputs(envs=tuple(env), secrets=("HF_TOKEN=x",), environ={}))
         assert any(t.service is not None for t in dag.tasks), path.name

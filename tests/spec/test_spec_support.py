@@ -6,10 +6,11 @@ import pytest
 
 from skyform.errors import UnsupportedError
 from skyform.spec import check_supported, load_task_text
+from skyform.spec.inputs import TaskInputs
 
 
 def check(text: str) -> list[str]:
-    return check_supported(load_task_text(text, path_label="t.yaml", environ={}))
+    return check_supported(load_task_text(text, path_label="t.yaml", inputs=TaskInputs(environ={})))
 
 
 def test_supported_task_has_no_warnings():

@@ -6,6 +6,7 @@ import pytest
 
 from skyform.errors import SpecError
 from skyform.spec import load_task_text
+from skyform.spec.inputs import TaskInputs
 from skyform.spec.yamlpos import Pos, compose_documents
 
 
@@ -29,7 +30,7 @@ def test_anchors_and_merge_keys_are_expanded():
         "    - <<: *base\n      infra: gcp\n      use_spot: false\n"
         "run: echo\n"
     )
-    aws, gcp = load_task_text(text, environ={}).tasks[0].resources.groups[0]
+    aws, gcp = load_task_text(text, inputs=TaskInputs(environ={})).tasks[0].resources.groups[0]
     assert (aws.cloud, gcp.cloud) == ("aws", "gcp")
     assert aws.cpus == gcp.cpus
     assert (aws.use_spot, gcp.use_spot) == (True, False)  # explicit keys beat merged ones
@@ -37,13 +38,15 @@ def test_anchors_and_merge_keys_are_expanded():
 
 def test_anchors_do_not_cross_documents():
     with pytest.raises(SpecError, match="undefined alias"):
-        load_task_text("name: a\nenvs: &e {A: 1}\n---\nname: b\nenvs: *e\n", environ={})
+        load_task_text(
+            "name: a\nenvs: &e {A: 1}\n---\nname: b\nenvs: *e\n", inputs=TaskInputs(environ={})
+        )
 
 
 def test_yaml_booleans_and_numbers_like_pyyaml():
     task = load_task_text(
         "envs:\n  A: yes\n  B: 0x10\n  C: '007'\nresources:\n  use_spot: on\nrun: echo\n",
-        environ={},
+        inputs=TaskInputs(environ={}),
     ).tasks[0]
     assert task.envs == {"A": "True", "B": "16", "C": "007"}
     assert task.resources.groups[0][0].use_spot is True

@@ -15,6 +15,7 @@ from motoserver import make_bucket
 from skyform.errors import SkyformError, SpecError
 from skyform.plan.buckets import bucket_uses
 from skyform.spec import load_task
+from skyform.spec.inputs import TaskInputs
 
 CORPUS = (Path(__file__).resolve().parents[2] / "../shared/compat/skypilot-examples").resolve()
 FILES = sorted(CORPUS.glob("*.y*ml")) if CORPUS.is_dir() else []
@@ -25,15 +26,15 @@ BUCKETY = [
 
 def _load(path: Path):
     """Load with placeholders for the variables the file leaves null (as a user gives them)."""
-    given: dict[str, list[str]] = {"env_overrides": [], "secret_overrides": []}
+    given: dict[str, list[str]] = {"envs": [], "secrets": []}
     for _ in range(10):
         try:
-            return load_task(path, **given), given
+            return load_task(path, TaskInputs(**given)), given
         except SpecError as err:
             found = re.search(r"(environment variable|secret) '(\w+)' has no value", err.message)
             if not found:
                 raise
-            kind = "env_overrides" if found.group(1) != "secret" else "secret_overrides"
+            kind = "envs" if found.group(1) != "secret" else "secrets"
             given[kind].append(f"{found.group(2)}=fill-{found.group(2).lower().replace('_', '-')}")
     raise AssertionError("too many variables")
 
@@ -59,7 +60,7 @@ def test_corpus_bucket_tasks_plan_with_region_or_note(s3, tmp_path, monkeypatch)
                 with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
                     make_bucket(s3, use.spec.name, "us-west-2")
         try:
-            result = plan_task(path, load_kwargs=envs)
+            result = plan_task(path, inputs=TaskInputs(**envs))
         except SkyformError as err:  # e.g. no offer for the task's GPUs in the catalog
             assert "bucket" not in err.message.replace(str(path), ""), (path.name, err.message)
             unplaced += 1

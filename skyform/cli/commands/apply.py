@@ -40,14 +40,15 @@ def register(app: typer.Typer) -> None:
     app.command("apply")(apply)
 
 
-def plan_and_show(task_file: Path, *, minimize: Minimize, cluster: str | None, load_kwargs: dict):
-    """Plan a task file now (never saved) and print the plan with its warnings."""
+def plan_and_show(task_file: Path, *, minimize: Minimize, cluster: str | None, inputs, verb: str):
+    """Plan a task file now (never saved) and print the plan with its warnings; `verb`
+    (apply, launch) cannot run a job group."""
     from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.plan_output import emit_plan
     from skyform.ops.plan import plan_task
 
     result = plan_task(
-        task_file, objective=minimize.value, cluster=cluster, load_kwargs=load_kwargs
+        task_file, objective=minimize.value, cluster=cluster, inputs=inputs, refuse_group=verb
     )
     print_warnings(result.warnings)
     emit_plan(result.plan)
@@ -105,8 +106,10 @@ def apply(
         plan, data = planfiles.read_reviewed(target, expect_digest)
         plan_path = target
     else:
-        inputs = {**options.task_inputs(env, env_file, secret, overrides), "refuse_group": "apply"}
-        plan = plan_and_show(target, minimize=minimize, cluster=cluster, load_kwargs=inputs)
+        inputs = options.task_inputs(env, env_file, secret, overrides)
+        plan = plan_and_show(
+            target, minimize=minimize, cluster=cluster, inputs=inputs, verb="apply"
+        )
         planfiles.require_digest(plan, expect_digest, "the plan made now")
         plan_path, data = planfiles.unsaved(plan)
         if not plan.summary.has_changes:

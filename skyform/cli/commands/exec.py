@@ -44,8 +44,7 @@ def exec_(
         cluster,
         target,
         detach=detach,
-        load_kwargs=options.task_inputs(env, env_file, secret),
-        overrides=overrides,
+        inputs=options.task_inputs(env, env_file, secret, overrides),
         on_log=lambda line: progress.log(cluster, line),
         on_event=lambda stage, rank, msg: progress.event(cluster, stage, rank, msg),
     )

@@ -60,8 +60,7 @@ def launch(
     launched = verbs.launch(
         target,
         from_plan=from_plan,
-        secret_overrides=secret,
-        load_kwargs={} if from_plan else options.task_inputs(env, env_file, secret, overrides),
+        inputs=options.task_inputs(env, env_file, secret, overrides),
         strategy=strategy,
         max_restarts=max_restarts,
         objective=minimize.value,

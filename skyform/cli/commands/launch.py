@@ -64,8 +64,10 @@ def launch(
             "Put the command in a task file's `run:` and launch that; on a cluster that is "
             f"up, run it directly: skyform exec CLUSTER {shown}",
         )
-    inputs = {**options.task_inputs(env, env_file, secret, overrides), "refuse_group": "launch"}
-    plan = plan_and_show(task_file, minimize=minimize, cluster=cluster, load_kwargs=inputs)
+    inputs = options.task_inputs(env, env_file, secret, overrides)
+    plan = plan_and_show(
+        task_file, minimize=minimize, cluster=cluster, inputs=inputs, verb="launch"
+    )
     if dryrun:
         return 0
     if plan.summary.has_changes:

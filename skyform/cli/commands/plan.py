@@ -70,7 +70,7 @@ def plan(
         objective=minimize.value,
         cluster=cluster,
         destroy=destroy,
-        load_kwargs=options.task_inputs(env, env_file, secret, overrides),
+        inputs=options.task_inputs(env, env_file, secret, overrides),
     )
     print_warnings(result.warnings)
     refused = policy_error(result.plan, max_hourly_cost, max_total_cost)

@@ -42,7 +42,7 @@ def plan(
     result = plan_service_file(
         task_file,
         name=service_name,
-        load_kwargs=options.task_inputs(env, env_file, secret, overrides),
+        inputs=options.task_inputs(env, env_file, secret, overrides),
     )
     print_warnings(result.warnings)
     if json_out:
@@ -75,7 +75,7 @@ def up(
     from skyform.ops.serve.plan import envs_and_secrets, plan_service_file
 
     inputs = options.task_inputs(env, env_file, secret, overrides)
-    result = plan_service_file(task_file, name=service_name, load_kwargs=inputs)
+    result = plan_service_file(task_file, name=service_name, inputs=inputs)
     print_warnings(result.warnings)
     sys.stdout.write(service_plan_text(result.plan))
     service.check_can_serve(result)
@@ -116,7 +116,7 @@ def update(
     chosen = service.update_mode(mode)
     service.running_for_update(service_name)
     inputs = options.task_inputs(env, env_file, secret, overrides)
-    result = plan_service_file(task_file, name=service_name, load_kwargs=inputs)
+    result = plan_service_file(task_file, name=service_name, inputs=inputs)
     print_warnings(result.warnings)
     service.check_can_serve(result)
     envs, secrets = envs_and_secrets(env, env_file, secret)

@@ -13,7 +13,7 @@ import shlex
 from skyform.cli.render import fmt
 from skyform.cli.render.lines import Grid, Justify, Printer, escape
 from skyform.cli.render.plan_buckets import bucket_lines
-from skyform.cli.render.plan_job import job_text_lines
+from skyform.cli.render.plan_job import group_names, job_text_lines
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, heredoc
@@ -266,7 +266,7 @@ def _render_change(change: ClusterChange, plan: Plan, console: Printer) -> None:
         console.line(f"      {line}", markup=False, soft_wrap=True)
     console.line("    }")
     if placement is not None and change.action is not Action.NOOP:
-        for line in job_text_lines(placement):
+        for line in job_text_lines(placement, group_names(plan, placement)):
             console.line(line, markup=False, soft_wrap=True)
     if placement is not None and placement.alternatives and change.action is not Action.DELETE:
         console.line()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from skyform.plan.model import Action, JobSpec, Plan, TaskPlacement
+from skyform.plan.model import Action, JobSpec, Plan, TaskPlacement, member_host
 
 SECRET_NOTE = "names only: values come from the task file, --secret or the environment"
 
@@ -45,11 +45,22 @@ def _fields(job: JobSpec) -> list[tuple[str, str]]:
     return fields
 
 
-def job_text_lines(t: TaskPlacement) -> list[str]:
-    """The text plan's block, printed without markup (it is user text)."""
+def group_names(plan: Plan, t: TaskPlacement) -> str | None:
+    """How the other tasks of a job group reach this one's nodes, or None outside a group."""
+    group = plan.task.name
+    if plan.task.execution != "parallel" or not group:
+        return None
+    return ", ".join(member_host(t.task, rank, group) for rank in range(t.num_nodes))
+
+
+def job_text_lines(t: TaskPlacement, names: str | None = None) -> list[str]:
+    """The text plan's block, printed without markup (it is user text); `names`: the job
+    group's names for its nodes."""
     job = t.job
     nodes = f"{t.num_nodes} node{'s' if t.num_nodes != 1 else ''}"
     lines = [f'  # runs on cluster "{t.cluster}" (task {t.task!r}, {nodes}):']
+    if names:
+        lines.append(f"  # reached by the group's other tasks as {names}")
     width = max(len(k) for k, _ in _fields(job))
     for k, v in _fields(job):
         note = f"  # {SECRET_NOTE}" if k == "secrets" else ""
@@ -87,6 +98,9 @@ def job_markdown(plan: Plan) -> list[str]:
     for t in tasks:
         nodes = f"{t.num_nodes} node{'s' if t.num_nodes != 1 else ''}"
         lines += [f"On {_code(t.cluster)} (task {_code(t.task)}, {nodes}):", ""]
+        names = group_names(plan, t)
+        if names:
+            lines += [f"- reached by the group's other tasks as {_code(names)}"]
         lines += [
             f"- {k}" + (f" ({SECRET_NOTE})" if k == "secrets" else "") + f": {_code(v)}"
             for k, v in _fields(t.job)

@@ -14,12 +14,13 @@ from pathlib import Path
 
 from skyform.config import Config
 from skyform.errors import LockedError, PlanError, StalePlanError
-from skyform.exec.jobs import NodeJobState
+from skyform.exec import grouphosts
+from skyform.exec.node_jobs import NodeJobState
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle import clusters
+from skyform.lifecycle.cluster_job import job_key
 from skyform.lifecycle.converge import converge_cluster, run_job
 from skyform.lifecycle.freshness import revision_stale_reasons
-from skyform.lifecycle.jobrun import job_key
 from skyform.plan.model import JobSpec, Plan, TaskPlacement
 from skyform.plan.planfile import read_plan
 from skyform.recovery.detect import Outcome
@@ -184,12 +185,16 @@ def with_group_env(
     db: StateDB, record: ManagedJobRecord, task: ManagedTask, placement: TaskPlacement
 ) -> JobSpec:
     """A job group's task sees the group's name as SkyPilot sets it (SKYPILOT_JOBGROUP_NAME,
-    and SKYFORM_JOBGROUP_NAME); like the other system values, a task cannot override it."""
+    and SKYFORM_JOBGROUP_NAME); like the other system values, a task cannot override it. Its
+    setup and run first read the node's name-resolution settings (exec/grouphosts.py)."""
     plan, _ = latest_placement(db, record, task)
     if plan.task.execution != "parallel" or not plan.task.name:
         return placement.job
+    job = placement.job
     group = {p + "JOBGROUP_NAME": plan.task.name for p in ("SKYPILOT_", "SKYFORM_")}
-    return placement.job.model_copy(update={"envs": {**placement.job.envs, **group}})
+    names = grouphosts.source_line(grouphosts.group_key(record.id, plan.task.name))
+    scripts = {k: names + v for k, v in (("setup", job.setup), ("run", job.run)) if v}
+    return job.model_copy(update={"envs": {**job.envs, **group}, **scripts})
 
 
 def close_cluster_job(

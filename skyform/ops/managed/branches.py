@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from skyform.ops.managed.groupnet import GroupNet
 from skyform.spec import Dag
 from skyform.state.managed import ManagedJobStatus
 
@@ -37,10 +38,12 @@ class Stopped(Cancelled):
 @dataclass
 class Shared:
     """What the branches of one job share: the lock around read-modify-write of its record
-    (each branch has its own state.db connection) and the signal to stop."""
+    (each branch has its own state.db connection), the signal to stop, and for a job group
+    its barrier and names."""
 
     lock: threading.RLock = field(default_factory=threading.RLock)
     stop: threading.Event = field(default_factory=threading.Event)
+    group: GroupNet | None = None
 
 
 class Branch(Protocol):
@@ -68,6 +71,9 @@ def run_branches(ctrl: Branch, dag: Dag, make: Callable[[], Branch]) -> ManagedJ
     pending = [i for i in dag.topological_order() if i not in done]
     primaries = _primary_indexes(dag)
     group_end = _GroupEnd(ctrl, primaries, dag.termination_delay)
+    if dag.execution == "parallel" and dag.name:  # a job group: all start together, by name
+        tasks = {i: dag.tasks[i].name or str(i) for i in pending}
+        ctrl.shared.group = GroupNet(ctrl.record.id, dag.name, tasks)
     running: dict[Future[ManagedJobStatus], int] = {}
     failure: Outcome | None = None
 
@@ -82,6 +88,8 @@ def run_branches(ctrl: Branch, dag: Dag, make: Callable[[], Branch]) -> ManagedJ
                 worker.update_task(task, status=ManagedJobStatus.CANCELLED, ended_at=time.time())
             raise
         finally:
+            if ctrl.shared.group is not None:
+                ctrl.shared.group.leave(index)
             worker.db.close()
 
     with ThreadPoolExecutor(max_workers=max(1, len(dag.tasks))) as pool:

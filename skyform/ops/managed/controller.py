@@ -20,7 +20,6 @@ import sys
 import time
 import traceback
 
-from skyform.config import load_config
 from skyform.errors import (
     CapacityError,
     ExecError,
@@ -31,16 +30,15 @@ from skyform.errors import (
     StalePlanError,
 )
 from skyform.exec.run import ClusterSession
-from skyform.lifecycle import clusters
-from skyform.lifecycle.jobrun import job_key
+from skyform.lifecycle.cluster_job import job_key
 from skyform.ops.managed import attempt, jobdir
-from skyform.ops.managed.branches import Cancelled, Shared, Stopped, run_branches
+from skyform.ops.managed.branches import Cancelled, run_branches
+from skyform.ops.managed.job_controls import JobControls
 from skyform.ops.managed.logmirror import LogMirror
 from skyform.ops.managed.revisions import load_dag, make_revision
 from skyform.recovery.detect import Monitor, Observation, Outcome
 from skyform.recovery.policy import (
     Failure,
-    RecoveryPolicy,
     Remedy,
     StepFailure,
     decide,
@@ -49,10 +47,8 @@ from skyform.recovery.policy import (
     no_capacity_reason,
     relaunch_steps,
 )
-from skyform.spec.recovery import Strategy
 from skyform.stacks.registry import engine_for
-from skyform.state.db import open_state
-from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus, ManagedTask
+from skyform.state.managed import ManagedJobStatus
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
 
 # a stale revision (its cluster changed by someone else since) is planned again, as a relaunch
@@ -70,59 +66,9 @@ class NoResources(Exception):
     pass
 
 
-class Controller:
-    def __init__(self, job_id: int, shared: Shared | None = None) -> None:
-        self.job_id = job_id
-        self.shared = shared or Shared()
-        self.db = open_state()
-        self.db.acting_for = attempt.acting_for(job_id)  # its own changes keep revisions fresh
-        self.jobs = ManagedJobs(self.db)
-        self.config = load_config()
-        self.log_ = logging.getLogger(f"skyform.controller.{job_id}")
-
-    # -- small helpers -------------------------------------------------------------------------
-
-    def log(self, message: str) -> None:
-        self.log_.info(message)
-
-    @property
-    def record(self) -> ManagedJobRecord:
-        return self.jobs.require(self.job_id)
-
-    def update_task(self, task: ManagedTask, **changes) -> ManagedTask:
-        with self.shared.lock:
-            task = self.record.task(task.index).model_copy(update=changes)
-            self.jobs.put(self.record.with_task(task))
-        return task
-
-    def set_status(self, status: ManagedJobStatus, reason: str) -> None:
-        with self.shared.lock:
-            record = self.record
-            if record.status is not status:
-                self.log(f"{record.status.value} → {status.value}: {reason}")
-                self.jobs.transition(record, status, reason)
-
-    def check_cancel(self) -> None:
-        if self.record.cancel_requested:
-            raise Cancelled()
-        if self.shared.stop.is_set():
-            raise Stopped()
-
-    def sleep(self, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            self.check_cancel()
-            time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
-
-    def policy(self) -> RecoveryPolicy:
-        r = self.record
-        return RecoveryPolicy(
-            strategy=Strategy.parse(r.strategy),
-            max_restarts_on_errors=r.max_restarts_on_errors,
-            recover_on_exit_codes=r.recover_on_exit_codes,
-            give_up_after=r.give_up_after,
-            max_rounds=r.max_rounds,
-        )
+class Controller(JobControls):
+    """Runs the job: its tasks in order (run_task), each watched to its end (watch, settle),
+    relaunched when lost (recover)."""
 
     # -- the job -------------------------------------------------------------------------------
 
@@ -168,20 +114,6 @@ class Controller:
             if self.record.status.is_terminal:
                 jobdir.forget_secrets(self.job_id)
 
-    def teardown_all(self, why: str) -> None:
-        for task in self.record.tasks:
-            self._destroy_quietly(task.cluster, why)
-
-    def _destroy_quietly(self, name: str, why: str) -> None:
-        """Tear a cluster down if it is still there; a failure is logged, not raised."""
-        cluster = self.db.get_cluster(name)
-        if cluster is not None:
-            self.log(f"tearing down {name} ({why})")
-            try:
-                clusters.destroy(self.db, self.config, cluster, reason=why, emit=self.log)
-            except SkyformError as err:
-                self.log(f"could not tear down {name}: {err.message}")
-
     # -- one task ------------------------------------------------------------------------------
 
     def run_task(self, index: int, secrets: dict[str, str]) -> ManagedJobStatus:
@@ -199,6 +131,10 @@ class Controller:
             except RELAUNCH_ERRORS as err:
                 self.recover(index, f"could not launch: {error_text(err)}")
                 continue
+            if self.shared.group is not None and cluster.handle is not None:
+                self.shared.group.arrive(
+                    index, cluster.handle, check=self.check_cancel, log=self.log
+                )
             _, placement = attempt.latest_placement(self.db, self.record, task)
             task = self.update_task(task, offer=placement.offer)
             try:
@@ -317,11 +253,6 @@ class Controller:
         with self.shared.lock:
             self.jobs.put(self.record.model_copy(update={"reason": decision.reason}))
         return final
-
-    def _destroy(self, task: ManagedTask, why: str) -> None:
-        cluster = self.db.get_cluster(task.cluster)
-        if cluster is not None:
-            clusters.destroy(self.db, self.config, cluster, reason=why, emit=self.log)
 
     # -- recovery ------------------------------------------------------------------------------
 

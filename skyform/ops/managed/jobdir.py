@@ -13,7 +13,6 @@ controller.lock  held by the live controller (flock), so there is never a second
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from skyform.config import confined, ensure_dir, home
@@ -82,15 +81,3 @@ def forget_secrets(job_id: int) -> None:
         inputs = json.loads(path.read_text())
         inputs["secrets"] = [s.split("=", 1)[0] + "=" for s in inputs.get("secrets", [])]
         write_atomic(path, json.dumps(inputs, sort_keys=True).encode(), mode=0o600)
-
-
-def resolve_overrides(items: list[str], environ: dict[str, str] | os._Environ) -> list[str]:
-    """`K` → `K=<value from the environment now>`; `K=V` stays. Unset names stay bare, so the
-    loader reports them as it would at plan time."""
-    out = []
-    for item in items:
-        if "=" in item or item not in environ:
-            out.append(item)
-        else:
-            out.append(f"{item}={environ[item]}")
-    return out

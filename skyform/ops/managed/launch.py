@@ -14,6 +14,7 @@ from pathlib import Path
 from skyform.errors import SkyformError
 from skyform.ops.managed import jobdir
 from skyform.ops.managed.revisions import cluster_name, make_revision
+from skyform.spec.inputs import TaskInputs
 from skyform.spec.recovery import FLAG_NAMES, Strategy
 from skyform.state.db import StateDB
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask
@@ -72,11 +73,7 @@ def launch_plan(
     record = launch(
         db,
         task_file,
-        load_kwargs={
-            "env_overrides": envs,
-            "secret_overrides": secret_overrides,
-            "resource_overrides": flags,
-        },
+        inputs=TaskInputs(envs=tuple(envs), secrets=tuple(secret_overrides), resources=flags),
         strategy=strategy,
         max_restarts=max_restarts,
         objective=reviewed.objective,
@@ -102,36 +99,24 @@ def launch(
     db: StateDB,
     task_file: Path,
     *,
-    load_kwargs: dict,
+    inputs: TaskInputs,
     strategy: str | None,
     max_restarts: int | None,
     objective: str = "cost",
-    environ: dict[str, str] | None = None,
     start: bool = True,
     name: str | None = None,
 ) -> ManagedJobRecord:
     """Record the job (named `name`, else after the task), plan its first revision, start
-    its controller. `load_kwargs` are load_task's (envs, secrets, resource flags)."""
+    its controller. `inputs` are pinned (every value resolved now): the controller that
+    re-plans the job later has no shell environment."""
     from skyform.config import load_config
     from skyform.spec import check_supported, load_task_text
     from skyform.spec.loader import decode_task, read_task_bytes
 
-    environ = dict(os.environ if environ is None else environ)
     data = read_task_bytes(task_file)  # read once: what is parsed is what the job keeps
-    envs = jobdir.resolve_overrides(list(load_kwargs.get("env_overrides", ())), environ)
-    for env_file in load_kwargs.get("env_files", ()):  # fold env files in, --env wins
-        from skyform.spec.envs import read_env_file
-
-        envs = [f"{k}={v}" for k, v in read_env_file(env_file)] + envs
-    secrets = jobdir.resolve_overrides(list(load_kwargs.get("secret_overrides", ())), environ)
-    flags = load_kwargs.get("resource_overrides")
+    pinned = inputs.pinned()  # env files folded in, `--env K` read from the shell now
     dag = load_task_text(
-        decode_task(data, str(task_file)),
-        path_label=str(task_file),
-        env_overrides=envs,
-        secret_overrides=secrets,
-        environ=environ,
-        resource_overrides=flags,
+        decode_task(data, str(task_file)), path_label=str(task_file), inputs=pinned
     )
     check_supported(dag)
     settings = _recovery_settings(dag, strategy, max_restarts)
@@ -161,7 +146,12 @@ def launch(
         record = record.model_copy(update={"tasks": tasks})
         jobs.put(record)
         jobdir.save_task(record.id, data)
-        jobdir.save_inputs(record.id, envs=envs, secrets=secrets, overrides=dict(dag.overrides))
+        jobdir.save_inputs(
+            record.id,
+            envs=list(pinned.envs),
+            secrets=list(pinned.secrets),
+            overrides=dict(dag.overrides),
+        )
         rev = make_revision(db, record, tasks=list(range(len(tasks))), reason="launch")
         record = record.model_copy(update={"revision": rev.revision.revision})
         jobs.put(record)

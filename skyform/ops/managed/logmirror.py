@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from skyform.exec import jobs
+from skyform.exec import node_jobs
 from skyform.exec.run import ClusterSession
 from skyform.ops.managed import jobdir
 
@@ -78,7 +78,7 @@ class LogMirror:
         """Returns whether a full chunk came (there may be more)."""
         path = self.paths[rank]
         offset = path.stat().st_size if path.exists() else 0
-        _, data, _ = jobs.read_log(runner, self.key, offset, CHUNK)
+        _, data, _ = node_jobs.read_log(runner, self.key, offset, CHUNK)
         if data:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             with os.fdopen(fd, "ab") as fh:

@@ -32,17 +32,17 @@ def cluster_name(job_id: int, task_name: str) -> str:
 def load_dag(record: ManagedJobRecord) -> Dag:
     """The job's task as launched (from the saved copy), with the launch-time overrides."""
     from skyform.spec import load_task_text
+    from skyform.spec.inputs import TaskInputs
     from skyform.spec.overrides import ResourceOverrides
 
     inputs = jobdir.load_inputs(record.id)
     task_dir = Path(record.task_file).parent
+    flags = ResourceOverrides.from_recorded(inputs["overrides"], task_dir)
+    pinned = TaskInputs(
+        envs=tuple(inputs["envs"]), secrets=tuple(inputs["secrets"]), resources=flags, environ={}
+    )
     return load_task_text(
-        jobdir.saved_task(record.id).decode(),
-        path_label=record.task_file,
-        env_overrides=inputs["envs"],
-        secret_overrides=inputs["secrets"],
-        environ={},
-        resource_overrides=ResourceOverrides.from_recorded(inputs["overrides"], task_dir),
+        jobdir.saved_task(record.id).decode(), path_label=record.task_file, inputs=pinned
     )
 
 

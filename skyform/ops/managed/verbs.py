@@ -12,6 +12,7 @@ from pathlib import Path
 from skyform.errors import SkyformError
 from skyform.ops.managed.launch import ensure_controllers
 from skyform.plan.model import Plan
+from skyform.spec.inputs import TaskInputs
 from skyform.state.db import StateDB, open_state
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, PlanRevision
 
@@ -34,8 +35,7 @@ def launch(
     target: Path,
     *,
     from_plan: bool,
-    secret_overrides: list[str],
-    load_kwargs: dict,
+    inputs: TaskInputs,
     strategy: str | None,
     max_restarts: int | None,
     objective: str,
@@ -49,7 +49,7 @@ def launch(
             record = launching.launch_plan(
                 db,
                 target,
-                secret_overrides=secret_overrides,
+                secret_overrides=list(inputs.secrets),
                 strategy=strategy,
                 max_restarts=max_restarts,
                 name=name,
@@ -58,7 +58,7 @@ def launch(
             record = launching.launch(
                 db,
                 target,
-                load_kwargs=load_kwargs,
+                inputs=inputs,
                 strategy=strategy,
                 max_restarts=max_restarts,
                 objective=objective,

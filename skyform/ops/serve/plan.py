@@ -8,10 +8,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from skyform.serve.plan import Offering, ServicePlan, plan_service, service_name
 from skyform.serve.planning import catalog_offerings, replace_resources
+from skyform.spec.inputs import NO_INPUTS, TaskInputs
 from skyform.spec.models import ResourceChoices, TaskSpec
 
 
@@ -23,7 +23,7 @@ class ServicePlanResult:
 
 
 def plan_service_file(
-    task_file: Path, *, name: str | None = None, load_kwargs: dict[str, Any] | None = None
+    task_file: Path, *, name: str | None = None, inputs: TaskInputs = NO_INPUTS
 ) -> ServicePlanResult:
     from skyform.config import load_config
     from skyform.errors import SpecError
@@ -31,7 +31,7 @@ def plan_service_file(
     from skyform.plan.optimizer import default_clouds
     from skyform.spec import load_task
 
-    dag = load_task(task_file, **(load_kwargs or {}))
+    dag = load_task(task_file, inputs)
     if len(dag.tasks) != 1:
         raise SpecError(
             f"a service is one task; this file has {len(dag.tasks)}",

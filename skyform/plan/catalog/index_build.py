@@ -11,14 +11,13 @@ order and the file is VACUUMed, so the same sources give the same bytes.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skyform.errors import CatalogError
+from skyform.paths import atomic_path
 from skyform.plan.catalog import tables
 from skyform.plan.catalog.clouds import PRICED_ROWS, GcpHosts, offer_rows, vm_table
 from skyform.plan.catalog.egress import EGRESS_COLUMNS, EgressRow
@@ -83,9 +82,8 @@ def build_index(content: IndexContent, target: Path | None) -> OfferIndex:
         _write(conn, content)
         return OfferIndex(conn, "(in-memory catalog index)")
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    mode = 0o644 if target.parent.stat().st_mode & 0o044 else 0o600
+    with atomic_path(target, mode) as tmp:
         conn = sqlite3.connect(tmp)
         try:
             conn.execute("PRAGMA journal_mode = OFF")
@@ -94,11 +92,6 @@ def build_index(content: IndexContent, target: Path | None) -> OfferIndex:
             conn.execute("VACUUM")
         finally:
             conn.close()
-        os.chmod(tmp, 0o644 if target.parent.stat().st_mode & 0o044 else 0o600)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return OfferIndex.open(target)
 
 

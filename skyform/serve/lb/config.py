@@ -11,9 +11,11 @@ import os
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from skyform.errors import SkyformError
+from skyform.frozen import Frozen
+from skyform.paths import write_atomic
 from skyform.spec.service_models import LbPolicy
 
 LB_STREAM_TIMEOUT_SECONDS = 120.0  # SkyPilot's LB_STREAM_TIMEOUT
@@ -23,8 +25,7 @@ MAX_REPLICAS = 4096
 LB_PORTS = range(30001, 30101)  # SkyPilot's LBs take the first free port from 30001
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+_Strict = Frozen  # every load-balancer file is a frozen model that refuses unknown keys
 
 
 M = TypeVar("M", bound=_Strict)
@@ -100,12 +101,8 @@ def parse_replica_set(data: bytes) -> ReplicaSet:
 
 def write_json_atomic(path: str | os.PathLike[str], model: BaseModel) -> None:
     """temp + rename, 0600: a reader never sees half a file."""
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(json.dumps(model.model_dump(mode="json"), sort_keys=True))
-    os.replace(tmp, target)
+    data = json.dumps(model.model_dump(mode="json"), sort_keys=True)
+    write_atomic(Path(path), data, mode=0o600)
 
 
 def _load(model: type[M], path: Path) -> M:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from skyform.paths import write_atomic
+
 KEEP_SECONDS = 600
 COMPACT_BYTES = 256 * 1024
 
@@ -42,11 +44,7 @@ class RequestLog:
     def _compact(self, now: int) -> None:
         assert self.path is not None
         kept = [(s, n) for s, n in read_counts(self.path) if s >= now - KEEP_SECONDS]
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write("".join(f"{s} {n}\n" for s, n in kept))
-        os.replace(tmp, self.path)
+        write_atomic(self.path, "".join(f"{s} {n}\n" for s, n in kept), mode=0o600)
 
 
 def read_counts(path: str | os.PathLike[str]) -> list[tuple[int, int]]:

@@ -13,6 +13,7 @@ from pulumi_specs import context
 
 from skyform.ops.plan import plan_task
 from skyform.serve.replica_launch import ReplicaInputs, write_replica_task
+from skyform.spec.inputs import TaskInputs
 from skyform.stacks.pulumi.inputs import program_inputs
 from skyform.stacks.pulumi.outputs import handle_from_outputs
 
@@ -34,7 +35,7 @@ def replica_cluster(tmp_path: Path, infra: str):
     task.write_text(SERVICE.format(infra=infra))
     inputs = ReplicaInputs(service="web", task_file=task, folder=tmp_path)
     path, cluster = write_replica_task(inputs, 2, None)
-    plan = plan_task(path, cluster=cluster, load_kwargs={"environ": {}}).plan
+    plan = plan_task(path, cluster=cluster, inputs=TaskInputs(environ={})).plan
     change = plan.change_for(cluster)
     assert change is not None and change.after is not None
     return change.after

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skyform.errors import ExecError, NodeUnreachable
-from skyform.exec.jobs import run_key, setup_key, setup_log_key
+from skyform.exec.node_jobs import run_key, setup_key, setup_log_key
 from skyform.exec.results import JobState, LogLine
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle import clusters

@@ -11,7 +11,7 @@ import pytest
 from execkit import job_spec
 
 from skyform.errors import ExecError
-from skyform.exec import jobs
+from skyform.exec import node_jobs
 from skyform.exec.connect import LocalRunner
 from skyform.exec.run import open_cluster
 from skyform.exec.runner import NodeRunner
@@ -92,7 +92,7 @@ def test_envs_and_secrets_arrive_byte_exact_and_secrets_leak_nowhere(cluster, mo
         time.sleep(0.5)  # the job is running: look at every process's command line
         assert not [c for c in _cmdlines() if b"tok-it" in c]
         for rank in session.runners:  # the env file is gone as soon as the job started
-            ls = session.runners[rank].run(f"ls ~/{jobs.NODE_BASE}/jobs/sec").stdout.split()
+            ls = session.runners[rank].run(f"ls ~/{node_jobs.NODE_BASE}/jobs/sec").stdout.split()
             assert "script" in ls and "env" not in ls
         final = session.wait("sec", timeout=30)
         assert final.status is JobStatus.SUCCEEDED, final.summary()
@@ -101,7 +101,7 @@ def test_envs_and_secrets_arrive_byte_exact_and_secrets_leak_nowhere(cluster, mo
             assert _read(session, rank, "~/secret.out").decode() == secrets["API_TOKEN"]
             assert _read(session, rank, "~/nl.out") == b"x\n\n"
             assert _read(session, rank, "~/empty.out") == b"[]"
-            job_dir = f"~/{jobs.NODE_BASE}/jobs/sec"
+            job_dir = f"~/{node_jobs.NODE_BASE}/jobs/sec"
             leftovers = session.runners[rank].run(f"cat {job_dir}/* 2>/dev/null").raw_stdout
             assert b"tok-" not in leftovers
             assert b"visible-output" in leftovers
@@ -142,14 +142,14 @@ def test_setup_runs_once_per_digest_and_again_when_it_changes(cluster):
         assert changed.status is JobStatus.SUCCEEDED and not changed.skipped
         for rank in session.runners:
             assert _read(session, rank, "~/setup-count").decode().count("run") == 2
-        key = jobs.setup_key(cluster.name, "s" * 64)
+        key = node_jobs.setup_key(cluster.name, "s" * 64)
         logs = {line.rank: line.text for line in session.logs(key)}
         assert logs == {0: "rank=0", 1: "rank=1", 2: "rank=2"}
 
 
 def test_setup_started_by_a_killed_apply_is_waited_for_not_rerun(cluster):
     spec = job_spec(setup="sleep 1; echo once >> ~/count")
-    key = jobs.setup_key(cluster.name, spec.setup_digest)
+    key = node_jobs.setup_key(cluster.name, spec.setup_digest)
     with open_cluster(cluster) as first:
         first._launch(
             key, spec.setup, spec, task_id="t", secrets=None, recovery_count=0, setup=True
@@ -226,7 +226,7 @@ def test_logs_per_node_all_nodes_and_follow(cluster):
             assert mine == [f"line {i} from {rank}" for i in (1, 2, 3)] + ["tail"]
         one = [line.text for line in session.logs("logs", rank=1)]
         assert one == ["line 1 from 1", "line 2 from 1", "line 3 from 1", "tail"]
-        assert jobs.log_path("logs") == "~/.skyform_node/jobs/logs/log"
+        assert node_jobs.log_path("logs") == "~/.skyform_node/jobs/logs/log"
 
 
 def test_status_of_an_unknown_job_is_failed_with_a_reason(cluster):
@@ -245,14 +245,14 @@ def test_a_job_read_while_it_ends_is_never_reported_as_lost(tmp_path):
     from skyform.exec.runner import Timeouts
 
     runner = LocalRunner(local_nodes(tmp_path, 1)[0], Timeouts())
-    jobs.prepare_node(runner)
+    node_jobs.prepare_node(runner)
     seen = []
     for i in range(30):
-        jobs.launch(runner, f"quick-{i}", env_file="export A=1\n", script="exit 0\n")
-        while not (job := jobs.status(runner, [f"quick-{i}"])[f"quick-{i}"]).state.is_terminal:
+        node_jobs.launch(runner, f"quick-{i}", env_file="export A=1\n", script="exit 0\n")
+        while not (job := node_jobs.status(runner, [f"quick-{i}"])[f"quick-{i}"]).state.is_terminal:
             pass
         seen.append(job.state)
-    assert set(seen) == {jobs.NodeJobState.SUCCEEDED}
+    assert set(seen) == {node_jobs.NodeJobState.SUCCEEDED}
 
 
 def test_a_job_cancelled_right_after_it_was_submitted_never_runs(cluster):
