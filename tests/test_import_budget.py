@@ -2,9 +2,12 @@
 fresh interpreter per command; wall time is too noisy on a shared machine to assert).
 
 - `--help` / `--version` (the console script): no typer, pydantic or rich at all;
-- `status` on a fresh machine: no pydantic (no model is needed) and no rich (nothing drawn);
+- `status` on a fresh machine: no pydantic (no model is needed), no rich (nothing drawn) and
+  no Typer (the console script answers it, skyform/cli/fastpath.py);
 - `plan` and `show`: no PuLP, Pulumi, Fabric, no importlib.metadata, no database modules on a
-  fresh machine; no rich when the output is --json or --markdown, no task-file stack for `show`;
+  fresh machine; no rich when the output is --json or --markdown, nor for text to a pipe
+  (skyform/cli/render/lines.py draws it), no task-file stack and no
+  Typer for `show` of a plan that reads back;
 - every one of them: no Pulumi SDK, PuLP, Fabric, paramiko, kubernetes client.
 """
 
@@ -27,7 +30,9 @@ PYDANTIC_SCHEMA = ("pydantic", "pydantic_core", "pydantic._internal._generate_sc
 METADATA = "importlib.metadata"
 
 
-def loaded_by(entry: str, args: list[str], home: Path) -> tuple[int, str, set[str]]:
+def loaded_by(
+    entry: str, args: list[str], home: Path, columns: str = "80"
+) -> tuple[int, str, set[str]]:
     """(exit code, stdout, modules) of one command through `entry` ("script": the console
     script's entry point; "app": skyform.cli.main.run, which `-m` and tests use)."""
     call = (
@@ -41,7 +46,7 @@ def loaded_by(entry: str, args: list[str], home: Path) -> tuple[int, str, set[st
         + call
         + "sys.stderr.write('\\nMODULES=' + json.dumps([code, sorted(sys.modules)]))\n"
     )
-    env = dict(os.environ, SKYFORM_HOME=str(home), COLUMNS="80", NO_COLOR="1")
+    env = dict(os.environ, SKYFORM_HOME=str(home), COLUMNS=columns, NO_COLOR="1")
     proc = subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, check=False
     )
@@ -74,7 +79,7 @@ def test_status_on_a_fresh_machine_imports_no_models_and_no_rich(args, skyform_h
     code, out, loaded = loaded_by("script", args, skyform_home)
     assert (code, out) == (0, "[]\n" if "--json" in args else "No existing clusters.\n")
     assert not loaded & {*PYDANTIC_SCHEMA, *RICH_DRAWING}
-    assert not _tops(loaded) & set(HEAVY)
+    assert not _tops(loaded) & {"typer", "click", *HEAVY}
 
 
 @pytest.mark.parametrize(
@@ -102,12 +107,15 @@ def test_json_and_markdown_draw_nothing_so_import_no_rich(args, saved_plan, skyf
 )
 def test_plan_and_show_import_no_solver_sdk_or_ssh_stack(args, saved_plan, skyform_home):
     argv = [a.format(plan=saved_plan, dir=saved_plan.parent) for a in args]
-    code, out, loaded = loaded_by("script", argv, skyform_home)
+    # wide enough for the considered-resources table and the long pytest paths in "Saved to"
+    code, out, loaded = loaded_by("script", argv, skyform_home, columns="200")
     assert code == 0 and "Plan:" in out
     assert not _tops(loaded) & set(HEAVY)
+    assert not loaded & set(RICH_DRAWING)  # stdout is a pipe: the plain printer draws it
     assert METADATA not in loaded
     # snapshot, and store to ask whether the state URL names any state yet: no database module
     light = {"skyform.state.snapshot", "skyform.state.store"}
     assert not {m for m in loaded if m.startswith("skyform.state.")} - light
     if argv[0] == "show":
         assert not {m for m in loaded if m.startswith("skyform.spec") or m == "yaml"}
+        assert not _tops(loaded) & {"typer", "click"}

@@ -1,7 +1,8 @@
 """The `skyform` console script. `--help` and `--version` are answered from text saved
 ahead of time (skyform/cli/root_help.py) before typer, the verbs or any model is imported:
 they are typed far more often than anything else and Typer alone costs ~40 ms to import.
-Everything else goes to the Typer app in skyform.cli.main."""
+`status` on a fresh machine and `show PLAN` are answered without Typer (cli/fastpath.py);
+everything else goes to the Typer app in skyform.cli.main."""
 
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ def main() -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         raise SystemExit(0)
+    from skyform.cli.fastpath import answer
+
+    code = answer(sys.argv[1:])
+    if code is not None:
+        raise SystemExit(code)
     from skyform.cli.main import run
 
     run()

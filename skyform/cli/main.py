@@ -9,34 +9,19 @@ inside the command functions.
 from __future__ import annotations
 
 import copy
-import os
 import sys
-import types
 
-# skyform uses no pydantic plugins; looking them up scans every installed package's entry
-# points the first time a model is built (tens of ms on every command).
-os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+from skyform.cli.startup import skip_pydantic_plugins
 
-import typer
-from typer.main import get_command_name
-from typer.models import CommandInfo
+skip_pydantic_plugins()  # before any model is built
 
-from skyform import __version__
-from skyform.errors import Interrupted, SkyformError
+import typer  # noqa: E402
+from typer.main import get_command_name  # noqa: E402
+from typer.models import CommandInfo  # noqa: E402
 
-
-def _skip_pydantic_plugin_loader() -> None:
-    """With every plugin disabled, pydantic's plugin loader returns () without looking, yet
-    importing it imports importlib.metadata (~10 ms, a tenth of a cold `plan`). Stand in
-    for it with the answer it would give; if pydantic is already loaded, change nothing."""
-    if os.environ["PYDANTIC_DISABLE_PLUGINS"] != "__all__" or "pydantic" in sys.modules:
-        return
-    loader = types.ModuleType("pydantic.plugin._loader", "skyform: plugins are disabled")
-    loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
-    sys.modules.setdefault(loader.__name__, loader)
-
-
-_skip_pydantic_plugin_loader()
+from skyform import __version__  # noqa: E402
+from skyform.cli.outcome import report, report_bug  # noqa: E402
+from skyform.errors import Interrupted, SkyformError  # noqa: E402
 
 app = typer.Typer(
     name="skyform",
@@ -112,10 +97,10 @@ def run(argv: list[str] | None = None) -> int:
         result = app_for(args)(args=args, standalone_mode=False, prog_name="skyform")
         code = result if isinstance(result, int) else 0
     except SkyformError as err:
-        _report(err)
+        report(err)
         code = err.exit_code
     except (KeyboardInterrupt, typer.Abort):
-        _report(Interrupted("Interrupted."))
+        report(Interrupted("Interrupted."))
         code = Interrupted.exit_code
     except typer.Exit as err:
         code = err.exit_code
@@ -123,30 +108,11 @@ def run(argv: list[str] | None = None) -> int:
         err.show()  # type: ignore[attr-defined]
         raw = getattr(err, "exit_code", 1)
         code = USAGE_EXIT if raw == 2 else raw
-    except Exception as err:  # a bug: say so in one line; the traceback is one env var away
-        if os.environ.get("SKYFORM_DEBUG") == "1":
-            raise
-        _report(
-            SkyformError(
-                f"internal error: {type(err).__name__}: {err}",
-                "This is a bug in skyform. Run again with SKYFORM_DEBUG=1 for the traceback "
-                "and report it.",
-            )
-        )
-        code = 1
+    except Exception as err:  # a bug: said in one line (cli/outcome.py)
+        code = report_bug(err)
     if argv is None:
         sys.exit(code)
     return code
-
-
-def _report(err: SkyformError) -> None:
-    from skyform.cli.render.errors import render_error
-
-    render_error(err)
-    if os.environ.get("SKYFORM_DEBUG") == "1" and err.__traceback__ is not None:
-        import traceback
-
-        traceback.print_exception(type(err), err, err.__traceback__, file=sys.stderr)
 
 
 if __name__ == "__main__":

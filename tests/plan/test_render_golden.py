@@ -12,6 +12,7 @@ import pytest
 from factory import A2_SPOT, G5, P4D_SPOT, create_plan, placement, plan, spec
 
 from skyform.cli.render.console import plain_console
+from skyform.cli.render.lines import RichPrinter
 from skyform.cli.render.plan import render_plan
 from skyform.cli.render.plan_markdown import render_plan_markdown
 from skyform.plan.model import (
@@ -179,7 +180,7 @@ def _check(name: str, text: str) -> None:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_human_rendering(case):
     console = plain_console(100)
-    render_plan(CASES[case](), console, saved_to="plan.json")
+    render_plan(CASES[case](), RichPrinter(console), saved_to="plan.json")
     _check(f"{case}.txt", console.file.getvalue())
 
 
@@ -190,7 +191,7 @@ def test_markdown_rendering(case):
 
 def test_legend_lists_only_symbols_used():
     console = plain_console(100)
-    render_plan(create_plan(), console)
+    render_plan(create_plan(), RichPrinter(console))
     out = console.file.getvalue()
     assert "  + create" in out
     assert "update in-place" not in out and "destroy" not in out.split("Plan:")[0]

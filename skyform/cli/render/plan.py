@@ -10,12 +10,8 @@ from __future__ import annotations
 
 import shlex
 
-from rich import box
-from rich.console import Console, JustifyMethod
-from rich.markup import escape
-from rich.table import Table
-
 from skyform.cli.render import fmt
+from skyform.cli.render.lines import Grid, Justify, Printer, escape
 from skyform.cli.render.plan_buckets import bucket_lines
 from skyform.cli.render.plan_job import group_names, job_text_lines
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
@@ -111,10 +107,9 @@ def repr_value(value: Value) -> str:
     return f'"{value}"'
 
 
-def considered_table(placement: TaskPlacement) -> Table:
+def considered_table(placement: TaskPlacement) -> Grid:
     with_egress = any(alt.egress_cost for alt in placement.alternatives)
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)
-    columns: list[tuple[str, JustifyMethod]] = [
+    columns: list[tuple[str, Justify]] = [
         ("INFRA", "left"),
         ("INSTANCE", "left"),
         ("ARCH", "left"),
@@ -126,30 +121,28 @@ def considered_table(placement: TaskPlacement) -> Table:
     ]
     if with_egress:
         columns += [("EGRESS $", "right"), ("TOTAL $", "right")]
-    for col, justify in [*columns, ("CHOSEN", "center")]:
-        # INFRA folds onto a second line rather than any figure being cut short
-        table.add_column(col, justify=justify, no_wrap=col != "INFRA", overflow="fold")
+    # INFRA folds onto a second line rather than any figure being cut short
+    table = Grid([*columns, ("CHOSEN", "center")], folds="INFRA")
     for alt in placement.alternatives:
         o = alt.offer
         cells = [
-            escape(o.infra),
-            escape(fmt.instance(o)),
-            escape(o.arch),
+            o.infra,
+            fmt.instance(o),
+            o.arch,
             fmt.number(o.vcpus),
             fmt.number(o.memory_gib),
-            escape(fmt.gpus(o)),
+            fmt.gpus(o),
             f"{alt.hourly_cost:.4f}",
             f"{alt.estimated_cost:.2f}",
         ]
         if with_egress:
             cells += [f"{alt.egress_cost:.2f}", f"{alt.estimated_cost + alt.egress_cost:.2f}"]
-        table.add_row(*cells, "✔" if alt.chosen else "")
+        table.rows.append([*cells, "✔" if alt.chosen else ""])
     return table
 
 
-def best_plan_table(plan: Plan) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
+def best_plan_table(plan: Plan) -> Grid:
+    columns: list[tuple[str, Justify]] = [
         ("TASK", "left"),
         ("#NODES", "right"),
         ("INFRA", "left"),
@@ -157,24 +150,20 @@ def best_plan_table(plan: Plan) -> Table:
         ("GPUS", "left"),
         ("START (h)", "right"),
         ("COST ($)", "right"),
-    )
-    for col, justify in columns:
-        table.add_column(
-            col,
-            justify=justify,
-            no_wrap=col != "INFRA",
-            overflow="fold",
-        )
+    ]
+    table = Grid(columns, folds="INFRA")
     for t in plan.tasks:
         o = t.offer
-        table.add_row(
-            escape(t.task),
-            str(t.num_nodes),
-            escape(o.infra),
-            escape(fmt.instance(o)),
-            escape(fmt.gpus(o)),
-            f"{t.start_hours:g}",
-            f"{t.estimated_cost:.2f}",
+        table.rows.append(
+            [
+                t.task,
+                str(t.num_nodes),
+                o.infra,
+                fmt.instance(o),
+                fmt.gpus(o),
+                f"{t.start_hours:g}",
+                f"{t.estimated_cost:.2f}",
+            ]
         )
     return table
 
@@ -196,98 +185,97 @@ def cost_line(plan: Plan) -> str:
     return text
 
 
-def render_plan(plan: Plan, console: Console, *, saved_to: str | None = None) -> None:
+def render_plan(plan: Plan, console: Printer, *, saved_to: str | None = None) -> None:
     visible = [c for c in plan.changes if c.action is not Action.NOOP]
     used = [a for a in LEGEND if any(c.action is a for c in visible)]
     if used:
-        console.print("Cluster actions are indicated with the following symbols:")
+        console.line("Cluster actions are indicated with the following symbols:")
         for action in used:
-            console.print(f"[{STYLE[action]}]{action.symbol:>3}[/] {LEGEND[action]}")
-        console.print()
-        console.print(f"skyform will perform the following actions (objective: {plan.objective}):")
-        console.print()
+            console.line(f"[{STYLE[action]}]{action.symbol:>3}[/] {LEGEND[action]}")
+        console.line()
+        console.line(f"skyform will perform the following actions (objective: {plan.objective}):")
+        console.line()
     if plan.task.overrides:
-        console.print(f"Planned with resource flags: {escape(fmt.flags(plan))}", soft_wrap=True)
-        console.print()
+        console.line(f"Planned with resource flags: {escape(fmt.flags(plan))}", soft_wrap=True)
+        console.line()
     for change in visible:
         _render_change(change, plan, console)
     for line in bucket_lines(plan.buckets):
-        console.print(escape(line), soft_wrap=True)
+        console.line(escape(line), soft_wrap=True)
     if plan.buckets:
-        console.print()
+        console.line()
     if plan.blocked:
-        console.print("Blocked placements honoured by this plan:")
+        console.line("Blocked placements honoured by this plan:")
         for b in plan.blocked:
-            console.print(
+            console.line(
                 f"  - {escape(b.describe())}" + (f" ({escape(b.reason)})" if b.reason else "")
             )
-        console.print()
+        console.line()
     k8s_lines = kubernetes_lines(plan)
     for line in k8s_lines:
-        console.print(escape(line), soft_wrap=True)
+        console.line(escape(line), soft_wrap=True)
     if k8s_lines:
-        console.print()
+        console.line()
     if len(plan.tasks) > 1 and not plan.destroy:
-        console.print("Best plan:")
-        console.print(best_plan_table(plan))
-        console.print()
+        console.line("Best plan:")
+        console.grid(best_plan_table(plan))
+        console.line()
     for flow in plan.egress:
-        console.print(
+        console.line(
             f"Egress: {escape(flow.src_task)} → {escape(flow.dst_task)}: {flow.gigabytes:g} GB "
             f"{escape(flow.src_infra)} → {escape(flow.dst_infra)}, {escape(egress_cost(flow))}, "
             f"~{flow.seconds:g} s",
             soft_wrap=True,
         )
     if plan.egress:
-        console.print()
+        console.line()
     if plan.host_probes:
-        console.print("ssh hosts sized by `skyform check` (config.yaml does not say):")
+        console.line("ssh hosts sized by `skyform check` (config.yaml does not say):")
         for probe in plan.host_probes:
-            console.print(f"  - {escape(probe_line(probe))}", soft_wrap=True)
-        console.print()
+            console.line(f"  - {escape(probe_line(probe))}", soft_wrap=True)
+        console.line()
     if plan.untouched:
-        console.print("Clusters this plan leaves as they are:")
+        console.line("Clusters this plan leaves as they are:")
         for u in plan.untouched:
-            console.print(f"  - {escape(u.cluster)}: {escape(u.reason)}", soft_wrap=True)
-        console.print()
+            console.line(f"  - {escape(u.cluster)}: {escape(u.reason)}", soft_wrap=True)
+        console.line()
     if not plan.summary.has_changes:
-        console.print("[green]No changes.[/] The clusters match the task file.")
+        console.line("[green]No changes.[/] The clusters match the task file.")
     else:
-        console.print(f"[bold]{summary_line(plan)}[/]")
+        console.line(f"[bold]{summary_line(plan)}[/]")
     if not plan.destroy:
-        console.print(cost_line(plan))
-    console.print(f"Plan digest: {content_digest(plan)}", highlight=False)
+        console.line(cost_line(plan))
+    console.line(f"Plan digest: {content_digest(plan)}")
     if saved_to and plan.summary.has_changes:
-        console.print()
-        console.print(f"Saved the plan to: {escape(saved_to)}")
+        console.line()
+        console.line(f"Saved the plan to: {escape(saved_to)}")
         command = f"skyform apply {shlex.quote(saved_to)}"
-        console.print(f"To perform exactly these actions, run: {escape(command)}")
+        console.line(f"To perform exactly these actions, run: {escape(command)}")
 
 
-def _render_change(change: ClusterChange, plan: Plan, console: Console) -> None:
+def _render_change(change: ClusterChange, plan: Plan, console: Printer) -> None:
     style = STYLE[change.action]
     placement = plan.placement_for(change.cluster)
     name = escape(change.cluster)
-    console.print(f'  [bold]# cluster "{name}" {VERB[change.action]}[/]')
-    console.print(f"  # ({escape(change.reason)})", soft_wrap=True)
+    console.line(f'  [bold]# cluster "{name}" {VERB[change.action]}[/]')
+    console.line(f"  # ({escape(change.reason)})", soft_wrap=True)
     for note in change_notes(change, placement):
-        console.print(f"  # {escape(note)}", soft_wrap=True)
-    console.print(f'[{style}]{change.action.symbol:>3}[/] cluster "{name}" {{')
+        console.line(f"  # {escape(note)}", soft_wrap=True)
+    console.line(f'[{style}]{change.action.symbol:>3}[/] cluster "{name}" {{')
     for line in _attr_lines(change, placement):  # user text: printed as is, never as markup
-        console.print(f"      {line}", soft_wrap=True, markup=False)
-    console.print("    }")
+        console.line(f"      {line}", markup=False, soft_wrap=True)
+    console.line("    }")
     if placement is not None and change.action is not Action.NOOP:
         for line in job_text_lines(placement, group_names(plan, placement)):
-            console.print(line, soft_wrap=True, markup=False, highlight=False)
+            console.line(line, markup=False, soft_wrap=True)
     if placement is not None and placement.alternatives and change.action is not Action.DELETE:
-        console.print()
-        console.print(
+        console.line()
+        console.line(
             f"    Considered resources ({fmt.nodes(placement.num_nodes)}, "
             f"asked: {escape(placement.request)}):"
         )
-        table = considered_table(placement)
-        console.print(table)
+        console.grid(considered_table(placement))
         why = why_chosen(placement, plan.objective)
         if why:
-            console.print(f"    {escape(why)}", soft_wrap=True)
-    console.print()
+            console.line(f"    {escape(why)}", soft_wrap=True)
+    console.line()

@@ -1,0 +1,72 @@
+"""Verbs the console script answers before Typer is imported (~50 ms of Typer and the verbs'
+click commands, half of a fresh machine's `status`): `status` with no state yet, and `show`
+of a saved plan. Each fast path takes only the plain spellings of its verb and answers only
+when it can do so exactly as the Typer app would; otherwise it returns None having printed
+nothing, and the app runs as usual (so every usage error and every refused plan is reported
+by the one code that reports them, skyform.cli.main)."""
+
+from __future__ import annotations
+
+# every flag of `status` (cli/commands/status.py); with no state, none changes what it prints
+STATUS_FLAGS = frozenset({"--json", "--all-users", "-a", "--verbose", "-v", "--refresh", "-r"})
+SHOW_FLAGS = frozenset({"--json", "--markdown"})
+
+
+def answer(args: list[str]) -> int | None:
+    """The exit code, when a fast path answered `args`; None: nothing was printed."""
+    verb = {"status": _status, "show": _show}.get(args[0]) if args else None
+    if verb is None:
+        return None
+    try:
+        return verb(args[1:])
+    except KeyboardInterrupt:  # as the app says it
+        from skyform.cli.outcome import report
+        from skyform.errors import Interrupted
+
+        report(Interrupted("Interrupted."))
+        return Interrupted.exit_code
+
+
+def _status(rest: list[str]) -> int | None:
+    # cluster names (no dash) are accepted as the app accepts them; other dashes go to Typer
+    if any(a.startswith("-") and a not in STATUS_FLAGS for a in rest):
+        return None
+    from skyform.ops.clusters import has_state
+
+    try:
+        if has_state():
+            return None
+    except Exception:  # a bad state URL, an unreadable home: the app reports it
+        return None
+    from skyform.cli.render.empty import render_no_clusters
+
+    render_no_clusters(as_json="--json" in rest)
+    return 0
+
+
+def _show(rest: list[str]) -> int | None:
+    flags = [a for a in rest if a.startswith("-")]
+    paths = [a for a in rest if not a.startswith("-")]
+    if len(paths) != 1 or not set(flags) <= SHOW_FLAGS or len(set(flags)) != len(flags):
+        return None
+    json_out, markdown = "--json" in flags, "--markdown" in flags
+    if json_out and markdown:
+        return None
+    from pathlib import Path
+
+    from skyform.cli.startup import skip_pydantic_plugins
+
+    skip_pydantic_plugins()
+    from skyform.ops import planfiles
+
+    plan_file = Path(paths[0])
+    if plan_file.suffix in (".yaml", ".yml"):  # the app says to plan it first
+        return None
+    try:
+        plan, _ = planfiles.read(plan_file)
+    except Exception:  # not a plan, a refused one (or a bug): the app says which
+        return None
+    from skyform.cli.outcome import guarded
+    from skyform.cli.render.plan_output import emit_plan
+
+    return guarded(lambda: emit_plan(plan, as_json=json_out, markdown=markdown))
