@@ -101,9 +101,10 @@ def queue(json_out: bool = options.JSON) -> None:
     from skyform.cli.render.messages import print_warnings
     from skyform.ops.managed import verbs
 
-    records, restarted = verbs.queue()
+    found = verbs.queue()
+    restarted = found.restarted
     print_warnings([f"the controller of job {i} had died: started it again" for i in restarted])
-    render_jobs_queue(records, as_json=json_out)
+    render_jobs_queue(found.records, found.drivers, as_json=json_out)
 
 
 @jobs_app.command("logs")

@@ -49,6 +49,16 @@ def driver_of(db: StateDB, job_id: int) -> str | None:
     return lease.purpose if lease else None
 
 
+def drivers(db: StateDB) -> dict[int, str]:
+    """Every job a live service drives, with the service's id (user@host:pid): one query."""
+    found: dict[int, str] = {}
+    for lease in db.list_leases("managed/"):
+        number = lease.name.removeprefix("managed/")
+        if number.isdigit():
+            found[int(number)] = lease.purpose.removeprefix(SERVICES)
+    return found
+
+
 @dataclass
 class Adopted:
     lease: Lease

@@ -70,10 +70,20 @@ def launch(
     return Launched(record, services, team_store=db.kind != "sqlite")
 
 
-def queue() -> tuple[list[ManagedJobRecord], list[int]]:
-    """Every managed job, and those whose dead controller was started again."""
+@dataclass(frozen=True)
+class Queue:
+    records: list[ManagedJobRecord]
+    restarted: list[int]  # jobs whose dead controller was started again
+    drivers: dict[int, str]  # job id -> the controller service driving it (user@host:pid)
+
+
+def queue() -> Queue:
+    """Every managed job, which controller service drives each, and those whose dead
+    controller was started again."""
+    from skyform.ops.managed.service import drivers
+
     with _open() as (db, restarted):
-        return ManagedJobs(db).list(), restarted
+        return Queue(ManagedJobs(db).list(), restarted, drivers(db))
 
 
 def follow_output(job_id: int, *, follow: bool, on_line, on_note) -> ManagedJobRecord:
