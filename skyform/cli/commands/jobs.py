@@ -70,6 +70,12 @@ def launch(
     render_launched(launched.record)
     if launched.services:
         typer.echo(f"Submitted: controller {', '.join(launched.services)} will run it.", err=True)
+        if not launched.inputs_shared:
+            typer.echo(
+                "SKYFORM_PASSPHRASE is not set: the job's task and inputs stay under this "
+                "SKYFORM_HOME, so only a controller sharing it can run the job.",
+                err=True,
+            )
     elif launched.team_store:
         typer.echo("No controller is registered: started one on this machine.", err=True)
     if detach:

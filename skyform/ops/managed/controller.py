@@ -33,7 +33,7 @@ from skyform.errors import (
 from skyform.exec.run import ClusterSession
 from skyform.lifecycle import clusters
 from skyform.lifecycle.jobrun import job_key
-from skyform.ops.managed import attempt, jobdir
+from skyform.ops.managed import attempt, jobdir, sealed
 from skyform.ops.managed.branches import Cancelled, Shared, Stopped, run_branches
 from skyform.ops.managed.logmirror import LogMirror
 from skyform.ops.managed.revisions import load_dag, make_revision
@@ -140,6 +140,8 @@ class Controller:
         )
         self.log(f"controller start {record.controller_starts + 1} (pid {os.getpid()})")
         try:
+            if sealed.materialise(self.db, self.job_id):
+                self.log("task and inputs read from the state store (launched elsewhere)")
             final = run_branches(
                 self, load_dag(record), lambda: Controller(self.job_id, self.shared)
             )
@@ -166,7 +168,7 @@ class Controller:
             return ManagedJobStatus.FAILED_CONTROLLER
         finally:
             if self.record.status.is_terminal:
-                jobdir.forget_secrets(self.job_id)
+                sealed.forget_secrets(self.db, self.job_id)
 
     def teardown_all(self, why: str) -> None:
         for task in self.record.tasks:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from skyform.errors import SkyformError
-from skyform.ops.managed import jobdir
+from skyform.ops.managed import jobdir, sealed
 from skyform.ops.managed.revisions import cluster_name, make_revision
 from skyform.spec.recovery import FLAG_NAMES, Strategy
 from skyform.state.db import StateDB
@@ -162,6 +162,7 @@ def launch(
         jobs.put(record)
         jobdir.save_task(record.id, data)
         jobdir.save_inputs(record.id, envs=envs, secrets=secrets, overrides=dict(dag.overrides))
+        sealed.share(db, record.id)  # a controller on another machine runs it from the store
         rev = make_revision(db, record, tasks=list(range(len(tasks))), reason="launch")
         record = record.model_copy(update={"revision": rev.revision.revision})
         jobs.put(record)

@@ -10,8 +10,10 @@ machine (its pid is gone), within the lease time elsewhere. Two services never d
 the load: each adopts what is free when it looks.
 
 While any service is registered, `jobs launch` only submits, and `jobs queue` does not start
-per-job controllers of its own. The job's files (task, inputs, plan revisions, logs) live in
-SKYFORM_HOME/jobs: services that adopt each other's jobs share that directory.
+per-job controllers of its own. A job's task, inputs and plan revisions are in the store
+(sealed.py: with SKYFORM_PASSPHRASE), so a service with another SKYFORM_HOME runs and
+recovers it; a service skips a job it cannot run (launched without a passphrase elsewhere, or
+no passphrase here). Its logs are mirrored under the adopting service's SKYFORM_HOME/jobs.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from skyform.ops.managed import jobdir
+from skyform.ops.managed import jobdir, sealed
 from skyform.ops.managed.launch import controller_alive
 from skyform.state.db import StateDB, open_state
 from skyform.state.leases import Lease
@@ -93,10 +95,11 @@ def serve(
         renewer.start()
         emit(f"controller {name.removeprefix(SERVICES)} registered (lease {ttl:g} s)")
         driving: dict[int, Adopted] = {}
+        skipped: set[int] = set()  # jobs this service cannot run (said once)
         try:
             while not stop.is_set():
                 _reap(db, driving, emit)
-                _adopt(db, driving, name, ttl, emit)
+                _adopt(db, driving, skipped, name, ttl, emit)
                 for job in driving.values():
                     db.renew_lease(job.lease, ttl)  # the heartbeat of each adopted job
                 stop.wait(min(poll, ttl / 3))
@@ -116,9 +119,24 @@ def _reap(db: StateDB, driving: dict[int, Adopted], emit: Callable[[str], None])
         emit(f"managed job {job_id}: its controller exited ({job.proc.returncode})")
 
 
-def _adopt(db: StateDB, driving: dict, name: str, ttl: float, emit: Callable[[str], None]):
+def _adopt(
+    db: StateDB,
+    driving: dict,
+    skipped: set[int],
+    name: str,
+    ttl: float,
+    emit: Callable[[str], None],
+) -> None:
     for record in ManagedJobs(db).list():
         if record.status.is_terminal or record.id in driving or controller_alive(record.id):
+            continue
+        if not sealed.runnable_here(db, record.id):
+            if record.id not in skipped:  # its inputs are elsewhere only, or need a passphrase
+                skipped.add(record.id)
+                emit(
+                    f"managed job {record.id}: its task and inputs are not here nor readable "
+                    "from the store (SKYFORM_PASSPHRASE): left to a controller that can run it"
+                )
             continue
         lease = db.try_lease(job_lease(record.id), purpose=name, ttl=ttl)
         if lease is None:

@@ -28,6 +28,7 @@ class Launched:
     record: ManagedJobRecord
     services: list[str] = field(default_factory=list)  # controller services that will run it
     team_store: bool = False  # the store is shared (not this machine's SQLite file)
+    inputs_shared: bool = False  # its task and inputs are in the store (sealed.py)
 
 
 def launch(
@@ -67,7 +68,10 @@ def launch(
         services = [
             lease.name.removeprefix("controller/") for lease in db.list_leases("controller/")
         ]
-    return Launched(record, services, team_store=db.kind != "sqlite")
+        from skyform.ops.managed.sealed import shared
+
+        inputs_shared = shared(db, record.id)
+    return Launched(record, services, team_store=db.kind != "sqlite", inputs_shared=inputs_shared)
 
 
 @dataclass(frozen=True)
@@ -127,10 +131,11 @@ def revisions(job_id: int) -> list[PlanRevision]:
 
 def revision_plan(job_id: int, found: list[PlanRevision], number: int) -> Plan:
     """Revision `number` as a plan (read back as untrusted, as any saved plan)."""
-    from skyform.ops import planfiles
+    from skyform.ops.managed.sealed import revision_plan as read_revision
 
     chosen = [r for r in found if r.revision == number]
     if not chosen:
         raise SkyformError(f"managed job {job_id} has revisions 1..{len(found)}, not {number}")
-    plan, _ = planfiles.read(Path(chosen[0].path))
+    with open_state() as db:
+        plan, _ = read_revision(db, chosen[0])
     return plan
