@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from rich import box
 from rich.markup import escape
@@ -79,7 +80,7 @@ def _status_dict(r: ClusterRecord, jobs: list[JobRecord], health: ClusterState |
     }
 
 
-def status_table(rows: list[tuple[str, ...]]) -> Table:
+def status_table(rows: Sequence[Sequence[str]]) -> Table:
     """The status table as rich lays it out (RESOURCES wraps when the console is narrow)."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     for col in STATUS_COLUMNS:
