@@ -20,20 +20,24 @@ def table_lines(
     """The table's lines, or None when it is wider than `width` (rich would wrap it)."""
     from rich.cells import cell_len
 
-    widths = [len(h) for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row):
-            n = cell_len(cell)
+    def cells(row: Sequence[str]) -> list[tuple[str, int]]:  # ASCII: a character a cell
+        return [(c, len(c) if c.isascii() else cell_len(c)) for c in row]
+
+    measured = [cells(headers), *(cells(r) for r in rows)]
+    widths = [0] * len(headers)
+    for row in measured:
+        for i, (_, n) in enumerate(row):
             if n > widths[i]:
                 widths[i] = n
     total = sum(widths) + len(GAP) * (len(widths) - 1)
     if total > width:
         return None
 
-    def line(cells: Sequence[str]) -> str:
-        return GAP.join(c + " " * (w - cell_len(c)) for c, w in zip(cells, widths, strict=True))
+    def line(row: list[tuple[str, int]]) -> str:
+        return GAP.join(c + " " * (w - n) for (c, n), w in zip(row, widths, strict=True))
 
-    return [line(headers), "─" * total, *(line(r) for r in rows)]
+    head, *body = (line(r) for r in measured)
+    return [head, "─" * total, *body]
 
 
 def print_table(console: Console, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> bool:
