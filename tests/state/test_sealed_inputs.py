@@ -87,3 +87,12 @@ def test_the_embedded_sqlite_store_keeps_no_inputs(monkeypatch):
     with open_state() as db:
         assert not sealed.share(db, 1)
         assert ManagedJobs(db).get_inputs(1) is None
+
+
+def test_damaged_stored_inputs_say_to_launch_again(team):
+    with open_state() as db:
+        with db.transaction() as conn:
+            conn.execute("UPDATE managed_inputs SET sealed=? WHERE job_id=?", ("v1:!!", 1))
+        with pytest.raises(StateError, match="damaged") as err:
+            sealed.materialise(db, 1)
+    assert err.value.hint == "Cancel the job and launch it again."

@@ -76,14 +76,15 @@ def materialise(db: StateDB, job_id: int) -> bool:
             f"Set {PASSPHRASE_ENV} to the team's passphrase (the one the job was launched "
             "with), then run the controller again.",
         )
-    bundle = json.loads(unseal(secret, token, what=what))
+    again = "Cancel the job and launch it again."
+    bundle = json.loads(unseal(secret, token, what=what, damaged_hint=again))
     task = base64.b64decode(bundle["task"])
     launched = _launch_digest(db, job_id)
     if sha256(task) != digest or launched not in (None, digest):
         raise StateError(
             f"the stored task file of managed job {job_id} is not the one it was launched "
             f"with (sha256 {sha256(task)}, recorded {digest})",
-            "Cancel the job and launch it again.",
+            again,
         )
     jobdir.save_task(job_id, task)
     jobdir.save_inputs(
