@@ -119,6 +119,8 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
         revisions = json.loads(_run(laptop, pg_url, "jobs", "plans", "1", "--json").stdout)
         assert [r["revision"] for r in revisions] == [1, 2]
         assert str(runner) in revisions[1]["path"]  # planned by the runner's controller
+        logs = _run(laptop, pg_url, "jobs", "logs", "1")  # the output stayed with the runner
+        assert f"was run by controller {whoami()}:{service.pid}" in logs.stdout + logs.stderr
         for number in (1, 2):  # revision 1's file went with the laptop's copy: from the store
             shown = _run(laptop, pg_url, "jobs", "plans", "1", "--show", number, "--json")
             assert [c["cluster"] for c in json.loads(shown.stdout)["changes"]] == ["j1-ticks"]
