@@ -48,3 +48,16 @@ def test_queue_shows_which_controller_drives_each_job(cli, monkeypatch):
     assert "CONTROLLER" in table.stdout
     rows = {line.split()[1]: line.split()[-1] for line in table.stdout.splitlines()[2:] if line}
     assert rows == {"driven": "alice@ci-runner:4242", "done": "-"}
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)  # a team store
+def test_a_teammate_s_job_is_not_restarted_from_this_home(cli):
+    """On a team store, a job launched from another SKYFORM_HOME (no copy here) whose
+    controller is not seen here is left to that machine: never a second controller."""
+    with open_state() as db:
+        _job(ManagedJobs(db), "theirs", ManagedJobStatus.RUNNING)
+    shown = cli("jobs", "queue")
+    assert shown.exit_code == 0, shown.output
+    assert "started it again" not in shown.stderr
+    with open_state() as db:
+        assert ManagedJobs(db).require(1).controller_starts == 0

@@ -226,6 +226,8 @@ def ensure_controllers(db: StateDB) -> list[int]:
     for record in jobs.list():
         if record.status.is_terminal or controller_alive(record.id):
             continue
+        if db.shares_keys and not jobdir.has_task(record.id):
+            continue  # launched from another SKYFORM_HOME: its controller lives there
         if time.time() - record.submitted_at < 2 and record.controller_starts == 0:
             continue  # just launched: its controller may still be starting
         if record.controller_starts >= MAX_CONTROLLER_STARTS:
