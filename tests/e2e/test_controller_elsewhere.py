@@ -29,6 +29,7 @@ from skyform.state.teamkeys import unseal
 pytestmark = pytest.mark.e2e
 
 PASSPHRASE = "correct horse battery staple"
+FINAL = ("SUCCEEDED", "FAILED", "FAILED_CONTROLLER", "CANCELLED")
 TASK = """\
 name: ticks
 resources: {{infra: local}}
@@ -73,6 +74,19 @@ def _run(home: Path, url: str, *args, check: int | None = 0):
     return proc
 
 
+def _service(home: Path, url: str) -> subprocess.Popen[str]:
+    """`skyform controller run` with this home, in a process group of its own."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "skyform.cli.main", "controller", "run", "--poll", "0.5"],
+        env=_env(home, url),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
 def _job(home: Path, url: str) -> dict:
     return json.loads(_run(home, url, "jobs", "queue", "--json").stdout)[0]
 
@@ -84,15 +98,7 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
     monkeypatch.setenv("SKYFORM_PASSPHRASE", PASSPHRASE)
     laptop, runner = _home(skyform_home), _home(tmp_path / "runner")
     marker = tmp_path / "attempts"
-    service = subprocess.Popen(
-        [sys.executable, "-m", "skyform.cli.main", "controller", "run", "--poll", "0.5"],
-        env=_env(runner, pg_url),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    service = _service(runner, pg_url)
     try:
         with open_state() as db:
             wait_until(lambda: db.list_leases("controller/"))
@@ -136,3 +142,28 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
         if service.poll() is None:
             os.killpg(service.pid, signal.SIGTERM)
             service.wait(timeout=30)
+
+
+def test_a_service_elsewhere_never_adopts_a_job_a_local_controller_drives(
+    skyform_home, tmp_path, pg_url, monkeypatch
+):
+    monkeypatch.setenv("SKYFORM_STATE_URL", pg_url)
+    laptop, runner = _home(skyform_home), _home(tmp_path / "runner")
+    marker = tmp_path / "attempts"
+    task = task_file(tmp_path, "ticks.yaml", TASK.format(marker=marker, n=30))
+    launched = _run(laptop, pg_url, "jobs", "launch", task, "-d", "--secret", "TOKEN=t")
+    assert "No controller is registered: started one on this machine." in launched.stderr
+    running = wait_until(lambda: (j := _job(laptop, pg_url))["status"] == "RUNNING" and j, 60)
+    local = running["controller"]  # the laptop's own controller holds the job's lease
+    assert local is not None
+    service = _service(runner, pg_url)
+    try:
+        done = wait_until(lambda: (j := _job(laptop, pg_url))["status"] in FINAL and j, 90)
+        assert done["status"] == "SUCCEEDED", done
+        assert marker.read_text().splitlines() == ["attempt 0 token=t"]  # run once, here
+        with open_state() as db:
+            adopted = [e for e in db.events() if e.kind == "managed.adopted"]
+        assert adopted == []
+    finally:
+        os.killpg(service.pid, signal.SIGTERM)
+        service.wait(timeout=30)

@@ -37,6 +37,7 @@ from skyform.ops.managed import attempt, jobdir, sealed
 from skyform.ops.managed.branches import Cancelled, Shared, Stopped, run_branches
 from skyform.ops.managed.logmirror import LogMirror
 from skyform.ops.managed.revisions import load_dag, make_revision
+from skyform.ops.managed.service import LEASE_HELD, hold_job_lease
 from skyform.recovery.detect import Monitor, Observation, Outcome
 from skyform.recovery.policy import (
     Failure,
@@ -52,6 +53,7 @@ from skyform.recovery.policy import (
 from skyform.spec.recovery import Strategy
 from skyform.stacks.registry import engine_for
 from skyform.state.db import open_state
+from skyform.state.lock import Renewer
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus, ManagedTask
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
 
@@ -409,7 +411,17 @@ def main(argv: list[str] | None = None) -> int:
     except BlockingIOError:
         logging.info("another controller holds job %s; exiting", job_id)
         return 0
-    status = Controller(job_id).run()
+    held = None if os.environ.get(LEASE_HELD) == "1" else hold_job_lease(job_id)
+    if held is False:
+        logging.info("a controller elsewhere drives job %s; exiting", job_id)
+        return 0
+    try:
+        status = Controller(job_id).run()
+    finally:
+        if isinstance(held, Renewer):
+            held.stop()
+            held.store.release_lease(held.lease)
+            held.store.close()
     logging.info("managed job %s ended: %s", job_id, status.value)
     return 0
 

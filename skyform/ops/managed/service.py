@@ -34,6 +34,7 @@ from skyform.state.managed import ManagedJobs
 from skyform.state.sqlcore import whoami
 
 SERVICES = "controller/"
+LEASE_HELD = "SKYFORM_JOB_LEASE_HELD"  # set for the job controllers a service starts
 
 
 def job_lease(job_id: int) -> str:
@@ -61,6 +62,25 @@ def drivers(db: StateDB) -> dict[int, str]:
     return found
 
 
+def hold_job_lease(job_id: int) -> Renewer | bool | None:
+    """For a job controller started without a service (`jobs launch`, a restart): on a team
+    store, the job's lease, renewed while it runs, so no service on another machine adopts
+    the job meanwhile; False: someone else drives it. None on the embedded store (one
+    machine: the controller's flock is enough)."""
+    db = open_state()
+    if not db.shares_keys:
+        db.close()
+        return None
+    ttl = lease_ttl()
+    lease = db.try_lease(job_lease(job_id), purpose=f"{SERVICES}{whoami()}:{os.getpid()}", ttl=ttl)
+    if lease is None:
+        db.close()
+        return False
+    renewer = Renewer(db, lease, ttl)
+    renewer.start()
+    return renewer
+
+
 @dataclass
 class Adopted:
     lease: Lease
@@ -72,6 +92,7 @@ def _spawn(job_id: int) -> subprocess.Popen:
     try:
         return subprocess.Popen(
             [sys.executable, "-m", "skyform.ops.managed.controller", str(job_id)],
+            env={**os.environ, LEASE_HELD: "1"},  # the service holds the job's lease
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
