@@ -12,10 +12,12 @@ start it), then
    each successful apply of `hot` also increments a counter inside its record
    (read-modify-write under the lease). No lost update: the counter equals the number of
    successful `hot` applies. No deadlock: every client finishes, no PostgreSQL deadlock error.
-2. **`status` at size:** 1,000 clusters and 10,000 jobs in the store; `skyform status`
-   (a new process, as a user runs it, plain and --json), median of N runs (target <= 0.5 s).
+2. **`status` at size:** 1,000 clusters (--clusters N ...) and 10,000 jobs in the store;
+   `skyform status` (a new process, as a user runs it, plain and --json), median of N runs
+   (target <= 0.5 s).
 
     .venv/bin/python bench/team_state.py [--clients 20] [--rounds 15] [--runs 5]
+                                         [--clusters 1000 10000]
 """
 
 from __future__ import annotations
@@ -166,11 +168,12 @@ def concurrent(env: dict[str, str], clients: int, rounds: int, url: str) -> dict
     }
 
 
-def status_at_size(env: dict[str, str], runs: int) -> dict:
+def status_at_size(env: dict[str, str], runs: int, clusters: int = 1000) -> dict:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", FILL, "1000", "10000"], env=env, check=True)
+    jobs = 10000
+    subprocess.run([sys.executable, "-c", FILL, str(clusters), str(jobs)], env=env, check=True)
     fill = time.perf_counter() - started
-    result = {"clusters": 1000, "jobs": 10000, "fill_s": round(fill, 1)}
+    result = {"clusters": clusters, "jobs": jobs, "fill_s": round(fill, 1)}
     reads = []
     for _ in range(runs):  # the store's share of status: open, every cluster, every job
         out = subprocess.run(
@@ -190,7 +193,7 @@ def status_at_size(env: dict[str, str], runs: int) -> dict:
                 text=True,
             )
             times.append(time.perf_counter() - t0)
-            if proc.returncode or "c0999" not in proc.stdout:
+            if proc.returncode or f"c{clusters - 1:04d}" not in proc.stdout:
                 raise SystemExit(f"`skyform {label}` failed: {proc.stderr[-500:]}")
         result[f"{label} median_s"] = round(statistics.median(times), 3)
         result[f"{label} min_s"] = round(min(times), 3)
@@ -202,6 +205,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument(
+        "--clusters", type=int, nargs="+", default=[1000], help="status at these sizes"
+    )
     args = parser.parse_args()
     from pgserver import PgServer, _bindir
 
@@ -217,8 +223,10 @@ def main() -> None:
         url = server.new_database()
         env["SKYFORM_STATE_URL"] = url
         print(json.dumps({"concurrent": concurrent(env, args.clients, args.rounds, url)}, indent=1))
-        env["SKYFORM_STATE_URL"] = server.new_database()
-        print(json.dumps({"status_at_size": status_at_size(env, args.runs)}, indent=1))
+        for clusters in args.clusters:
+            env["SKYFORM_STATE_URL"] = server.new_database()
+            found = status_at_size(env, args.runs, clusters)
+            print(json.dumps({"status_at_size": found}, indent=1))
     finally:
         server.cleanup()
 

@@ -185,6 +185,7 @@ class ManagedJobs:
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM managed_jobs WHERE id=?", (job_id,))
             conn.execute("DELETE FROM plan_revisions WHERE job_id=?", (job_id,))
+            conn.execute("DELETE FROM managed_inputs WHERE job_id=?", (job_id,))
 
     def refresh(self, record: ManagedJobRecord) -> ManagedJobRecord:
         return self.require(record.id)
@@ -192,13 +193,22 @@ class ManagedJobs:
     # -- plan revisions ---------------------------------------------------------------------
 
     def add_revision(
-        self, job_id: int, revision: int, reason: str, path: str, digest: str
+        self,
+        job_id: int,
+        revision: int,
+        reason: str,
+        path: str,
+        digest: str,
+        plan: bytes | None = None,
     ) -> PlanRevision:
+        """Record a revision; `plan` (its bytes) is kept in the store for other machines."""
         created = time.time()
+        text = plan.decode() if plan is not None else None
         with self.db.transaction() as conn:
             conn.execute(
-                "INSERT INTO plan_revisions VALUES (?, ?, ?, ?, ?, ?)",
-                (job_id, revision, created, reason, path, digest),
+                "INSERT INTO plan_revisions (job_id, revision, created_at, reason, path, digest, "
+                "plan) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (job_id, revision, created, reason, path, digest, text),
             )
         return PlanRevision(
             job_id=job_id,
@@ -215,6 +225,32 @@ class ManagedJobs:
         ).fetchall()
         known = PlanRevision.model_fields
         return [PlanRevision(**{k: v for k, v in dict(r).items() if k in known}) for r in rows]
+
+    def revision_bytes(self, job_id: int, revision: int) -> bytes | None:
+        """The plan bytes the store keeps for a revision (None: made by an older skyform)."""
+        row = self.db.execute(
+            "SELECT plan FROM plan_revisions WHERE job_id=? AND revision=?", (job_id, revision)
+        ).fetchone()
+        return row["plan"].encode() if row and row["plan"] is not None else None
+
+    # -- sealed inputs (ops/managed/sealed.py seals and opens them) ------------------------
+
+    def put_inputs(self, job_id: int, task_digest: str, sealed: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO managed_inputs (job_id, task_digest, sealed, updated_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT(job_id) DO UPDATE SET "
+                "task_digest=excluded.task_digest, sealed=excluded.sealed, "
+                "updated_at=excluded.updated_at",
+                (job_id, task_digest, sealed, time.time()),
+            )
+
+    def get_inputs(self, job_id: int) -> tuple[str, str] | None:
+        """(task_digest, sealed) of the job's stored inputs, if the store has them."""
+        row = self.db.execute(
+            "SELECT task_digest, sealed FROM managed_inputs WHERE job_id=?", (job_id,)
+        ).fetchone()
+        return (row["task_digest"], row["sealed"]) if row else None
 
     def owner_of(self, cluster: str) -> ManagedJobRecord | None:
         """The unfinished managed job whose task runs on `cluster`, if any."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from skyform.errors import StateError
 from skyform.state.sql import SqlStateStore
 
-# Schema 5's tables, in the order they were added; `meta` is handled on its own.
+# Schema 6's tables, in the order they were added; `meta` is handled on its own.
 TABLES = (
     "clusters",
     "nodes",
@@ -26,6 +26,7 @@ TABLES = (
     "buckets",
     "secrets",
     "known_hosts",
+    "managed_inputs",
 )
 
 

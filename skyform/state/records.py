@@ -43,6 +43,10 @@ def load_record(model: type[M], text: str | bytes, *, what: str) -> M:
     """Read a stored record leniently (unknown fields are ignored at every depth).
 
     `what` names the record for people, e.g. "cluster 'train'" or "managed job 3"."""
+    try:  # the common case, parsed and checked in one pass (status reads thousands)
+        return model.model_validate_json(text)
+    except ValidationError:
+        pass  # an older or newer record, or a damaged one: read it field by field below
     try:
         data = json.loads(text)
     except ValueError as exc:

@@ -6,7 +6,7 @@ Written in SQLite's words; PostgreSQL runs the same statements through postgres.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -142,5 +142,19 @@ MIGRATIONS: dict[int, list[str]] = {
             key TEXT NOT NULL,
             PRIMARY KEY (host, port, key_type)
         )""",
+    ],
+    6: [
+        # A managed job's inputs, so a controller with another SKYFORM_HOME (another machine)
+        # can run and recover it: the task file's bytes and the launch's --env / --secret
+        # values and resource flags, sealed as one with SKYFORM_PASSPHRASE (the task file may
+        # hold secrets too); `task_digest` is the sha256 of the task bytes, checked on read.
+        """CREATE TABLE managed_inputs (
+            job_id INTEGER PRIMARY KEY,
+            task_digest TEXT NOT NULL,
+            sealed TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        )""",
+        # each plan revision's bytes (plans hold no secrets), checked against `digest` on read
+        "ALTER TABLE plan_revisions ADD COLUMN plan TEXT",
     ],
 }

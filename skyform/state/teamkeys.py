@@ -48,7 +48,9 @@ def seal(secret: str, data: bytes) -> str:
     return "v1:" + ":".join(base64.b64encode(x).decode() for x in (salt, nonce, sealed))
 
 
-def unseal(secret: str, token: str, *, what: str) -> bytes:
+def unseal(
+    secret: str, token: str, *, what: str, damaged_hint: str = "Apply the cluster again."
+) -> bytes:
     from cryptography.exceptions import InvalidTag
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -64,7 +66,7 @@ def unseal(secret: str, token: str, *, what: str) -> bytes:
             _SET_IT,
         ) from None
     except (ValueError, AssertionError):
-        raise StateError(f"the stored {what} is damaged", "Apply the cluster again.") from None
+        raise StateError(f"the stored {what} is damaged", damaged_hint) from None
 
 
 def _secret_name(cluster: str, path: str) -> str:

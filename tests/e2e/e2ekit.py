@@ -109,5 +109,16 @@ def wait_for_job(sky, predicate, timeout: float = 90.0, job_id: int = 1) -> dict
     raise AssertionError(f"managed job never got there: {job}")
 
 
+def wait_until(predicate, timeout: float = 30.0):
+    """What `predicate` returns once it is truthy (polled every 0.2 s), or fail at `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
 def job_ended(job: dict) -> bool:
     return job["status"] in FINAL

@@ -9,10 +9,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
-from e2ekit import task_file, wait_for_job
+from e2ekit import task_file, wait_for_job, wait_until
 
 from skyform.state.db import open_state
 
@@ -41,16 +40,6 @@ def _adoptions(job_id: int) -> list[str]:
         ]
 
 
-def _wait(predicate, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError("timed out")
-
-
 def test_a_killed_service_s_job_is_adopted_by_the_other_and_runs_once(
     sky, skyform_home, tmp_path, pg_url, monkeypatch
 ):
@@ -59,7 +48,7 @@ def test_a_killed_service_s_job_is_adopted_by_the_other_and_runs_once(
     services = [_service(skyform_home), _service(skyform_home)]
     try:
         with open_state() as db:
-            _wait(lambda: len(db.list_leases("controller/")) == 2)
+            wait_until(lambda: len(db.list_leases("controller/")) == 2)
         task = task_file(
             tmp_path,
             "once.yaml",
@@ -68,11 +57,11 @@ def test_a_killed_service_s_job_is_adopted_by_the_other_and_runs_once(
         launched = sky("jobs", "launch", task, "-d", check=0)
         assert "Submitted: controller " in launched.stderr and "will run it" in launched.stderr
         wait_for_job(sky, lambda j: j["status"] == "RUNNING", timeout=60)
-        (first,) = _wait(lambda: _adoptions(1))
+        (first,) = wait_until(lambda: _adoptions(1))
         victim = next(p for p in services if first.endswith(f":{p.pid}"))
         os.killpg(victim.pid, signal.SIGKILL)
         victim.wait()
-        adopted = _wait(lambda: _adoptions(1)[1:], timeout=20)
+        adopted = wait_until(lambda: _adoptions(1)[1:], timeout=20)
         survivor = next(p for p in services if p is not victim)
         assert adopted == [a for a in adopted if a.endswith(f":{survivor.pid}")]
         job = wait_for_job(sky, lambda j: j["status"] in ("SUCCEEDED", "FAILED"), timeout=90)

@@ -69,6 +69,12 @@ def launch(
     render_launched(launched.record)
     if launched.services:
         typer.echo(f"Submitted: controller {', '.join(launched.services)} will run it.", err=True)
+        if not launched.inputs_shared:
+            typer.echo(
+                "SKYFORM_PASSPHRASE is not set: the job's task and inputs stay under this "
+                "SKYFORM_HOME, so only a controller sharing it can run the job.",
+                err=True,
+            )
     elif launched.team_store:
         typer.echo("No controller is registered: started one on this machine.", err=True)
     if detach:
@@ -100,9 +106,10 @@ def queue(json_out: bool = options.JSON) -> None:
     from skyform.cli.render.messages import print_warnings
     from skyform.ops.managed import verbs
 
-    records, restarted = verbs.queue()
+    found = verbs.queue()
+    restarted = found.restarted
     print_warnings([f"the controller of job {i} had died: started it again" for i in restarted])
-    render_jobs_queue(records, as_json=json_out)
+    render_jobs_queue(found.records, found.drivers, as_json=json_out)
 
 
 @jobs_app.command("logs")

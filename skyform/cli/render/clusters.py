@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from rich import box
 from rich.markup import escape
@@ -11,6 +12,7 @@ from rich.table import Table
 from skyform.cli.render import fmt
 from skyform.cli.render.console import make_console
 from skyform.cli.render.empty import NO_CLUSTERS
+from skyform.cli.render.fasttable import print_table
 from skyform.cli.render.output import print_json
 from skyform.stacks.engine import ClusterState
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus
@@ -23,6 +25,9 @@ JOB_STYLE = {
     JobStatus.FAILED_SETUP: "red",
     JobStatus.CANCELLED: "yellow",
 }
+
+
+STATUS_COLUMNS = ("NAME", "INFRA", "RESOURCES", "STATUS", "AUTOSTOP", "LAUNCHED", "COST/hr")
 
 
 def ago(ts: float | None, now: float | None = None) -> str:
@@ -75,6 +80,16 @@ def _status_dict(r: ClusterRecord, jobs: list[JobRecord], health: ClusterState |
     }
 
 
+def status_table(rows: Sequence[Sequence[str]]) -> Table:
+    """The status table as rich lays it out (RESOURCES wraps when the console is narrow)."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for col in STATUS_COLUMNS:
+        table.add_column(col, no_wrap=col != "RESOURCES")
+    for row in rows:
+        table.add_row(*map(escape, row))
+    return table
+
+
 def render_status(
     records: list[ClusterRecord],
     jobs: dict[str, list[JobRecord]],
@@ -94,25 +109,26 @@ def render_status(
     if not records:
         console.print(NO_CLUSTERS)
         return
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    for col in ("NAME", "INFRA", "RESOURCES", "STATUS", "AUTOSTOP", "LAUNCHED", "COST/hr"):
-        table.add_column(col, no_wrap=col != "RESOURCES")
+    rows = []
     for r in records:
         state = r.status.value
         h = health.get(r.name)
         if h is not None and not h.all_alive:
             lost = [str(n.rank) for n in h.nodes if not n.alive]
             state += f" (node {', '.join(lost)} lost)" if lost else " (gone)"
-        table.add_row(
-            escape(r.name),
-            escape(r.spec.offer.infra),
-            escape(resources(r)),
-            escape(state),
-            escape(r.spec.autostop.short) if r.spec.autostop else "-",
-            ago(r.launched_at),
-            fmt.usd(r.hourly_price * r.spec.num_nodes, hourly=True),
+        rows.append(
+            (
+                r.name,
+                r.spec.offer.infra,
+                resources(r),
+                state,
+                r.spec.autostop.short if r.spec.autostop else "-",
+                ago(r.launched_at),
+                fmt.usd(r.hourly_price * r.spec.num_nodes, hourly=True),
+            )
         )
-    console.print(table)
+    if not print_table(console, STATUS_COLUMNS, rows):  # too wide: rich wraps RESOURCES
+        console.print(status_table(rows))
     scheduled = [
         r
         for r in records

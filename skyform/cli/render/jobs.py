@@ -73,9 +73,21 @@ def _resources(record: ManagedJobRecord) -> str:
     return f"{o.infra} {o.instance_type}" + (" [Spot]" if o.spot else "")
 
 
-def render_jobs_queue(records: list[ManagedJobRecord], *, as_json: bool) -> None:
+def render_jobs_queue(
+    records: list[ManagedJobRecord], drivers: dict[int, str], *, as_json: bool
+) -> None:
+    """`drivers`: job id -> the controller service (user@host:pid) holding the job's lease."""
     if as_json:
-        print_json([{**r.model_dump(mode="json"), "recoveries": r.recoveries()} for r in records])
+        print_json(
+            [
+                {
+                    **r.model_dump(mode="json"),
+                    "recoveries": r.recoveries(),
+                    "controller": drivers.get(r.id),
+                }
+                for r in records
+            ]
+        )
         return
     console = make_console()
     if not records:
@@ -91,6 +103,7 @@ def render_jobs_queue(records: list[ManagedJobRecord], *, as_json: bool) -> None
         "DURATION",
         "#RECOVERIES",
         "STATUS",
+        "CONTROLLER",
     ):
         table.add_column(col, no_wrap=True)
     for r in reversed(records):
@@ -105,6 +118,7 @@ def render_jobs_queue(records: list[ManagedJobRecord], *, as_json: bool) -> None
             duration(r.submitted_at, r.ended_at),
             str(r.recoveries()),
             f"[{style}]{r.status.value}[/]",
+            escape(drivers.get(r.id, "-")),
         )
     console.print(table)
     failed = [r for r in records if r.status.value.startswith("FAILED") and r.reason]

@@ -21,8 +21,8 @@ from skyform.lifecycle import clusters
 from skyform.lifecycle.cluster_job import job_key
 from skyform.lifecycle.converge import converge_cluster, run_job
 from skyform.lifecycle.freshness import revision_stale_reasons
+from skyform.ops.managed.sealed import revision_plan
 from skyform.plan.model import JobSpec, Plan, TaskPlacement
-from skyform.plan.planfile import read_plan
 from skyform.recovery.detect import Outcome
 from skyform.state.db import StateDB
 from skyform.state.lock import cluster_lock
@@ -42,7 +42,7 @@ def _placing_revision(
 ) -> tuple[PlanRevision, Plan, TaskPlacement]:
     revisions: list[PlanRevision] = ManagedJobs(db).revisions(record.id)
     for rev in reversed(revisions):
-        plan, _ = read_plan(Path(rev.path))
+        plan, _ = revision_plan(db, rev)
         placement = plan.placement_for(task.cluster)
         if placement is not None:
             return rev, plan, placement

@@ -31,11 +31,12 @@ from skyform.errors import (
 )
 from skyform.exec.run import ClusterSession
 from skyform.lifecycle.cluster_job import job_key
-from skyform.ops.managed import attempt, jobdir
+from skyform.ops.managed import attempt, jobdir, sealed
 from skyform.ops.managed.branches import Cancelled, run_branches
 from skyform.ops.managed.job_controls import JobControls
 from skyform.ops.managed.logmirror import LogMirror
 from skyform.ops.managed.revisions import load_dag, make_revision
+from skyform.ops.managed.service import LEASE_HELD, hold_job_lease
 from skyform.recovery.detect import Monitor, Observation, Outcome
 from skyform.recovery.policy import (
     Failure,
@@ -48,6 +49,7 @@ from skyform.recovery.policy import (
     relaunch_steps,
 )
 from skyform.stacks.registry import engine_for
+from skyform.state.lock import Renewer
 from skyform.state.managed import ManagedJobStatus
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
 
@@ -86,6 +88,8 @@ class Controller(JobControls):
         )
         self.log(f"controller start {record.controller_starts + 1} (pid {os.getpid()})")
         try:
+            if sealed.materialise(self.db, self.job_id):
+                self.log("task and inputs read from the state store (launched elsewhere)")
             final = run_branches(
                 self, load_dag(record), lambda: Controller(self.job_id, self.shared)
             )
@@ -112,7 +116,7 @@ class Controller(JobControls):
             return ManagedJobStatus.FAILED_CONTROLLER
         finally:
             if self.record.status.is_terminal:
-                jobdir.forget_secrets(self.job_id)
+                sealed.forget_secrets(self.db, self.job_id)
 
     # -- one task ------------------------------------------------------------------------------
 
@@ -338,7 +342,17 @@ def main(argv: list[str] | None = None) -> int:
     except BlockingIOError:
         logging.info("another controller holds job %s; exiting", job_id)
         return 0
-    status = Controller(job_id).run()
+    held = None if os.environ.get(LEASE_HELD) == "1" else hold_job_lease(job_id)
+    if held is False:
+        logging.info("a controller elsewhere drives job %s; exiting", job_id)
+        return 0
+    try:
+        status = Controller(job_id).run()
+    finally:
+        if isinstance(held, Renewer):
+            held.stop()
+            held.store.release_lease(held.lease)
+            held.store.close()
     logging.info("managed job %s ended: %s", job_id, status.value)
     return 0
 

@@ -49,6 +49,11 @@ def save_task(job_id: int, data: bytes) -> Path:
     return path
 
 
+def has_task(job_id: int) -> bool:
+    """This SKYFORM_HOME holds the job's task copy (else it comes from the store: sealed.py)."""
+    return (job_dir(job_id) / "task.yaml").is_file()
+
+
 def saved_task(job_id: int) -> bytes:
     return (job_dir(job_id) / "task.yaml").read_bytes()
 

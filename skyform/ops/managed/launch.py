@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from skyform.errors import SkyformError
-from skyform.ops.managed import jobdir
+from skyform.ops.managed import jobdir, sealed
 from skyform.ops.managed.revisions import cluster_name, make_revision
 from skyform.spec.inputs import TaskInputs
 from skyform.spec.recovery import FLAG_NAMES, Strategy
@@ -152,6 +152,7 @@ def launch(
             secrets=list(pinned.secrets),
             overrides=dict(dag.overrides),
         )
+        sealed.share(db, record.id)  # a controller on another machine runs it from the store
         rev = make_revision(db, record, tasks=list(range(len(tasks))), reason="launch")
         record = record.model_copy(update={"revision": rev.revision.revision})
         jobs.put(record)
@@ -215,6 +216,8 @@ def ensure_controllers(db: StateDB) -> list[int]:
     for record in jobs.list():
         if record.status.is_terminal or controller_alive(record.id):
             continue
+        if db.shares_keys and not jobdir.has_task(record.id):
+            continue  # launched from another SKYFORM_HOME: its controller lives there
         if time.time() - record.submitted_at < 2 and record.controller_starts == 0:
             continue  # just launched: its controller may still be starting
         if record.controller_starts >= MAX_CONTROLLER_STARTS:

@@ -29,6 +29,18 @@ LineSink = Callable[[ManagedLine], None]
 NoteSink = Callable[[str], None]
 
 
+def _adopted_by(jobs: ManagedJobs, record: ManagedJobRecord) -> str | None:
+    """With no output here: where a controller service that adopted the job copied it."""
+    adopted = [e for e in jobs.transitions(record.id) if e.kind == "managed.adopted"]
+    if not adopted:
+        return None
+    name = str(adopted[-1].data.get("controller", "")).removeprefix("controller/")
+    return (
+        f"managed job {record.id} was run by controller {name}: its output is copied under "
+        f"that controller's SKYFORM_HOME; see it there with: skyform jobs logs {record.id}"
+    )
+
+
 def status_note(record: ManagedJobRecord) -> str:
     return f"managed job {record.id}: {record.status.value}" + (
         f" ({record.reason})" if record.reason else ""
@@ -98,6 +110,8 @@ def stream(
             shown = record.status
         reader.read(attempt_logs(job_id), everything=final)
         if final:
+            if not reader.announced and (elsewhere := _adopted_by(jobs, record)):
+                on_note(elsewhere)
             on_note(status_note(record))
             return record
         time.sleep(poll)

@@ -96,5 +96,7 @@ def make_revision(
     number = record.revision + 1
     path = jobdir.revision_path(record.id, number)
     data = write_plan(plan, path)
-    revision = ManagedJobs(db).add_revision(record.id, number, reason, str(path), plan_digest(data))
+    revision = ManagedJobs(db).add_revision(
+        record.id, number, reason, str(path), plan_digest(data), plan=data
+    )
     return NewRevision(plan=plan, revision=revision, path=path)

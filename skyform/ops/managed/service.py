@@ -10,8 +10,10 @@ machine (its pid is gone), within the lease time elsewhere. Two services never d
 the load: each adopts what is free when it looks.
 
 While any service is registered, `jobs launch` only submits, and `jobs queue` does not start
-per-job controllers of its own. The job's files (task, inputs, plan revisions, logs) live in
-SKYFORM_HOME/jobs: services that adopt each other's jobs share that directory.
+per-job controllers of its own. A job's task, inputs and plan revisions are in the store
+(sealed.py: with SKYFORM_PASSPHRASE), so a service with another SKYFORM_HOME runs and
+recovers it; a service skips a job it cannot run (launched without a passphrase elsewhere, or
+no passphrase here). Its logs are mirrored under the adopting service's SKYFORM_HOME/jobs.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from skyform.ops.managed import jobdir
+from skyform.ops.managed import jobdir, sealed
 from skyform.ops.managed.launch import controller_alive
 from skyform.state.db import StateDB, open_state
 from skyform.state.leases import Lease
@@ -32,6 +34,7 @@ from skyform.state.managed import ManagedJobs
 from skyform.state.sqlcore import whoami
 
 SERVICES = "controller/"
+LEASE_HELD = "SKYFORM_JOB_LEASE_HELD"  # set for the job controllers a service starts
 
 
 def job_lease(job_id: int) -> str:
@@ -49,6 +52,35 @@ def driver_of(db: StateDB, job_id: int) -> str | None:
     return lease.purpose if lease else None
 
 
+def drivers(db: StateDB) -> dict[int, str]:
+    """Every job a live service drives, with the service's id (user@host:pid): one query."""
+    found: dict[int, str] = {}
+    for lease in db.list_leases("managed/"):
+        number = lease.name.removeprefix("managed/")
+        if number.isdigit():
+            found[int(number)] = lease.purpose.removeprefix(SERVICES)
+    return found
+
+
+def hold_job_lease(job_id: int) -> Renewer | bool | None:
+    """For a job controller started without a service (`jobs launch`, a restart): on a team
+    store, the job's lease, renewed while it runs, so no service on another machine adopts
+    the job meanwhile; False: someone else drives it. None on the embedded store (one
+    machine: the controller's flock is enough)."""
+    db = open_state()
+    if not db.shares_keys:
+        db.close()
+        return None
+    ttl = lease_ttl()
+    lease = db.try_lease(job_lease(job_id), purpose=f"{SERVICES}{whoami()}:{os.getpid()}", ttl=ttl)
+    if lease is None:
+        db.close()
+        return False
+    renewer = Renewer(db, lease, ttl)
+    renewer.start()
+    return renewer
+
+
 @dataclass
 class Adopted:
     lease: Lease
@@ -60,6 +92,7 @@ def _spawn(job_id: int) -> subprocess.Popen:
     try:
         return subprocess.Popen(
             [sys.executable, "-m", "skyform.ops.managed.controller", str(job_id)],
+            env={**os.environ, LEASE_HELD: "1"},  # the service holds the job's lease
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -83,10 +116,11 @@ def serve(
         renewer.start()
         emit(f"controller {name.removeprefix(SERVICES)} registered (lease {ttl:g} s)")
         driving: dict[int, Adopted] = {}
+        skipped: set[int] = set()  # jobs this service cannot run (said once)
         try:
             while not stop.is_set():
                 _reap(db, driving, emit)
-                _adopt(db, driving, name, ttl, emit)
+                _adopt(db, driving, skipped, name, ttl, emit)
                 for job in driving.values():
                     db.renew_lease(job.lease, ttl)  # the heartbeat of each adopted job
                 stop.wait(min(poll, ttl / 3))
@@ -106,9 +140,24 @@ def _reap(db: StateDB, driving: dict[int, Adopted], emit: Callable[[str], None])
         emit(f"managed job {job_id}: its controller exited ({job.proc.returncode})")
 
 
-def _adopt(db: StateDB, driving: dict, name: str, ttl: float, emit: Callable[[str], None]):
+def _adopt(
+    db: StateDB,
+    driving: dict,
+    skipped: set[int],
+    name: str,
+    ttl: float,
+    emit: Callable[[str], None],
+) -> None:
     for record in ManagedJobs(db).list():
         if record.status.is_terminal or record.id in driving or controller_alive(record.id):
+            continue
+        if not sealed.runnable_here(db, record.id):
+            if record.id not in skipped:  # its inputs are elsewhere only, or need a passphrase
+                skipped.add(record.id)
+                emit(
+                    f"managed job {record.id}: its task and inputs are not here nor readable "
+                    "from the store (SKYFORM_PASSPHRASE): left to a controller that can run it"
+                )
             continue
         lease = db.try_lease(job_lease(record.id), purpose=name, ttl=ttl)
         if lease is None:

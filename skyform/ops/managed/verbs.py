@@ -29,6 +29,7 @@ class Launched:
     record: ManagedJobRecord
     services: list[str] = field(default_factory=list)  # controller services that will run it
     team_store: bool = False  # the store is shared (not this machine's SQLite file)
+    inputs_shared: bool = False  # its task and inputs are in the store (sealed.py)
 
 
 def launch(
@@ -67,13 +68,26 @@ def launch(
         services = [
             lease.name.removeprefix("controller/") for lease in db.list_leases("controller/")
         ]
-    return Launched(record, services, team_store=db.kind != "sqlite")
+        from skyform.ops.managed.sealed import shared
+
+        inputs_shared = shared(db, record.id)
+    return Launched(record, services, team_store=db.kind != "sqlite", inputs_shared=inputs_shared)
 
 
-def queue() -> tuple[list[ManagedJobRecord], list[int]]:
-    """Every managed job, and those whose dead controller was started again."""
+@dataclass(frozen=True)
+class Queue:
+    records: list[ManagedJobRecord]
+    restarted: list[int]  # jobs whose dead controller was started again
+    drivers: dict[int, str]  # job id -> the controller service driving it (user@host:pid)
+
+
+def queue() -> Queue:
+    """Every managed job, which controller service drives each, and those whose dead
+    controller was started again."""
+    from skyform.ops.managed.service import drivers
+
     with _open() as (db, restarted):
-        return ManagedJobs(db).list(), restarted
+        return Queue(ManagedJobs(db).list(), restarted, drivers(db))
 
 
 def follow_output(job_id: int, *, follow: bool, on_line, on_note) -> ManagedJobRecord:
@@ -117,10 +131,11 @@ def revisions(job_id: int) -> list[PlanRevision]:
 
 def revision_plan(job_id: int, found: list[PlanRevision], number: int) -> Plan:
     """Revision `number` as a plan (read back as untrusted, as any saved plan)."""
-    from skyform.ops import planfiles
+    from skyform.ops.managed.sealed import revision_plan as read_revision
 
     chosen = [r for r in found if r.revision == number]
     if not chosen:
         raise SkyformError(f"managed job {job_id} has revisions 1..{len(found)}, not {number}")
-    plan, _ = planfiles.read(Path(chosen[0].path))
+    with open_state() as db:
+        plan, _ = read_revision(db, chosen[0])
     return plan
