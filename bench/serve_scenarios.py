@@ -12,6 +12,9 @@ replicas is preempted.
 3. preemption: 3 replicas serving; 2 s into the load `skyform debug preempt` takes one
    replica's node away: failed requests (goal 0), p50/p99, and the time until 3 replicas
    are READY again.
+4. scale-down: a burst brings 3 replicas up, then a trickle under one replica's target (one
+   client, ~2 QPS) for `--seconds`: time until one replica is left after the 10 s downscale
+   delay, and failed requests while the others drain (goal 0).
 Probe interval 0.5 s. Client, LB, controller and replicas share this machine's cores.
 """
 
@@ -25,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -78,7 +82,7 @@ def wait(check, timeout: float = 120) -> None:
         time.sleep(0.3)
 
 
-async def load(url: str, clients: int, seconds: float, during=None) -> dict:
+async def load(url: str, clients: int, seconds: float, during=None, pause: float = 0.0) -> dict:
     latencies: list[float] = []
     failed = 0
     stop = time.perf_counter() + seconds
@@ -95,6 +99,8 @@ async def load(url: str, clients: int, seconds: float, during=None) -> dict:
                 except aiohttp.ClientError:
                     failed += 1
                 latencies.append(time.perf_counter() - started)
+                if pause:
+                    await asyncio.sleep(pause)  # a light load: about clients / pause QPS
 
         extra = [asyncio.to_thread(during)] if during else []
         await asyncio.gather(*(client() for _ in range(clients)), *extra)
@@ -156,6 +162,47 @@ def scale_up(work: Path, clients: int, seconds: float) -> dict:
         skyform("serve", "down", "benchscale", "-y")
 
 
+def scale_down(work: Path, clients: int, seconds: float) -> dict:
+    """3 replicas after a burst, then a trickle (~2 QPS, under one replica's target): time
+    until only min_replicas are left after the downscale delay, and no request fails while
+    the two surplus replicas drain."""
+    policy = (
+        "  replica_policy: {min_replicas: 1, max_replicas: 3, target_qps_per_replica: 5,\n"
+        "                   upscale_delay_seconds: 5, downscale_delay_seconds: 10}"
+    )
+    path = work / "down.yaml"
+    path.write_text(task("benchdown", "1", policy))
+    skyform("serve", "up", str(path), "-y")
+    try:
+        wait(lambda: len(ready("benchdown")) == 1)
+        url = record("benchdown")["endpoint"] + "/echo"
+        burst_over = threading.Event()
+
+        def until_three() -> None:
+            wait(lambda: len(ready("benchdown")) == 3, timeout=seconds)
+            burst_over.set()
+
+        async def burst() -> None:
+            task = asyncio.ensure_future(load(url, clients, seconds, until_three))
+            while not burst_over.is_set() and not task.done():
+                await asyncio.sleep(0.2)
+            task.cancel()
+
+        asyncio.run(burst())
+        timing: dict[str, float] = {}
+        began = time.monotonic()
+
+        def watch() -> None:
+            # the QPS window (60 s) must forget the burst first, then the 10 s delay runs
+            wait(lambda: len(record("benchdown")["replicas"]) == 1, timeout=seconds + 120)
+            timing["back_to_one_s"] = round(time.monotonic() - began, 1)
+
+        out = asyncio.run(load(url, 1, seconds + 120, watch, pause=0.5))
+        return {**out, **timing}
+    finally:
+        skyform("serve", "down", "benchdown", "-y")
+
+
 def preemption(work: Path, clients: int, seconds: float) -> dict:
     path = work / "spot.yaml"
     path.write_text(task("benchspot", "1", "  replicas: 3"))
@@ -190,6 +237,7 @@ SCENARIOS = {
     "rolling_update": rolling,
     "scale_up_1_to_3": scale_up,
     "preempt_1_of_3": preemption,
+    "scale_down_3_to_1": scale_down,
 }
 
 
