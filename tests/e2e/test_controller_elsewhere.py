@@ -8,6 +8,7 @@ is over the stored secret values are dropped."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -59,14 +60,14 @@ def _env(home: Path, url: str) -> dict[str, str]:
     )
 
 
-def _run(home: Path, url: str, *args, check: int | None = 0):
+def _run(home: Path, url: str, *args, check: int | None = 0, extra: dict | None = None):
     proc = subprocess.run(
         [sys.executable, "-m", "skyform.cli.main", *map(str, args)],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         cwd=home,
-        env=_env(home, url),
+        env={**_env(home, url), **(extra or {})},
         timeout=120,
     )
     if check is not None:
@@ -125,8 +126,7 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
         revisions = json.loads(_run(laptop, pg_url, "jobs", "plans", "1", "--json").stdout)
         assert [r["revision"] for r in revisions] == [1, 2]
         assert str(runner) in revisions[1]["path"]  # planned by the runner's controller
-        logs = _run(laptop, pg_url, "jobs", "logs", "1")  # the output stayed with the runner
-        assert f"was run by controller {whoami()}:{service.pid}" in logs.stdout + logs.stderr
+        _assert_logs_from_the_store(laptop, runner, pg_url, f"{whoami()}:{service.pid}")
         for number in (1, 2):  # revision 1's file went with the laptop's copy: from the store
             shown = _run(laptop, pg_url, "jobs", "plans", "1", "--show", number, "--json")
             assert [c["cluster"] for c in json.loads(shown.stdout)["changes"]] == ["j1-ticks"]
@@ -142,6 +142,37 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
         if service.poll() is None:
             os.killpg(service.pid, signal.SIGTERM)
             service.wait(timeout=30)
+
+
+def _assert_logs_from_the_store(laptop: Path, runner: Path, url: str, controller: str) -> None:
+    """The laptop has no copy of the output: `jobs logs` reads the runner's from the store,
+    every attempt (the preempted one too), the final status last; the same as the runner's."""
+    assert not list((laptop / "jobs" / "1" / "logs").glob("*.log"))
+    here = _run(laptop, url, "jobs", "logs", "1").stdout.splitlines()
+    there = _run(runner, url, "jobs", "logs", "1").stdout.splitlines()
+    assert here == there
+    attempts = [i for i, line in enumerate(here) if "task ticks, attempt" in line]
+    assert [here[i].split("(")[0] for i in attempts] == [
+        "── task ticks, attempt 1 ",
+        "── task ticks, attempt 2 ",
+    ]
+    before = here[attempts[0] + 1 : attempts[1]]  # the attempt the preemption ended
+    assert before and before[0] == "(ticks, node=0) tick 1"
+    assert "(ticks, node=0) tick 50" not in before
+    assert here[attempts[1] + 1 :][-2:] == [
+        "(ticks, node=0) tick 50",
+        "── managed job 1: SUCCEEDED (every task succeeded)",
+    ]
+    followed = _run(laptop, url, "jobs", "logs", "1", "-f")
+    assert followed.stdout.splitlines() == here
+    with open_state() as db:  # sealed at rest: what the job printed is not in the rows
+        rows = db.execute("SELECT sealed FROM managed_logs WHERE job_id=1").fetchall()
+    assert rows and all(b"tick" not in base64.b64decode(r["sealed"].split(":")[-1]) for r in rows)
+    env_without = {"SKYFORM_PASSPHRASE": ""}
+    blind = _run(laptop, url, "jobs", "logs", "1", extra=env_without).stdout
+    assert "tick" not in blind
+    assert f"was run by controller {controller}" in blind
+    assert "Set SKYFORM_PASSPHRASE to the team's passphrase to read its output" in blind
 
 
 def test_a_service_elsewhere_never_adopts_a_job_a_local_controller_drives(

@@ -154,7 +154,13 @@ class Controller(JobControls):
             with session:
                 task = self.update_task(task, cluster_job_id=job.job_id)
                 mirror = LogMirror(
-                    session, job_key(job), self.job_id, index, task.recovery_count, job.job_id
+                    session,
+                    job_key(job),
+                    self.job_id,
+                    index,
+                    task.recovery_count,
+                    job.job_id,
+                    self.store_copy,
                 )
                 outcome, detail, codes = self.watch(session, cluster, job, mirror)
             verdict = self.settle(index, outcome, detail, codes)
