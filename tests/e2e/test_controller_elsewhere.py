@@ -88,6 +88,18 @@ def _service(home: Path, url: str) -> subprocess.Popen[str]:
     )
 
 
+def _follower(home: Path, url: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "skyform.cli.main", "jobs", "logs", "1", "-f"],
+        env=_env(home, url),
+        cwd=home,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
 def _job(home: Path, url: str) -> dict:
     return json.loads(_run(home, url, "jobs", "queue", "--json").stdout)[0]
 
@@ -100,6 +112,7 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
     laptop, runner = _home(skyform_home), _home(tmp_path / "runner")
     marker = tmp_path / "attempts"
     service = _service(runner, pg_url)
+    follower = None
     try:
         with open_state() as db:
             wait_until(lambda: db.list_leases("controller/"))
@@ -111,6 +124,7 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
 
         running = wait_until(lambda: (j := _job(laptop, pg_url))["status"] == "RUNNING" and j, 60)
         assert running["controller"] == f"{whoami()}:{service.pid}"
+        follower = _follower(laptop, pg_url)  # `jobs logs 1 -f` on the laptop, as it runs
         wait_until(lambda: marker.exists() and "attempt 0" in marker.read_text(), 60)
         time.sleep(1.0)
         _run(runner, pg_url, "debug", "preempt", "j1-ticks")
@@ -126,6 +140,17 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
         revisions = json.loads(_run(laptop, pg_url, "jobs", "plans", "1", "--json").stdout)
         assert [r["revision"] for r in revisions] == [1, 2]
         assert str(runner) in revisions[1]["path"]  # planned by the runner's controller
+        followed, _ = follower.communicate(timeout=60)
+        assert follower.returncode == 0, followed
+        lines = followed.splitlines()
+        assert lines[-2:] == [
+            "(ticks, node=0) tick 50",
+            "── managed job 1: SUCCEEDED (every task succeeded)",
+        ]
+        assert any(x.startswith("── managed job 1: RECOVERING") for x in lines)  # as it came
+        attempts = [i for i, line in enumerate(lines) if "task ticks, attempt" in line]
+        assert len(attempts) == 2  # the preempted attempt's output, then the recovery's
+        assert lines[attempts[0] + 1] == lines[attempts[1] + 1] == "(ticks, node=0) tick 1"
         _assert_logs_from_the_store(laptop, runner, pg_url, f"{whoami()}:{service.pid}")
         for number in (1, 2):  # revision 1's file went with the laptop's copy: from the store
             shown = _run(laptop, pg_url, "jobs", "plans", "1", "--show", number, "--json")
@@ -139,6 +164,9 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
         stored = json.loads(unseal(PASSPHRASE, token, what="inputs"))
         assert stored["secrets"] == ["TOKEN="]  # the job is over: its secret value is gone
     finally:
+        if follower is not None and follower.poll() is None:
+            follower.kill()
+            follower.wait(timeout=30)
         if service.poll() is None:
             os.killpg(service.pid, signal.SIGTERM)
             service.wait(timeout=30)
