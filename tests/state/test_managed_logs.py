@@ -5,6 +5,8 @@ copies reads back with `jobs logs` — the same lines, sealed at rest, bounded."
 from __future__ import annotations
 
 import base64
+import os
+from pathlib import Path
 
 import pytest
 
@@ -100,6 +102,20 @@ def test_another_home_reads_every_attempt_from_the_store(team, monkeypatch):
     assert notes[0].startswith("task t, attempt 1 (recovery 0, cluster job 1)")
     assert notes[1].startswith("task t, attempt 2 (recovery 1, cluster job 2)")
     assert notes[-1] == "managed job 1: PENDING"
+
+
+def test_after_an_adoption_each_home_shows_both_controllers_attempts(team, monkeypatch):
+    first = Path(os.environ["SKYFORM_HOME"])  # the controller that ran attempt 1, then died
+    with open_state() as db:
+        job = _job(db)
+        _write(job, FIRST, b"first try\n")
+        StoreCopy.for_job(db, job).flush(_files(job), force=True)
+        monkeypatch.setenv("SKYFORM_HOME", str(team))  # the service that adopted the job
+        _write(job, SECOND, b"second try\n")
+        StoreCopy.for_job(db, job).flush(_files(job), force=True)
+        assert _read(db, job)[0] == ["first try", "second try"]
+        monkeypatch.setenv("SKYFORM_HOME", str(first))
+        assert _read(db, job)[0] == ["first try", "second try"]
 
 
 def test_without_the_passphrase_another_home_is_told_to_set_it(team, monkeypatch):

@@ -97,10 +97,12 @@ class _Files:
 
     job_id: int
     offsets: dict[Path, int] = field(default_factory=dict)
+    keys: set[LogKey] = field(default_factory=set)
 
     def gained(self) -> list[tuple[LogKey, bytes]]:
         found = []
         for key, path in attempt_logs(self.job_id).items():
+            self.keys.add(key)
             with open(path, "rb") as fh:
                 fh.seek(self.offsets.get(path, 0))
                 data = fh.read()
@@ -118,13 +120,19 @@ class _Stored:
     secret: str
     after: int = 0
 
-    def gained(self) -> list[tuple[LogKey, bytes]]:
+    used: bool = False  # some output came from here
+
+    def gained(self, *, local: set[LogKey]) -> list[tuple[LogKey, bytes]]:
+        """New chunks of the logs that have no copy here (`local`)."""
         opener = sealer(self.secret)
         found = []
         for chunk in self.logs.chunks(self.job_id, after=self.after):
+            self.after = chunk.id
+            if chunk.key in local:
+                continue
             data = opener.unseal(chunk.sealed, what=what(self.job_id), damaged_hint=_DAMAGED)
             found.append((chunk.key, data))
-            self.after = chunk.id
+            self.used = True
         return found
 
 
@@ -154,7 +162,8 @@ def stream(
     poll: float = 0.5,
 ) -> ManagedJobRecord:
     """Print what the job printed so far (and, following, until it ends), then its status:
-    from the controller's copies here, else from the team's store."""
+    from the controller's copies here, and each log that has none here (run by a controller
+    elsewhere, before or after an adoption) from the team's store."""
     jobs = ManagedJobs(db)
     reader = _Reader(jobs.require(job_id), on_line, on_note)
     files, logs = _Files(job_id), ManagedLogs(db)
@@ -171,12 +180,11 @@ def stream(
             on_note(status_note(record))
             shown = record.status
         gained = files.gained()
-        if not files.offsets and stored is not None:  # no copy here: the store's
-            gained = stored.gained()
+        if stored is not None:  # the logs with no copy here (another controller's): the store's
+            gained += stored.gained(local=files.keys)
         reader.read(gained, everything=final)
         if final:
-            from_store = stored is not None and not files.offsets and stored.after
-            if from_store and sum(logs.stored_sizes(job_id).values()) >= JOB_CAP:
+            if stored and stored.used and sum(logs.stored_sizes(job_id).values()) >= JOB_CAP:
                 on_note(_capped(jobs, record))
             if not reader.announced:
                 has = db.shares_keys and logs.has_output(job_id)
