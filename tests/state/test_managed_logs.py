@@ -12,7 +12,7 @@ import pytest
 
 from skyform.errors import StateError
 from skyform.ops.managed import logs, logstore
-from skyform.ops.managed.logmirror import log_path
+from skyform.ops.managed.logmirror import attempt_logs, log_path
 from skyform.ops.managed.logs import stream
 from skyform.ops.managed.logstore import CHUNK, StoreCopy
 from skyform.state import teamkeys
@@ -186,3 +186,21 @@ def test_the_embedded_store_keeps_no_output(monkeypatch):
     monkeypatch.setenv("SKYFORM_PASSPHRASE", "team secret")
     with open_state() as db:
         assert StoreCopy.for_job(db, _job(db)) is None
+
+
+def test_output_a_lost_connection_left_behind_is_stored_by_the_next_controller(team, pg_server):
+    with open_state() as db:
+        job = _job(db)
+        _write(job, FIRST, b"stored\n")
+        StoreCopy.for_job(db, job).flush(_files(job), force=True)
+        failures: list[str] = []
+        copy = StoreCopy.for_job(db, job, failures.append)
+        _write(job, FIRST, b"before the restart\n")
+        pg_server.stop("fast")
+        pg_server.start()
+        copy.flush(_files(job), force=True)  # the attempt's end: the write is lost
+        assert failures and "lost the connection to the state database" in failures[0]
+    with open_state() as db:  # the controller started again: its catch-up at start
+        StoreCopy.for_job(db, job).flush(attempt_logs(job), force=True)
+        assert ManagedLogs(db).stored_sizes(job) == {FIRST: 26}
+        assert _read(db, job)[0] == ["stored", "before the restart"]

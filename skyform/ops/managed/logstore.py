@@ -56,6 +56,7 @@ class StoreCopy:
         self.sizes = self.logs.stored_sizes(job_id)
         self.last_flush = 0.0
         self.capped = False
+        self.files: dict[LogKey, Path] = {}
 
     @classmethod
     def for_job(
@@ -68,7 +69,10 @@ class StoreCopy:
         return cls(db, job_id, secret, log)
 
     def flush(self, files: dict[LogKey, Path], *, force: bool = False) -> None:
-        """Store what `files` gained since the store's copy, when due (or `force`)."""
+        """Store what `files` gained since the store's copy, when due (or `force`). Files of
+        earlier flushes count too: what a failed write left behind goes with the next one."""
+        self.files.update(files)
+        files = self.files
         pending = {k: _size(p) - self.sizes.get(k, 0) for k, p in files.items()}
         due = force or time.monotonic() - self.last_flush >= FLUSH_INTERVAL
         if self.capped or not any(n > 0 for n in pending.values()):
