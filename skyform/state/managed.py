@@ -186,6 +186,7 @@ class ManagedJobs:
             conn.execute("DELETE FROM managed_jobs WHERE id=?", (job_id,))
             conn.execute("DELETE FROM plan_revisions WHERE job_id=?", (job_id,))
             conn.execute("DELETE FROM managed_inputs WHERE job_id=?", (job_id,))
+            conn.execute("DELETE FROM managed_logs WHERE job_id=?", (job_id,))
 
     def refresh(self, record: ManagedJobRecord) -> ManagedJobRecord:
         return self.require(record.id)

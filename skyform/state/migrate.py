@@ -27,6 +27,7 @@ TABLES = (
     "secrets",
     "known_hosts",
     "managed_inputs",
+    "managed_logs",
 )
 
 

@@ -132,7 +132,7 @@ class PostgresStateStore(SqlStateStore):
             self._conn.execute("ROLLBACK")
 
     def after_bulk_insert(self, conn, tables: Sequence[str]) -> None:
-        for table in ("events", "usage", "managed_jobs"):
+        for table in ("events", "usage", "managed_jobs", "managed_logs"):
             if table in tables:
                 conn.execute(
                     f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "

@@ -156,5 +156,22 @@ MIGRATIONS: dict[int, list[str]] = {
         )""",
         # each plan revision's bytes (plans hold no secrets), checked against `digest` on read
         "ALTER TABLE plan_revisions ADD COLUMN plan TEXT",
+        # A managed job's output in the store, so `jobs logs` works on any machine: chunks of
+        # one node's log of one attempt (task, recovery, cluster job, rank), `offset` the
+        # chunk's first byte in that log, `sealed` its bytes sealed with SKYFORM_PASSPHRASE
+        # (output may echo secrets). `id` orders the chunks for a follower.
+        """CREATE TABLE managed_logs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            job_id INTEGER NOT NULL,
+            task INTEGER NOT NULL,
+            recovery INTEGER NOT NULL,
+            cluster_job INTEGER NOT NULL,
+            rank INTEGER NOT NULL,
+            byte_offset INTEGER NOT NULL,
+            nbytes INTEGER NOT NULL,
+            sealed TEXT NOT NULL,
+            UNIQUE (job_id, task, recovery, cluster_job, rank, byte_offset)
+        )""",
+        "CREATE INDEX managed_logs_by_job ON managed_logs (job_id, id)",
     ],
 }

@@ -8,6 +8,7 @@ is over the stored secret values are dropped."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -59,14 +60,14 @@ def _env(home: Path, url: str) -> dict[str, str]:
     )
 
 
-def _run(home: Path, url: str, *args, check: int | None = 0):
+def _run(home: Path, url: str, *args, check: int | None = 0, extra: dict | None = None):
     proc = subprocess.run(
         [sys.executable, "-m", "skyform.cli.main", *map(str, args)],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         cwd=home,
-        env=_env(home, url),
+        env={**_env(home, url), **(extra or {})},
         timeout=120,
     )
     if check is not None:
@@ -87,6 +88,18 @@ def _service(home: Path, url: str) -> subprocess.Popen[str]:
     )
 
 
+def _follower(home: Path, url: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "skyform.cli.main", "jobs", "logs", "1", "-f"],
+        env=_env(home, url),
+        cwd=home,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
 def _job(home: Path, url: str) -> dict:
     return json.loads(_run(home, url, "jobs", "queue", "--json").stdout)[0]
 
@@ -99,6 +112,7 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
     laptop, runner = _home(skyform_home), _home(tmp_path / "runner")
     marker = tmp_path / "attempts"
     service = _service(runner, pg_url)
+    follower = None
     try:
         with open_state() as db:
             wait_until(lambda: db.list_leases("controller/"))
@@ -110,6 +124,7 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
 
         running = wait_until(lambda: (j := _job(laptop, pg_url))["status"] == "RUNNING" and j, 60)
         assert running["controller"] == f"{whoami()}:{service.pid}"
+        follower = _follower(laptop, pg_url)  # `jobs logs 1 -f` on the laptop, as it runs
         wait_until(lambda: marker.exists() and "attempt 0" in marker.read_text(), 60)
         time.sleep(1.0)
         _run(runner, pg_url, "debug", "preempt", "j1-ticks")
@@ -125,8 +140,18 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
         revisions = json.loads(_run(laptop, pg_url, "jobs", "plans", "1", "--json").stdout)
         assert [r["revision"] for r in revisions] == [1, 2]
         assert str(runner) in revisions[1]["path"]  # planned by the runner's controller
-        logs = _run(laptop, pg_url, "jobs", "logs", "1")  # the output stayed with the runner
-        assert f"was run by controller {whoami()}:{service.pid}" in logs.stdout + logs.stderr
+        followed, _ = follower.communicate(timeout=60)
+        assert follower.returncode == 0, followed
+        lines = followed.splitlines()
+        assert lines[-2:] == [
+            "(ticks, node=0) tick 50",
+            "── managed job 1: SUCCEEDED (every task succeeded)",
+        ]
+        assert any(x.startswith("── managed job 1: RECOVERING") for x in lines)  # as it came
+        attempts = [i for i, line in enumerate(lines) if "task ticks, attempt" in line]
+        assert len(attempts) == 2  # the preempted attempt's output, then the recovery's
+        assert lines[attempts[0] + 1] == lines[attempts[1] + 1] == "(ticks, node=0) tick 1"
+        _assert_logs_from_the_store(laptop, runner, pg_url, f"{whoami()}:{service.pid}")
         for number in (1, 2):  # revision 1's file went with the laptop's copy: from the store
             shown = _run(laptop, pg_url, "jobs", "plans", "1", "--show", number, "--json")
             assert [c["cluster"] for c in json.loads(shown.stdout)["changes"]] == ["j1-ticks"]
@@ -139,9 +164,43 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
         stored = json.loads(unseal(PASSPHRASE, token, what="inputs"))
         assert stored["secrets"] == ["TOKEN="]  # the job is over: its secret value is gone
     finally:
+        if follower is not None and follower.poll() is None:
+            follower.kill()
+            follower.wait(timeout=30)
         if service.poll() is None:
             os.killpg(service.pid, signal.SIGTERM)
             service.wait(timeout=30)
+
+
+def _assert_logs_from_the_store(laptop: Path, runner: Path, url: str, controller: str) -> None:
+    """The laptop has no copy of the output: `jobs logs` reads the runner's from the store,
+    every attempt (the preempted one too), the final status last; the same as the runner's."""
+    assert not list((laptop / "jobs" / "1" / "logs").glob("*.log"))
+    here = _run(laptop, url, "jobs", "logs", "1").stdout.splitlines()
+    there = _run(runner, url, "jobs", "logs", "1").stdout.splitlines()
+    assert here == there
+    attempts = [i for i, line in enumerate(here) if "task ticks, attempt" in line]
+    assert [here[i].split("(")[0] for i in attempts] == [
+        "── task ticks, attempt 1 ",
+        "── task ticks, attempt 2 ",
+    ]
+    before = here[attempts[0] + 1 : attempts[1]]  # the attempt the preemption ended
+    assert before and before[0] == "(ticks, node=0) tick 1"
+    assert "(ticks, node=0) tick 50" not in before
+    assert here[attempts[1] + 1 :][-2:] == [
+        "(ticks, node=0) tick 50",
+        "── managed job 1: SUCCEEDED (every task succeeded)",
+    ]
+    followed = _run(laptop, url, "jobs", "logs", "1", "-f")
+    assert followed.stdout.splitlines() == here
+    with open_state() as db:  # sealed at rest: what the job printed is not in the rows
+        rows = db.execute("SELECT sealed FROM managed_logs WHERE job_id=1").fetchall()
+    assert rows and all(b"tick" not in base64.b64decode(r["sealed"].split(":")[-1]) for r in rows)
+    env_without = {"SKYFORM_PASSPHRASE": ""}
+    blind = _run(laptop, url, "jobs", "logs", "1", extra=env_without).stdout
+    assert "tick" not in blind
+    assert f"was run by controller {controller}" in blind
+    assert "Set SKYFORM_PASSPHRASE to the team's passphrase to read its output" in blind
 
 
 def test_a_service_elsewhere_never_adopts_a_job_a_local_controller_drives(

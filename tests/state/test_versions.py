@@ -172,6 +172,7 @@ def test_a_schema_2_state_gains_cluster_versions_and_older_plans_for_its_cluster
     for table in ("leases", "secrets", "known_hosts"):  # schema 5
         conn.execute(f"DROP TABLE {table}")
     conn.execute("DROP TABLE managed_inputs")  # schema 6
+    conn.execute("DROP TABLE managed_logs")
     conn.execute("ALTER TABLE plan_revisions DROP COLUMN plan")
     conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
     conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='serial'")

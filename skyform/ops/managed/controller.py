@@ -34,7 +34,7 @@ from skyform.lifecycle.cluster_job import job_key
 from skyform.ops.managed import attempt, jobdir, sealed
 from skyform.ops.managed.branches import Cancelled, run_branches
 from skyform.ops.managed.job_controls import JobControls
-from skyform.ops.managed.logmirror import LogMirror
+from skyform.ops.managed.logmirror import LogMirror, attempt_logs
 from skyform.ops.managed.revisions import load_dag, make_revision
 from skyform.ops.managed.service import LEASE_HELD, hold_job_lease
 from skyform.recovery.detect import Monitor, Observation, Outcome
@@ -90,6 +90,8 @@ class Controller(JobControls):
         try:
             if sealed.materialise(self.db, self.job_id):
                 self.log("task and inputs read from the state store (launched elsewhere)")
+            if self.store_copy is not None:  # output a controller before this one left behind
+                self.store_copy.flush(attempt_logs(self.job_id), force=True)
             final = run_branches(
                 self, load_dag(record), lambda: Controller(self.job_id, self.shared)
             )
@@ -154,7 +156,13 @@ class Controller(JobControls):
             with session:
                 task = self.update_task(task, cluster_job_id=job.job_id)
                 mirror = LogMirror(
-                    session, job_key(job), self.job_id, index, task.recovery_count, job.job_id
+                    session,
+                    job_key(job),
+                    self.job_id,
+                    index,
+                    task.recovery_count,
+                    job.job_id,
+                    self.store_copy,
                 )
                 outcome, detail, codes = self.watch(session, cluster, job, mirror)
             verdict = self.settle(index, outcome, detail, codes)

@@ -14,6 +14,7 @@ from skyform.errors import SkyformError
 from skyform.lifecycle import clusters
 from skyform.ops.managed import attempt
 from skyform.ops.managed.branches import Cancelled, Shared, Stopped
+from skyform.ops.managed.logstore import StoreCopy
 from skyform.recovery.policy import RecoveryPolicy
 from skyform.spec.recovery import Strategy
 from skyform.state.db import open_state
@@ -29,6 +30,8 @@ class JobControls:
         self.jobs = ManagedJobs(self.db)
         self.config = load_config()
         self.log_ = logging.getLogger(f"skyform.controller.{job_id}")
+        # the job's output to the team's store too (None: embedded store, or no passphrase)
+        self.store_copy = StoreCopy.for_job(self.db, job_id, self.log)
 
     # -- small helpers -------------------------------------------------------------------------
 

@@ -2,55 +2,44 @@
 the nodes while the attempt runs (at every probe) and once more when it ends.
 
 A preempted node takes at most its last probe interval of output with it, and a cancelled or
-failed attempt keeps everything it printed. `skyform jobs logs` reads only these copies
+failed attempt keeps everything it printed. `skyform jobs logs` reads these copies
 (see logs.py), so it shows every attempt after the fact, and the clusters can go away.
 
     jobs/<id>/logs/task<T>-rec<R>-job<J>-node<N>.log   (raw bytes, appended)
+
+On a team store with SKYFORM_PASSPHRASE, each copy also goes to the state store as it grows
+(logstore.py), so `jobs logs` works from other machines too.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from skyform.exec import node_jobs
 from skyform.exec.run import ClusterSession
 from skyform.ops.managed import jobdir
+from skyform.ops.managed.logstore import StoreCopy
+from skyform.state.managed_logs import LogKey
 
 ATTEMPT_LOG = re.compile(r"task(\d+)-rec(\d+)-job(\d+)-node(\d+)\.log")
 CHUNK = 1 << 20  # bytes pulled per node per round trip
 
 
-@dataclass(frozen=True, order=True)
-class AttemptLog:
-    """One node's log of one attempt (task index, recovery count, cluster job id)."""
-
-    task: int
-    recovery: int
-    cluster_job: int
-    rank: int
-    path: Path
-
-    @property
-    def attempt(self) -> tuple[int, int, int]:
-        return (self.task, self.recovery, self.cluster_job)
+def log_path(job_id: int, key: LogKey) -> Path:
+    name = f"task{key.task}-rec{key.recovery}-job{key.cluster_job}-node{key.rank}.log"
+    return jobdir.logs_dir(job_id) / name
 
 
-def log_path(job_id: int, task: int, recovery: int, cluster_job: int, rank: int) -> Path:
-    return jobdir.logs_dir(job_id) / f"task{task}-rec{recovery}-job{cluster_job}-node{rank}.log"
-
-
-def attempt_logs(job_id: int) -> list[AttemptLog]:
+def attempt_logs(job_id: int) -> dict[LogKey, Path]:
     """Every attempt's node logs, in the order the attempts ran (then by rank)."""
-    found = []
+    found = {}
     for path in jobdir.logs_dir(job_id).iterdir():
         m = ATTEMPT_LOG.fullmatch(path.name)
         if m:
-            task, recovery, cluster_job, rank = (int(g) for g in m.groups())
-            found.append(AttemptLog(task, recovery, cluster_job, rank, path))
-    return sorted(found)
+            found[LogKey(*(int(g) for g in m.groups()))] = path
+    return dict(sorted(found.items()))
 
 
 class LogMirror:
@@ -58,13 +47,21 @@ class LogMirror:
     the size of its copy, so a controller started again carries on where the last one was."""
 
     def __init__(
-        self, session: ClusterSession, key: str, job_id: int, task: int, recovery: int, job: int
+        self,
+        session: ClusterSession,
+        key: str,
+        job_id: int,
+        task: int,
+        recovery: int,
+        job: int,
+        store: StoreCopy | None = None,
     ) -> None:
         self.session = session
         self.key = key
-        self.paths = {
-            n.rank: log_path(job_id, task, recovery, job, n.rank) for n in session.cluster.nodes
-        }
+        keys = {n.rank: LogKey(task, recovery, job, n.rank) for n in session.cluster.nodes}
+        self.paths = {rank: log_path(job_id, key) for rank, key in keys.items()}
+        self.store = store
+        self.stored = {key: self.paths[rank] for rank, key in keys.items()}
 
     def pull(self, *, to_the_end: bool = False) -> None:
         """One read per answering node (every read up to the end with `to_the_end`). A node
@@ -73,6 +70,8 @@ class LogMirror:
         while active:
             outcomes = self.session.fan_out(self._pull_one, active)
             active = [r for r, o in outcomes.items() if o.ok and o.value and to_the_end]
+        if self.store is not None:  # at the end, before the status that follows is recorded
+            self.store.flush(self.stored, force=to_the_end)
 
     def _pull_one(self, rank: int, runner) -> bool:
         """Returns whether a full chunk came (there may be more)."""

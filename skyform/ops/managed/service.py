@@ -13,7 +13,8 @@ While any service is registered, `jobs launch` only submits, and `jobs queue` do
 per-job controllers of its own. A job's task, inputs and plan revisions are in the store
 (sealed.py: with SKYFORM_PASSPHRASE), so a service with another SKYFORM_HOME runs and
 recovers it; a service skips a job it cannot run (launched without a passphrase elsewhere, or
-no passphrase here). Its logs are mirrored under the adopting service's SKYFORM_HOME/jobs.
+no passphrase here). Its logs are mirrored under the adopting service's SKYFORM_HOME/jobs,
+and into the store (logstore.py, with the passphrase), where `jobs logs` elsewhere reads them.
 """
 
 from __future__ import annotations
