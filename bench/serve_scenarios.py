@@ -138,11 +138,16 @@ def rolling(work: Path, clients: int, seconds: float) -> dict:
         skyform("serve", "down", "benchroll", "-y")
 
 
-def scale_up(work: Path, clients: int, seconds: float) -> dict:
-    policy = (
+def one_to_three(downscale_delay: int) -> str:
+    """Autoscaling between 1 and 3 replicas at 5 QPS each, scaling up after 5 s."""
+    return (
         "  replica_policy: {min_replicas: 1, max_replicas: 3, target_qps_per_replica: 5,\n"
-        "                   upscale_delay_seconds: 5, downscale_delay_seconds: 600}"
+        f"                   upscale_delay_seconds: 5, downscale_delay_seconds: {downscale_delay}}}"
     )
+
+
+def scale_up(work: Path, clients: int, seconds: float) -> dict:
+    policy = one_to_three(downscale_delay=600)
     path = work / "scale.yaml"
     path.write_text(task("benchscale", "1", policy))
     skyform("serve", "up", str(path), "-y")
@@ -166,10 +171,7 @@ def scale_down(work: Path, clients: int, seconds: float) -> dict:
     """3 replicas after a burst, then a trickle (~2 QPS, under one replica's target): time
     until only min_replicas are left after the downscale delay, and no request fails while
     the two surplus replicas drain."""
-    policy = (
-        "  replica_policy: {min_replicas: 1, max_replicas: 3, target_qps_per_replica: 5,\n"
-        "                   upscale_delay_seconds: 5, downscale_delay_seconds: 10}"
-    )
+    policy = one_to_three(downscale_delay=10)
     path = work / "down.yaml"
     path.write_text(task("benchdown", "1", policy))
     skyform("serve", "up", str(path), "-y")

@@ -8,41 +8,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from skyform.cli.render.lines import table_lines
+
 if TYPE_CHECKING:
     from rich.console import Console
 
 GAP = "   "  # right padding, the box's column separator, left padding
 
 
-def table_lines(
+def status_table_lines(
     headers: Sequence[str], rows: Sequence[Sequence[str]], width: int
 ) -> list[str] | None:
     """The table's lines, or None when it is wider than `width` (rich would wrap it)."""
     from rich.cells import cell_len
 
-    def cells(row: Sequence[str]) -> list[tuple[str, int]]:  # ASCII: a character a cell
-        return [(c, len(c) if c.isascii() else cell_len(c)) for c in row]
+    def cells(text: str) -> int:  # ASCII: a character a cell
+        return len(text) if text.isascii() else cell_len(text)
 
-    measured = [cells(headers), *(cells(r) for r in rows)]
-    widths = [0] * len(headers)
-    for row in measured:
-        for i, (_, n) in enumerate(row):
-            if n > widths[i]:
-                widths[i] = n
-    total = sum(widths) + len(GAP) * (len(widths) - 1)
-    if total > width:
-        return None
-
-    def line(row: list[tuple[str, int]]) -> str:
-        return GAP.join(c + " " * (w - n) for (c, n), w in zip(row, widths, strict=True))
-
-    head, *body = (line(r) for r in measured)
-    return [head, "─" * total, *body]
+    return table_lines(headers, rows, width, gap=GAP, measure=cells)
 
 
 def print_table(console: Console, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> bool:
     """Print the table as rich would (False, nothing printed: it does not fit; use rich)."""
-    found = table_lines(headers, rows, console.width)
+    found = status_table_lines(headers, rows, console.width)
     if found is None:
         return False
     head, rule, *body = found

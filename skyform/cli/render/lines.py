@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -75,14 +76,11 @@ class PlainPrinter:
         for cells in [header, *grid.rows]:
             for cell in cells:
                 _check(cell)
-        widths = [max(len(r[i]) for r in [header, *grid.rows]) for i in range(len(header))]
-        total = sum(widths) + len(widths) - 1
-        if total > self.width:
-            raise NeedsRich("table wider than the console")
         justify = [j for _, j in grid.columns]
-        self.parts.append(_row(header, widths, justify))
-        self.parts.append("─" * total + "\n")
-        self.parts += [_row(r, widths, justify) for r in grid.rows]
+        found = table_lines(header, grid.rows, self.width, justify=justify, gap=" ")
+        if found is None:
+            raise NeedsRich("table wider than the console")
+        self.parts += [line + "\n" for line in found]
 
     def text(self) -> str:
         return "".join(self.parts)
@@ -93,17 +91,43 @@ def _check(text: str) -> None:
         raise NeedsRich(text)
 
 
-def _row(cells: list[str], widths: list[int], justify: list[Justify]) -> str:
-    out = []
-    for cell, width, how in zip(cells, widths, justify, strict=True):
-        room = width - len(cell)
-        if how == "right":
-            out.append(" " * room + cell)
-        elif how == "center":
-            out.append(" " * (room // 2) + cell + " " * (room - room // 2))
-        else:
-            out.append(cell + " " * room)
-    return " ".join(out) + "\n"
+def table_lines(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    width: int,
+    *,
+    justify: Sequence[Justify] | None = None,
+    gap: str = " ",
+    measure: Callable[[str], int] = len,
+) -> list[str] | None:
+    """A SIMPLE_HEAD table (no outer edge, no edge padding) as rich draws it when it fits:
+    header, rule, rows, columns `gap` apart (rich's padding and separator), every cell padded
+    to its column; None when it is wider than `width` (rich would wrap or fold it).
+    `measure` is a cell's width in terminal cells."""
+    measured = [[(c, measure(c)) for c in row] for row in [header, *rows]]
+    widths = [0] * len(header)
+    for row in measured:
+        for i, (_, n) in enumerate(row):
+            widths[i] = max(widths[i], n)
+    total = sum(widths) + len(gap) * (len(widths) - 1)
+    if total > width:
+        return None
+    how = list(justify or ["left"] * len(header))
+
+    def line(row: list[tuple[str, int]]) -> str:
+        out = []
+        for (cell, n), w, j in zip(row, widths, how, strict=True):
+            room = w - n
+            if j == "right":
+                out.append(" " * room + cell)
+            elif j == "center":
+                out.append(" " * (room // 2) + cell + " " * (room - room // 2))
+            else:
+                out.append(cell + " " * room)
+        return gap.join(out)
+
+    head, *body = (line(r) for r in measured)
+    return [head, "─" * total, *body]
 
 
 class RichPrinter:
