@@ -143,3 +143,17 @@ def is_on_prem(name: str) -> bool:
 def updates_in_place(name: str) -> bool:
     row = BY_NAME.get(name)
     return row is not None and row.updates_in_place
+
+
+def infra_path(cloud: str, region: str, zone: str | None, context: str | None) -> str:
+    """Where an offer runs, as task YAML writes infra: `aws/us-east-1/use1-az4`,
+    `ssh/lab/west/west-a`, `kubernetes/my-context`, `local`."""
+    if cloud == "local":
+        return "local"
+    parts = [cloud]
+    if cloud == "ssh" and context:
+        parts.append(context)
+    parts.append(region)
+    if zone and zone != region:
+        parts.append(zone)
+    return "/".join(parts)

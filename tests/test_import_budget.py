@@ -82,6 +82,27 @@ def test_status_on_a_fresh_machine_imports_no_models_and_no_rich(args, skyform_h
     assert not _tops(loaded) & {"typer", "click", *HEAVY}
 
 
+def test_status_of_recorded_clusters_to_a_pipe_imports_no_models_and_no_rich(skyform_home):
+    from skyform.plan.model import ClusterSpec, PlacedOffer
+    from skyform.state.db import open_state
+    from skyform.state.models import ClusterRecord, ClusterStatus
+
+    offer = PlacedOffer(
+        cloud="aws", region="us-east-1", zone=None, instance_type="g5.xlarge", spot=False,
+        hourly_price=1.006, accelerator="A10G", accelerator_count=1,
+    )  # fmt: skip
+    with open_state() as db:
+        spec = ClusterSpec(name="c1", offer=offer, num_nodes=2)
+        db.put_cluster(
+            ClusterRecord(name="c1", status=ClusterStatus.UP, spec=spec, hourly_price=1.006)
+        )
+    code, out, loaded = loaded_by("app", ["status"], skyform_home, columns="120")
+    assert code == 0
+    row = "c1     aws/us-east-1   2x g5.xlarge (A10G:1)   UP       -          -          $2.012/h"
+    assert out.splitlines()[2] == row, out
+    assert not loaded & {*PYDANTIC_SCHEMA, *RICH_DRAWING}
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -14,6 +14,7 @@ from pydantic import AfterValidator, Field, model_serializer
 
 from skyform.digests import sha256_hex
 from skyform.frozen import Frozen as _Model
+from skyform.infra import infra_path
 
 PRICE_DIGITS = 6  # every money and hour figure is rounded so float noise never reaches a file
 
@@ -70,15 +71,7 @@ class PlacedOffer(_Model):
     def infra(self) -> str:
         """As task YAML writes infra: `aws/us-east-1/use1-az4`, `ssh/lab/west/west-a`,
         `kubernetes/my-context`, `local`."""
-        if self.cloud == "local":
-            return "local"
-        parts = [self.cloud]
-        if self.cloud == "ssh" and self.context:
-            parts.append(self.context)
-        parts.append(self.region)
-        if self.zone and self.zone != self.region:
-            parts.append(self.zone)
-        return "/".join(parts)
+        return infra_path(self.cloud, self.region, self.zone, self.context)
 
     @property
     def accelerators(self) -> dict[str, float]:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import time
+from typing import TYPE_CHECKING
 
-from skyform.plan.model import PlacedOffer
-from skyform.state.models import ClusterRecord, Event, UsageInterval
-from skyform.state.records import load_value
 from skyform.state.sqlcore import SqlCore
+
+if TYPE_CHECKING:  # the models load with the first record read (status reads none of these)
+    from skyform.state.models import ClusterRecord, Event, UsageInterval
 
 
 class JournalMixin(SqlCore):
@@ -33,6 +34,8 @@ class JournalMixin(SqlCore):
             )
 
     def events(self, *, cluster: str | None = None, since: float | None = None) -> list[Event]:
+        from skyform.state.models import Event
+
         sql = "SELECT * FROM events WHERE 1=1"
         args: list[str | float] = []
         if cluster is not None:
@@ -89,6 +92,10 @@ class JournalMixin(SqlCore):
             )
 
     def usage(self, *, since: float | None = None) -> list[UsageInterval]:
+        from skyform.plan.model import PlacedOffer
+        from skyform.state.models import UsageInterval
+        from skyform.state.records import load_value
+
         sql = "SELECT * FROM usage"
         args: tuple[float, ...] = ()
         if since is not None:

@@ -9,6 +9,7 @@ from enum import Enum, IntEnum
 
 from skyform.frozen import Stored as _Model
 from skyform.plan.model import ClusterSpec, JobSpec, PlacedOffer, WorkdirFiles
+from skyform.state.rows import ClusterStatus
 
 
 class NodeKind(str, Enum):
@@ -49,13 +50,6 @@ class ClusterHandle(_Model):
     @property
     def head(self) -> NodeHandle:
         return self.nodes[0]
-
-
-class ClusterStatus(str, Enum):
-    INIT = "INIT"  # an apply started and has not finished (Terraform would say tainted)
-    UP = "UP"
-    STOPPED = "STOPPED"
-    LOST = "LOST"  # nodes were preempted or died: the next apply rebuilds it
 
 
 class ClusterRecord(_Model):

@@ -49,10 +49,20 @@ class _PgConn:
 
     def __init__(self, raw: Any, url: str, errors: Any) -> None:
         self.raw, self.url, self._errors = raw, url, errors
+        from psycopg.rows import tuple_row
+
+        self._tuple_row = tuple_row
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
         try:
             return self.raw.execute(_translate(sql), tuple(args))
+        except self._errors.OperationalError as exc:
+            raise _lost(self.url, exc) from None
+
+    def tuples(self, sql: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
+        try:
+            with self.raw.cursor(row_factory=self._tuple_row) as cur:
+                return cur.execute(_translate(sql), tuple(args)).fetchall()
         except self._errors.OperationalError as exc:
             raise _lost(self.url, exc) from None
 
@@ -105,7 +115,8 @@ class PostgresStateStore(SqlStateStore):
                 _HINT,
             ) from None
         self._raw = raw
-        self._conn = _PgConn(raw, self.url, psycopg)
+        self._pg = _PgConn(raw, self.url, psycopg)
+        self._conn = self._pg
         try:
             self._migrate()
         except BaseException:
@@ -130,6 +141,9 @@ class PostgresStateStore(SqlStateStore):
         # when the connection is gone, the server rolled the transaction back already
         with contextlib.suppress(StateError):
             self._conn.execute("ROLLBACK")
+
+    def execute_tuples(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._pg.tuples(sql, args)
 
     def after_bulk_insert(self, conn, tables: Sequence[str]) -> None:
         for table in ("events", "usage", "managed_jobs", "managed_logs"):

@@ -20,13 +20,16 @@ update, and no deadlock, since no transaction waits for a second lock while hold
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from skyform.errors import StateError
 from skyform.state.journal import JournalMixin
 from skyform.state.leases import LeaseMixin
-from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, NodeHandle
-from skyform.state.records import dump_record, load_record
 from skyform.state.sqlcore import Conn
+
+if TYPE_CHECKING:  # pydantic and the models load with the first record (status_rows: never)
+    from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, NodeHandle
+    from skyform.state.rows import ClusterRow
 
 
 class SqlStateStore(LeaseMixin, JournalMixin):
@@ -58,6 +61,20 @@ class SqlStateStore(LeaseMixin, JournalMixin):
         rows = self.execute("SELECT name, record FROM clusters ORDER BY name").fetchall()
         return [_cluster(r["record"], r["name"]) for r in rows]
 
+    def cluster_rows(self) -> list[ClusterRow] | None:
+        """Every cluster as `status` prints it, read without the models; None when a record
+        needs them (autostop to converge, a field not as this version writes it): then
+        read `list_clusters`."""
+        from skyform.state.rows import cluster_row
+
+        rows = []
+        for (text,) in self.execute_tuples("SELECT record FROM clusters ORDER BY name"):
+            row = cluster_row(text)
+            if row is None:
+                return None
+            rows.append(row)
+        return rows
+
     def put_cluster(self, record: ClusterRecord) -> None:
         """Insert or replace a cluster and its nodes; bumps the serial."""
         with self.transaction() as conn:
@@ -65,7 +82,7 @@ class SqlStateStore(LeaseMixin, JournalMixin):
                 "INSERT INTO clusters (name, status, record, updated_at) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(name) DO UPDATE SET status=excluded.status, "
                 "record=excluded.record, updated_at=excluded.updated_at",
-                (record.name, record.status.value, dump_record(record), time.time()),
+                (record.name, record.status.value, _dump(record), time.time()),
             )
             conn.execute("DELETE FROM nodes WHERE cluster=?", (record.name,))
             for node in record.handle.nodes if record.handle else []:
@@ -184,7 +201,7 @@ class SqlStateStore(LeaseMixin, JournalMixin):
                 "INSERT INTO jobs (cluster, job_id, status, record) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(cluster, job_id) DO UPDATE SET status=excluded.status, "
                 "record=excluded.record",
-                (job.cluster, job.job_id, job.status.value, dump_record(job)),
+                (job.cluster, job.job_id, job.status.value, _dump(job)),
             )
 
     def get_job(self, cluster: str, job_id: int) -> JobRecord | None:
@@ -206,9 +223,21 @@ class SqlStateStore(LeaseMixin, JournalMixin):
         return jobs[-1] if jobs else None
 
 
+def _dump(record: ClusterRecord | JobRecord) -> str:
+    from skyform.state.records import dump_record
+
+    return dump_record(record)
+
+
 def _cluster(text: str, name: str) -> ClusterRecord:
+    from skyform.state.models import ClusterRecord
+    from skyform.state.records import load_record
+
     return load_record(ClusterRecord, text, what=f"cluster {name!r}")
 
 
 def _job(text: str, cluster: str, job_id: int) -> JobRecord:
+    from skyform.state.models import JobRecord
+    from skyform.state.records import load_record
+
     return load_record(JobRecord, text, what=f"job {job_id} of cluster {cluster!r}")

@@ -140,6 +140,11 @@ class SqlCore:
         """One statement outside a transaction (reads; each sees committed data)."""
         return self._conn.execute(sql, args)
 
+    def execute_tuples(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Every row of one read as a tuple, in the query's column order (bulk reads: no
+        mapping by name built per row)."""
+        return [tuple(row) for row in self._conn.execute(sql, args).fetchall()]
+
     # -- schema --------------------------------------------------------------------------------
 
     def _migrate(self) -> None:

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import time
 
-from skyform.cli.render.clusters import STATUS_COLUMNS, render_status, status_table
+import pytest
+
+from skyform.cli.render.clusters import render_status
 from skyform.cli.render.console import plain_console
 from skyform.cli.render.fasttable import print_table
+from skyform.cli.render.status_table import STATUS_COLUMNS, status_table
 from skyform.plan.model import ClusterSpec, PlacedOffer
+from skyform.state.db import open_state
 from skyform.state.models import ClusterRecord, ClusterStatus
 
 ROWS = [
@@ -64,3 +68,60 @@ def test_status_with_a_thousand_clusters_renders_fast(capsys, monkeypatch):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1002 and lines[-1].split()[:5] == ["c0999", "local", "1x", "local", "UP"]
     assert took < 0.5, f"{took:.3f} s"  # rich's table took 2-3 s
+
+
+def _records() -> list[ClusterRecord]:
+    aws = {"cloud": "aws", "region": "us-east-1", "zone": "use1-az4"}
+    gpus = {"accelerator": "A100", "accelerator_count": 8, "vcpus": 96, "memory_gib": 1152}
+    gpu = PlacedOffer(**aws, **gpus, instance_type="p4d.24xlarge", spot=True, hourly_price=12.3)
+    lab = PlacedOffer(
+        cloud="ssh", context="lab", region="west", zone="west", instance_type="host",
+        spot=False, hourly_price=0.0,
+    )  # fmt: skip
+    made = [("gpu-名前", gpu, 2, ClusterStatus.INIT), ("[b]x[/b]", lab, 1, ClusterStatus.STOPPED)]
+    return [
+        ClusterRecord(
+            name=name,
+            status=status,
+            hourly_price=offer.hourly_price,
+            spec=ClusterSpec(name=name, offer=offer, num_nodes=nodes),
+            launched_at=time.time() - 3 * 86400,
+        )
+        for name, offer, nodes, status in made
+    ]
+
+
+@pytest.mark.parametrize("columns", ["200", "60"])  # 60: too wide, rich wraps RESOURCES
+def test_status_read_without_the_models_prints_what_the_models_print(
+    columns, cli, capsys, monkeypatch
+):
+    monkeypatch.setenv("COLUMNS", columns)
+    assert cli("status").stdout == "No existing clusters.\n"  # a store without clusters
+    with open_state() as db:
+        for r in _records():
+            db.put_cluster(r)
+        rows = db.cluster_rows()
+        records = db.list_clusters()
+    assert rows is not None and [r.name for r in rows] == sorted(r.name for r in _records())
+    render_status(records, {}, {}, verbose=False, as_json=False)
+    by_models = capsys.readouterr().out
+    assert columns == "60" or ("A100:8" in by_models and "ssh/lab/west" in by_models)
+    assert cli("status").stdout == by_models
+
+
+def test_a_record_the_plain_reader_does_not_take_is_read_by_the_models(cli, capsys):
+    with open_state() as db:
+        for r in _records():
+            db.put_cluster(r)
+        with db.transaction() as conn:  # what pydantic would coerce: a number as a string
+            text = conn.execute("SELECT record FROM clusters WHERE name='[b]x[/b]'").fetchone()
+            conn.execute(
+                "UPDATE clusters SET record=? WHERE name='[b]x[/b]'",
+                (text["record"].replace('"num_nodes": 1', '"num_nodes": "3"'),),
+            )
+        assert db.cluster_rows() is None
+        records = db.list_clusters()
+    assert records[0].spec.num_nodes == 3
+    render_status(records, {}, {}, verbose=False, as_json=False)
+    by_models = capsys.readouterr().out
+    assert cli("status").stdout == by_models and "3x host" in by_models

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from skyform.errors import StateError
-from skyform.plan.model import ClusterSpec, PlacedOffer
+from skyform.plan.model import AutostopSetting, ClusterSpec, PlacedOffer
 from skyform.state.buckets import BucketRecord, get_bucket, list_buckets, put_bucket
 from skyform.state.db import open_state
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask
@@ -90,6 +90,48 @@ def test_cluster_record_round_trips(db):
     db.put_cluster(record())
     assert db.get_cluster("c1") == record()
     assert [c.name for c in db.list_clusters()] == ["c1"]
+
+
+def _of(offer, fields: tuple[str, ...]) -> list:
+    return [getattr(offer, f) for f in fields]
+
+
+def test_cluster_rows_read_what_status_prints_of_each_record(db):
+    gpu = OFFER.model_copy(
+        update={"accelerator": "A100", "accelerator_count": 8, "vcpus": 96, "memory_gib": 1152}
+    )
+    db.put_cluster(record("c2", ClusterStatus.STOPPED, node_ids=("ssh/lab/h2:22",)))
+    db.put_cluster(
+        record("c1").model_copy(
+            update={"spec": ClusterSpec(name="c1", offer=gpu, num_nodes=2), "launched_at": None}
+        )
+    )
+    rows = db.cluster_rows()
+    assert rows is not None
+    shown = ("infra", "accelerator", "accelerator_count", "vcpus", "memory_gib", "spot")
+    assert [
+        (r.name, r.status, r.num_nodes, r.launched_at, r.hourly_price, *_of(r.offer, shown))
+        for r in rows
+    ] == [
+        (
+            c.name,
+            c.status,
+            c.spec.num_nodes,
+            c.launched_at,
+            c.hourly_price,
+            *_of(c.spec.offer, shown),
+        )
+        for c in db.list_clusters()
+    ]
+    assert rows[0].offer.infra == "ssh/lab/west/west-a" and rows[0].offer.accelerator == "A100"
+
+
+def test_a_record_with_autostop_is_left_to_the_models(db):
+    db.put_cluster(record("c1"))
+    assert db.cluster_rows() is not None
+    spec = ClusterSpec(name="c2", offer=OFFER, num_nodes=1, autostop=AutostopSetting(stop_after=10))
+    db.put_cluster(record("c2", node_ids=("ssh/lab/h2:22",)).model_copy(update={"spec": spec}))
+    assert db.cluster_rows() is None  # status converges autostop, with the models
 
 
 def test_a_host_cannot_belong_to_two_clusters(db):

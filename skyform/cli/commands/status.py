@@ -38,6 +38,15 @@ def status(
 
         render_no_clusters(as_json=json_out)
         return
+    if not (clusters or verbose or refresh or json_out):
+        from skyform.ops.clusters import plain_status
+
+        rows = plain_status()
+        if rows is not None:  # no record needs the models: printed without them (or rich)
+            from skyform.cli.render.status_table import render_rows
+
+            render_rows(rows)
+            return
     from skyform.cli.render.clusters import render_status
     from skyform.ops.clusters import cluster_status
 

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 
 from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from skyform.cli.render import fmt
 from skyform.cli.render.console import make_console
 from skyform.cli.render.empty import NO_CLUSTERS
-from skyform.cli.render.fasttable import print_table
 from skyform.cli.render.output import print_json
+from skyform.cli.render.status_table import ago, cells, print_status_table
+from skyform.cli.render.status_table import resources as offer_resources
 from skyform.stacks.engine import ClusterState
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus
 
@@ -27,20 +26,6 @@ JOB_STYLE = {
 }
 
 
-STATUS_COLUMNS = ("NAME", "INFRA", "RESOURCES", "STATUS", "AUTOSTOP", "LAUNCHED", "COST/hr")
-
-
-def ago(ts: float | None, now: float | None = None) -> str:
-    if ts is None:
-        return "-"
-    seconds = max(0, int((now or time.time()) - ts))
-    for unit, size in (("day", 86400), ("hr", 3600), ("min", 60)):
-        if seconds >= size:
-            n = seconds // size
-            return f"{n} {unit}{'s' if n > 1 else ''} ago"
-    return f"{seconds} sec{'s' if seconds != 1 else ''} ago" if seconds else "just now"
-
-
 def duration(start: float | None, end: float | None, now: float | None = None) -> str:
     if start is None:
         return "-"
@@ -51,14 +36,7 @@ def duration(start: float | None, end: float | None, now: float | None = None) -
 
 
 def resources(record: ClusterRecord) -> str:
-    o = record.spec.offer
-    inside = [
-        f"{fmt.number(o.vcpus)} vCPU" if o.vcpus else None,
-        f"{fmt.number(o.memory_gib)} GB" if o.memory_gib else None,
-        fmt.gpus(o) if o.accelerator else None,
-    ]
-    detail = ", ".join(p for p in inside if p)
-    return f"{record.spec.num_nodes}x {fmt.instance(o)}" + (f" ({detail})" if detail else "")
+    return offer_resources(record.spec.offer, record.spec.num_nodes)
 
 
 def _status_dict(r: ClusterRecord, jobs: list[JobRecord], health: ClusterState | None) -> dict:
@@ -78,16 +56,6 @@ def _status_dict(r: ClusterRecord, jobs: list[JobRecord], health: ClusterState |
         "health": health.model_dump(mode="json") if health else None,
         "jobs": [j.model_dump(mode="json") for j in jobs],
     }
-
-
-def status_table(rows: Sequence[Sequence[str]]) -> Table:
-    """The status table as rich lays it out (RESOURCES wraps when the console is narrow)."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    for col in STATUS_COLUMNS:
-        table.add_column(col, no_wrap=col != "RESOURCES")
-    for row in rows:
-        table.add_row(*map(escape, row))
-    return table
 
 
 def render_status(
@@ -117,18 +85,17 @@ def render_status(
             lost = [str(n.rank) for n in h.nodes if not n.alive]
             state += f" (node {', '.join(lost)} lost)" if lost else " (gone)"
         rows.append(
-            (
+            cells(
                 r.name,
-                r.spec.offer.infra,
-                resources(r),
-                state,
-                r.spec.autostop.short if r.spec.autostop else "-",
-                ago(r.launched_at),
-                fmt.usd(r.hourly_price * r.spec.num_nodes, hourly=True),
+                r.spec.offer,
+                r.spec.num_nodes,
+                state=state,
+                autostop=r.spec.autostop.short if r.spec.autostop else "-",
+                launched_at=r.launched_at,
+                hourly_price=r.hourly_price,
             )
         )
-    if not print_table(console, STATUS_COLUMNS, rows):  # too wide: rich wraps RESOURCES
-        console.print(status_table(rows))
+    print_status_table(console, rows)
     scheduled = [
         r
         for r in records

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from skyform.cli.render import fmt
-from skyform.cli.render.clusters import ago
+from skyform.cli.render.status_table import ago
 from skyform.cost.model import UsageReport, UsageRow
 from skyform.plan.model import PlacedOffer
 

@@ -3,8 +3,23 @@
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING, Protocol
 
-from skyform.plan.model import PlacedOffer, Plan
+if TYPE_CHECKING:  # `status` formats offers without loading the models
+    from skyform.plan.model import Plan
+
+
+class OfferText(Protocol):
+    """What the formatters read of an offer (a PlacedOffer, or status's plain OfferRow)."""
+
+    @property
+    def instance_type(self) -> str: ...
+    @property
+    def spot(self) -> bool: ...
+    @property
+    def accelerator(self) -> str | None: ...
+    @property
+    def accelerator_count(self) -> float: ...
 
 
 def usd(value: float, *, hourly: bool = False) -> str:
@@ -28,13 +43,13 @@ def count(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def gpus(offer: PlacedOffer) -> str:
+def gpus(offer: OfferText) -> str:
     if not offer.accelerator:
         return "-"
     return f"{offer.accelerator}:{count(offer.accelerator_count)}"
 
 
-def instance(offer: PlacedOffer) -> str:
+def instance(offer: OfferText) -> str:
     return offer.instance_type + (" [Spot]" if offer.spot else "")
 
 

@@ -8,9 +8,10 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from skyform.cli.render.clusters import ago, duration
+from skyform.cli.render.clusters import duration
 from skyform.cli.render.console import make_console
 from skyform.cli.render.output import print_json
+from skyform.cli.render.status_table import ago
 from skyform.state.managed import ManagedJobRecord, ManagedJobStatus, PlanRevision
 
 STYLE = {
