@@ -58,8 +58,8 @@ class SqlStateStore(LeaseMixin, JournalMixin):
         return record
 
     def list_clusters(self) -> list[ClusterRecord]:
-        rows = self.execute("SELECT name, record FROM clusters ORDER BY name").fetchall()
-        return [_cluster(r["record"], r["name"]) for r in rows]
+        rows = self.execute_tuples("SELECT name, record FROM clusters ORDER BY name")
+        return [_cluster(record, name) for name, record in rows]
 
     def cluster_rows(self) -> list[ClusterRow] | None:
         """Every cluster as `status` prints it, read without the models; None when a record
@@ -215,8 +215,8 @@ class SqlStateStore(LeaseMixin, JournalMixin):
         args: tuple[str, ...] = ()
         if cluster is not None:
             sql, args = sql + " WHERE cluster=?", (cluster,)
-        rows = self.execute(sql + " ORDER BY cluster, job_id", args).fetchall()
-        return [_job(r["record"], r["cluster"], r["job_id"]) for r in rows]
+        rows = self.execute_tuples(sql + " ORDER BY cluster, job_id", args)
+        return [_job(record, name, job_id) for name, job_id, record in rows]
 
     def latest_job(self, cluster: str) -> JobRecord | None:
         jobs = self.list_jobs(cluster)
