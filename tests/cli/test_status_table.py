@@ -4,6 +4,7 @@ console is still wrapped by rich."""
 
 from __future__ import annotations
 
+import gc
 import time
 
 import pytest
@@ -107,6 +108,7 @@ def test_status_read_without_the_models_prints_what_the_models_print(
     by_models = capsys.readouterr().out
     assert columns == "60" or ("A100:8" in by_models and "ssh/lab/west" in by_models)
     assert cli("status").stdout == by_models
+    assert gc.isenabled()  # paused while status read and drew the rows, and only then
 
 
 def test_a_record_the_plain_reader_does_not_take_is_read_by_the_models(cli, capsys):
