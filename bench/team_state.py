@@ -14,7 +14,7 @@ start it), then
    successful `hot` applies. No deadlock: every client finishes, no PostgreSQL deadlock error.
 2. **`status` at size:** 1,000 clusters (--clusters N ...) and 10,000 jobs in the store;
    `skyform status` (a new process, as a user runs it, plain and --json), median of N runs
-   (target <= 0.5 s).
+   (target <= 0.5 s), wall and CPU time of the process, and the load average meanwhile.
 
     .venv/bin/python bench/team_state.py [--clients 20] [--rounds 15] [--runs 5]
                                          [--clusters 1000 10000]
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -108,12 +109,14 @@ t0 = time.perf_counter()
 from skyform.state.db import open_state
 with open_state() as db:
     t1 = time.perf_counter()
-    clusters = db.list_clusters()
+    rows = db.cluster_rows()  # what plain `status` reads (no models)
     t2 = time.perf_counter()
-    jobs = db.list_jobs()
+    clusters = db.list_clusters()  # what --json and -v read (the models)
     t3 = time.perf_counter()
-print(json.dumps({"open_s": t1 - t0, "clusters_s": t2 - t1, "jobs_s": t3 - t2,
-                  "n": [len(clusters), len(jobs)]}))
+    jobs = db.list_jobs()
+    t4 = time.perf_counter()
+print(json.dumps({"open_s": t1 - t0, "rows_s": t2 - t1, "clusters_s": t3 - t2, "jobs_s": t4 - t3,
+                  "n": [len(rows or []), len(clusters), len(jobs)]}))
 """
 
 
@@ -181,7 +184,7 @@ def status_at_size(env: dict[str, str], runs: int, clusters: int = 1000) -> dict
             [sys.executable, "-c", READ], env=env, capture_output=True, text=True, check=True
         )
         reads.append(json.loads(out.stdout))
-    for key in ("open_s", "clusters_s", "jobs_s"):
+    for key in ("open_s", "rows_s", "clusters_s", "jobs_s"):
         result[f"read {key} median"] = round(statistics.median(r[key] for r in reads), 3)
     # bytecode caching on, as in any installed package (this machine's shells turn it off, and
     # then every run compiles skyform again); one untimed run writes the bytecode
@@ -189,8 +192,9 @@ def status_at_size(env: dict[str, str], runs: int, clusters: int = 1000) -> dict
     warm = [sys.executable, "-m", "skyform.cli.main", "status"]
     subprocess.run(warm, env=env, capture_output=True)
     for label, extra in (("status", []), ("status --json", ["--json"])):
-        times = []
+        times, cpu, loads = [], [], []
         for _ in range(runs):
+            before = _children_cpu()
             t0 = time.perf_counter()
             proc = subprocess.run(
                 [sys.executable, "-m", "skyform.cli.main", "status", *extra],
@@ -199,11 +203,22 @@ def status_at_size(env: dict[str, str], runs: int, clusters: int = 1000) -> dict
                 text=True,
             )
             times.append(time.perf_counter() - t0)
+            cpu.append(_children_cpu() - before)
+            loads.append(os.getloadavg()[0])
             if proc.returncode or f"c{clusters - 1:04d}" not in proc.stdout:
                 raise SystemExit(f"`skyform {label}` failed: {proc.stderr[-500:]}")
         result[f"{label} median_s"] = round(statistics.median(times), 3)
         result[f"{label} min_s"] = round(min(times), 3)
+        result[f"{label} cpu median_s"] = round(statistics.median(cpu), 3)
+        result[f"{label} load"] = [round(min(loads), 2), round(max(loads), 2)]
     return result
+
+
+def _children_cpu() -> float:
+    """CPU seconds of the finished child processes (user + system): less noisy than wall
+    time on a loaded machine."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
