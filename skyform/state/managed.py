@@ -71,6 +71,9 @@ class ManagedJobRecord(_Model):
     name: str
     status: ManagedJobStatus = ManagedJobStatus.PENDING
     task_file: str  # absolute path of the task file as launched (workdir is relative to it)
+    # the job's workdir and local file-mount sources on the launching machine, absolute: a
+    # controller runs the job only where they exist (they are synced from there, not stored)
+    local_paths: tuple[str, ...] = ()
     objective: str = "cost"
     strategy: str = Strategy.EAGER_NEXT_REGION.value
     max_restarts_on_errors: int = 0

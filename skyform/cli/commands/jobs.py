@@ -67,7 +67,15 @@ def launch(
         name=name,
     )
     render_launched(launched.record)
-    if launched.services:
+    if launched.local_controller:
+        typer.echo(
+            f"Started a controller on this machine: the job syncs "
+            f"{', '.join(launched.record.local_paths)} from here, which controller "
+            f"{', '.join(launched.services)} cannot reach. Keep this machine running until "
+            "the job ends (or sync the files through a bucket or a git workdir).",
+            err=True,
+        )
+    elif launched.services:
         typer.echo(f"Submitted: controller {', '.join(launched.services)} will run it.", err=True)
         if not launched.inputs_shared:
             typer.echo(

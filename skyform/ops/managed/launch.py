@@ -90,9 +90,36 @@ def launch_plan(
             f"{plan_path} no longer matches what planning gives now",
             "Make a new plan and review it.",
         )
-    if not services_registered(db):
+    if needs_local_controller(db, record):
         spawn_controller(record.id)
     return record
+
+
+def local_paths(dag, task_file: Path) -> tuple[str, ...]:
+    """The job's workdir and local file-mount sources, absolute, as this machine resolves
+    them (relative paths start at the task file's folder; buckets and git are not local)."""
+    from skyform.spec.localpaths import local_path
+
+    task_dir = Path(task_file).resolve().parent
+    found: list[str] = []
+    for task in dag.tasks:
+        if isinstance(task.workdir, str):
+            found.append(str(local_path(task.workdir, task_dir)))
+        for mount in task.file_mounts.values():
+            sources = [mount.source] if isinstance(mount.source, str) else mount.source or ()
+            found += [str(local_path(s.strip(), task_dir)) for s in sources if "://" not in s]
+    return tuple(dict.fromkeys(found))
+
+
+def missing_here(record: ManagedJobRecord) -> list[str]:
+    """The job's local paths this machine does not have (a controller here cannot sync them)."""
+    return [p for p in record.local_paths if not Path(p).exists()]
+
+
+def needs_local_controller(db: StateDB, record: ManagedJobRecord) -> bool:
+    """Start the job's controller on this machine: no controller service is registered, or
+    the job syncs files that only this machine has (a service elsewhere cannot)."""
+    return not services_registered(db) or bool(record.local_paths)
 
 
 def launch(
@@ -128,6 +155,7 @@ def launch(
             id=0,
             name=name,
             task_file=str(Path(task_file).resolve()),
+            local_paths=local_paths(dag, task_file),
             objective=objective,
             check_interval=recovery.check_interval,
             lost_after=recovery.lost_after,
@@ -164,7 +192,7 @@ def launch(
         f"managed job {record.id} submitted",
         data={"managed_job_id": record.id, "to": "PENDING"},
     )
-    if start and not services_registered(db):
+    if start and needs_local_controller(db, record):
         spawn_controller(record.id)
     return record
 
@@ -210,12 +238,13 @@ def ensure_controllers(db: StateDB) -> list[int]:
     """Start again the controller of every unfinished managed job whose controller died
     (e.g. `kill -9`, a reboot). Returns the job ids restarted."""
     restarted: list[int] = []
-    if services_registered(db):
-        return restarted  # the controller services adopt jobs whose controller died
+    services = services_registered(db)
     jobs = ManagedJobs(db)
     for record in jobs.list():
         if record.status.is_terminal or controller_alive(record.id):
             continue
+        if services and (not record.local_paths or missing_here(record)):
+            continue  # the controller services adopt it (or it syncs another machine's files)
         if db.shares_keys and not jobdir.has_task(record.id):
             continue  # launched from another SKYFORM_HOME: its controller lives there
         if time.time() - record.submitted_at < 2 and record.controller_starts == 0:

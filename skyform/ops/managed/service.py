@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from skyform.ops.managed import jobdir, sealed
-from skyform.ops.managed.launch import controller_alive
+from skyform.ops.managed.launch import controller_alive, missing_here
 from skyform.state.db import StateDB, open_state
 from skyform.state.leases import Lease
 from skyform.state.lock import Renewer, lease_ttl
@@ -151,6 +151,15 @@ def _adopt(
 ) -> None:
     for record in ManagedJobs(db).list():
         if record.status.is_terminal or record.id in driving or controller_alive(record.id):
+            continue
+        missing = missing_here(record)
+        if missing:
+            if record.id not in skipped:  # a job launched elsewhere that syncs files from there
+                skipped.add(record.id)
+                emit(
+                    f"managed job {record.id}: it syncs {', '.join(missing)} from the machine "
+                    "that launched it, which this one does not have: left to a controller there"
+                )
             continue
         if not sealed.runnable_here(db, record.id):
             if record.id not in skipped:  # its inputs are elsewhere only, or need a passphrase

@@ -30,6 +30,9 @@ class Launched:
     services: list[str] = field(default_factory=list)  # controller services that will run it
     team_store: bool = False  # the store is shared (not this machine's SQLite file)
     inputs_shared: bool = False  # its task and inputs are in the store (sealed.py)
+    # a controller was started here although services are registered: the job syncs files
+    # only this machine has (its workdir, local file-mount sources)
+    local_controller: bool = False
 
 
 def launch(
@@ -71,7 +74,13 @@ def launch(
         from skyform.ops.managed.sealed import shared
 
         inputs_shared = shared(db, record.id)
-    return Launched(record, services, team_store=db.kind != "sqlite", inputs_shared=inputs_shared)
+    return Launched(
+        record,
+        services,
+        team_store=db.kind != "sqlite",
+        inputs_shared=inputs_shared,
+        local_controller=bool(services and record.local_paths),
+    )
 
 
 @dataclass(frozen=True)
