@@ -7,7 +7,8 @@ fresh interpreter per command; wall time is too noisy on a shared machine to ass
 - `plan` and `show`: no PuLP, Pulumi, Fabric, no importlib.metadata, no database modules on a
   fresh machine; no rich when the output is --json or --markdown, nor for text to a pipe
   (skyform/cli/render/lines.py draws it), no task-file stack and no
-  Typer for `show` of a plan that reads back;
+  Typer, nor pydantic (skyform/plan/planview.py reads it), for `show` of a plan that
+  reads back;
 - every one of them: no Pulumi SDK, PuLP, Fabric, paramiko, kubernetes client.
 """
 
@@ -98,6 +99,8 @@ def test_json_and_markdown_draw_nothing_so_import_no_rich(args, saved_plan, skyf
     assert json.loads(out) if "--json" in argv else out.startswith("#")
     assert not loaded & set(RICH_DRAWING)
     assert not _tops(loaded) & set(HEAVY)
+    if argv[0] == "show":  # the strict reader without pydantic (skyform/plan/planview.py)
+        assert not _tops(loaded) & {"pydantic", "pydantic_core", "typer", "click"}
 
 
 @pytest.mark.parametrize(
@@ -118,4 +121,4 @@ def test_plan_and_show_import_no_solver_sdk_or_ssh_stack(args, saved_plan, skyfo
     assert not {m for m in loaded if m.startswith("skyform.state.")} - light
     if argv[0] == "show":
         assert not {m for m in loaded if m.startswith("skyform.spec") or m == "yaml"}
-        assert not _tops(loaded) & {"typer", "click"}
+        assert not _tops(loaded) & {"typer", "click", "pydantic", "pydantic_core"}

@@ -7,6 +7,12 @@ by the one code that reports them, skyform.cli.main)."""
 
 from __future__ import annotations
 
+import sys
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from skyform.plan.model import Plan
+
 # every flag of `status` (cli/commands/status.py); with no state, none changes what it prints
 STATUS_FLAGS = frozenset({"--json", "--all-users", "-a", "--verbose", "-v", "--refresh", "-r"})
 SHOW_FLAGS = frozenset({"--json", "--markdown"})
@@ -54,19 +60,25 @@ def _show(rest: list[str]) -> int | None:
         return None
     from pathlib import Path
 
-    from skyform.cli.startup import skip_pydantic_plugins
-
-    skip_pydantic_plugins()
-    from skyform.ops import planfiles
-
     plan_file = Path(paths[0])
     if plan_file.suffix in (".yaml", ".yml"):  # the app says to plan it first
         return None
-    try:
-        plan, _ = planfiles.read(plan_file)
-    except Exception:  # not a plan, a refused one (or a bug): the app says which
+    # the strict reader without pydantic: None for anything the app must say (plan/planview.py)
+    from skyform.plan.planview import read_view
+
+    read = read_view(plan_file)
+    if read is None:
         return None
+    view, data = read
     from skyform.cli.outcome import guarded
+
+    if json_out:  # the file is the canonical dump of its plan: what the app prints
+        return guarded(lambda: _write(data.decode()))
     from skyform.cli.render.plan_output import emit_plan
 
-    return guarded(lambda: emit_plan(plan, as_json=json_out, markdown=markdown))
+    plan = cast("Plan", view)  # a view draws as its model does (the mixins of plan/parts.py)
+    return guarded(lambda: emit_plan(plan, markdown=markdown))
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text)

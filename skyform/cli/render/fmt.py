@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
-from skyform.plan.model import PlacedOffer, Plan
+if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/planview.py)
+    from skyform.plan.model import PlacedOffer, Plan
 
 
 def usd(value: float, *, hourly: bool = False) -> str:
