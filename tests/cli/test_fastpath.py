@@ -116,3 +116,31 @@ def test_every_golden_plan_is_shown_as_the_app_shows_it(case, flag, tmp_path, sk
     path.write_bytes(plan_bytes(CASES[case]()))
     argv = ["show", str(path), *flag]
     assert run(SCRIPT, argv, skyform_home) == run(APP, argv, skyform_home)
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["plan", HELLO], 0),
+        (["plan", HELLO, "-o", "{dir}/out.json"], 0),
+        (["plan", HELLO, "--out", "{dir}/out.json", "--markdown"], 0),
+        (["plan", HELLO, "--json"], 0),
+        (["plan", HELLO, "--detailed-exitcode"], 2),
+        (["plan", HELLO, "--destroy"], 0),
+        (["plan", HELLO, "--json", "--markdown"], 1),
+        (["plan", HELLO, "-o"], 1),
+        (["plan", HELLO, "-o", "{dir}/a.json", "-o", "{dir}/b.json"], 0),
+        (["plan", "{task}", "-o", "{task}"], 1),
+        (["plan", "{dir}/missing.yaml"], 1),
+        (["plan", HELLO, "--bogus"], 1),
+        (["plan", HELLO, "--gpus", "A100:1"], 4),  # Typer's: no such GPU on local
+        (["plan"], 1),
+    ],
+)
+def test_plan_is_answered_as_the_app_answers_it(args, code, tmp_path, skyform_home):
+    task = tmp_path / "task.yaml"
+    task.write_text(Path(HELLO).read_text())
+    argv = [a.format(dir=tmp_path, task=task) for a in args]
+    script = run(SCRIPT, argv, skyform_home)
+    assert script == run(APP, argv, skyform_home)
+    assert script[0] == code and (script[1] if code in (0, 2) else script[2])
