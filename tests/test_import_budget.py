@@ -25,6 +25,7 @@ from helpers import HEAVY
 
 REPO = Path(__file__).resolve().parents[1]
 HELLO = str(REPO / "examples" / "hello.yaml")
+CHAIN = str(REPO / "examples" / "pipeline.yaml")  # three tasks in a chain
 RICH_DRAWING = ("rich.console", "rich.table", "rich.markup", "rich.text")
 PYDANTIC_SCHEMA = ("pydantic", "pydantic_core", "pydantic._internal._generate_schema")
 # Entry-point scanning (pydantic's plugin loader imports it even with plugins disabled).
@@ -105,8 +106,13 @@ def test_json_and_markdown_draw_nothing_so_import_no_rich(args, saved_plan, skyf
 
 @pytest.mark.parametrize(
     "args",
-    [["plan", HELLO], ["plan", HELLO, "-o", "{dir}/again.json"], ["show", "{plan}"]],
-    ids=["plan", "plan-o", "show"],
+    [
+        ["plan", HELLO],
+        ["plan", HELLO, "-o", "{dir}/again.json"],
+        ["plan", CHAIN, "-o", "{dir}/chain.json"],
+        ["show", "{plan}"],
+    ],
+    ids=["plan", "plan-o", "plan-chain-o", "show"],
 )
 def test_plan_and_show_import_no_solver_sdk_or_ssh_stack(args, saved_plan, skyform_home):
     argv = [a.format(plan=saved_plan, dir=saved_plan.parent) for a in args]
