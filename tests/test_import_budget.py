@@ -6,8 +6,9 @@ fresh interpreter per command; wall time is too noisy on a shared machine to ass
   no Typer (the console script answers it, skyform/cli/fastpath.py);
 - `plan` and `show`: no PuLP, Pulumi, Fabric, no importlib.metadata, no database modules on a
   fresh machine; no rich when the output is --json or --markdown, nor for text to a pipe
-  (skyform/cli/render/lines.py draws it), no task-file stack and no
-  Typer for `show` of a plan that reads back;
+  (skyform/cli/render/lines.py draws it), no Typer (both are answered before it,
+  skyform/cli/fastpath.py); no task-file stack and no pydantic (skyform/plan/planview.py
+  reads it) for `show` of a plan that reads back;
 - every one of them: no Pulumi SDK, PuLP, Fabric, paramiko, kubernetes client.
 """
 
@@ -24,6 +25,7 @@ from helpers import HEAVY
 
 REPO = Path(__file__).resolve().parents[1]
 HELLO = str(REPO / "examples" / "hello.yaml")
+CHAIN = str(REPO / "examples" / "pipeline.yaml")  # three tasks in a chain
 RICH_DRAWING = ("rich.console", "rich.table", "rich.markup", "rich.text")
 PYDANTIC_SCHEMA = ("pydantic", "pydantic_core", "pydantic._internal._generate_schema")
 # Entry-point scanning (pydantic's plugin loader imports it even with plugins disabled).
@@ -119,12 +121,19 @@ def test_json_and_markdown_draw_nothing_so_import_no_rich(args, saved_plan, skyf
     assert json.loads(out) if "--json" in argv else out.startswith("#")
     assert not loaded & set(RICH_DRAWING)
     assert not _tops(loaded) & set(HEAVY)
+    if argv[0] == "show":  # the strict reader without pydantic (skyform/plan/planview.py)
+        assert not _tops(loaded) & {"pydantic", "pydantic_core", "typer", "click"}
 
 
 @pytest.mark.parametrize(
     "args",
-    [["plan", HELLO], ["plan", HELLO, "-o", "{dir}/again.json"], ["show", "{plan}"]],
-    ids=["plan", "plan-o", "show"],
+    [
+        ["plan", HELLO],
+        ["plan", HELLO, "-o", "{dir}/again.json"],
+        ["plan", CHAIN, "-o", "{dir}/chain.json"],
+        ["show", "{plan}"],
+    ],
+    ids=["plan", "plan-o", "plan-chain-o", "show"],
 )
 def test_plan_and_show_import_no_solver_sdk_or_ssh_stack(args, saved_plan, skyform_home):
     argv = [a.format(plan=saved_plan, dir=saved_plan.parent) for a in args]
@@ -137,6 +146,7 @@ def test_plan_and_show_import_no_solver_sdk_or_ssh_stack(args, saved_plan, skyfo
     # snapshot, and store to ask whether the state URL names any state yet: no database module
     light = {"skyform.state.snapshot", "skyform.state.store"}
     assert not {m for m in loaded if m.startswith("skyform.state.")} - light
+    assert not _tops(loaded) & {"typer", "click"}  # answered before Typer (cli/fastpath.py)
     if argv[0] == "show":
         assert not {m for m in loaded if m.startswith("skyform.spec") or m == "yaml"}
-        assert not _tops(loaded) & {"typer", "click"}
+        assert not _tops(loaded) & {"pydantic", "pydantic_core"}

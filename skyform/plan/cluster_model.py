@@ -7,49 +7,27 @@ re-exports them; import them from there.
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_serializer
 
-from skyform.digests import sha256_hex
 from skyform.frozen import Frozen as _Model
-from skyform.infra import infra_path
-
-PRICE_DIGITS = 6  # every money and hour figure is rounded so float noise never reaches a file
-
-
-def money(value: float) -> float:
-    return round(float(value), PRICE_DIGITS) + 0.0  # + 0.0 turns -0.0 into 0.0
-
+from skyform.plan.parts import (
+    HOOK_TIMEOUT_DEFAULT,
+    WAIT_FOR_DEFAULT,
+    Action,
+    AutostopShape,
+    BucketShape,
+    ClusterShape,
+    OfferShape,
+    PlacementShape,
+    money,
+)
 
 Money = Annotated[float, AfterValidator(money)]  # dollars, hours, GB, seconds alike
 
 
-class Action(str, Enum):
-    """Terraform's verbs. `replace` counts as one add and one destroy in the summary."""
-
-    CREATE = "create"
-    UPDATE = "update"
-    REPLACE = "replace"
-    DELETE = "delete"
-    NOOP = "noop"
-
-    @property
-    def symbol(self) -> str:
-        return ACTION_SYMBOLS[self]
-
-
-ACTION_SYMBOLS = {
-    Action.CREATE: "+",
-    Action.UPDATE: "~",
-    Action.REPLACE: "-/+",
-    Action.DELETE: "-",
-    Action.NOOP: " ",
-}
-
-
-class PlacedOffer(_Model):
+class PlacedOffer(OfferShape, _Model):
     """A catalog Offer as recorded in a plan (same fields as skyform.plan.catalog.Offer)."""
 
     cloud: str
@@ -67,18 +45,8 @@ class PlacedOffer(_Model):
     context: str | None = None
     capacity: int | None = None
 
-    @property
-    def infra(self) -> str:
-        """As task YAML writes infra: `aws/us-east-1/use1-az4`, `ssh/lab/west/west-a`,
-        `kubernetes/my-context`, `local`."""
-        return infra_path(self.cloud, self.region, self.zone, self.context)
 
-    @property
-    def accelerators(self) -> dict[str, float]:
-        return {self.accelerator: self.accelerator_count} if self.accelerator else {}
-
-
-class BlockedPlacement(_Model):
+class BlockedPlacement(PlacementShape, _Model):
     """A placement the optimizer must not choose; None in any field is a wildcard."""
 
     cloud: str | None = None
@@ -88,21 +56,6 @@ class BlockedPlacement(_Model):
     instance_type: str | None = None
     spot: bool | None = None
     reason: str = ""
-
-    def matches(self, offer: PlacedOffer | object) -> bool:
-        for name in ("cloud", "context", "region", "zone", "instance_type", "spot"):
-            want = getattr(self, name)
-            if want is not None and getattr(offer, name) != want:
-                return False
-        return True
-
-    def describe(self) -> str:
-        parts = [
-            f"{name}={getattr(self, name)}"
-            for name in ("cloud", "context", "region", "zone", "instance_type", "spot")
-            if getattr(self, name) is not None
-        ]
-        return ", ".join(parts) or "everything"
 
 
 class OutsideOf(_Model):
@@ -142,7 +95,7 @@ class PlannedMount(_Model):
         return data
 
 
-class PlannedBucket(_Model):
+class PlannedBucket(BucketShape, _Model):
     """A bucket the plan uses: one skyform creates (`action` create, a resource of the plan)
     or one that exists, read at plan time (`action` noop): apply refuses the plan when a
     bucket that existed is gone, or when one it would create appeared meanwhile."""
@@ -168,13 +121,6 @@ class PlannedBucket(_Model):
             data.pop("source_digest", None)
         return data
 
-    @property
-    def uri(self) -> str:
-        return f"{STORE_SCHEMES.get(self.store, self.store)}://{self.name}"
-
-
-STORE_SCHEMES = {"s3": "s3", "gcs": "gs", "r2": "r2"}
-
 
 class JobSpec(_Model):
     """What runs on a cluster: everything needed to sync, set up and run, minus secret values.
@@ -197,19 +143,7 @@ class JobSpec(_Model):
     job_digest: str = ""
 
 
-WAIT_FOR_DEFAULT = "jobs_and_ssh"
-HOOK_TIMEOUT_DEFAULT = 3600
-
-
-def minutes_text(minutes: int) -> str:
-    """`90` -> `90m`, `120` -> `2h`, `10080` -> `7d`: the largest unit that divides it."""
-    for unit, size in (("d", 1440), ("h", 60)):
-        if minutes >= size and minutes % size == 0:
-            return f"{minutes // size}{unit}"
-    return f"{minutes}m"
-
-
-class AutostopSetting(_Model):
+class AutostopSetting(AutostopShape, _Model):
     """When the node agent stops and/or tears down an idle cluster (minutes since its last
     activity; None: never). `wait_for` says what activity is: jobs_and_ssh, jobs or none."""
 
@@ -219,28 +153,8 @@ class AutostopSetting(_Model):
     hook: str | None = None
     hook_timeout: int = HOOK_TIMEOUT_DEFAULT
 
-    @property
-    def short(self) -> str:
-        """SkyPilot's AUTOSTOP cell: `10m`, `10m (down)`; both timers: `10m (down 7d)`."""
-        if self.stop_after is None:
-            return f"{self.down_after}m (down)"
-        if self.down_after is None:
-            return f"{self.stop_after}m"
-        return f"{self.stop_after}m (down {minutes_text(self.down_after)})"
 
-    @property
-    def text(self) -> str:
-        """Every part a change can touch, for the plan's attribute line."""
-        parts = [self.short]
-        if self.wait_for != WAIT_FOR_DEFAULT:
-            parts.append(f"wait_for {self.wait_for}")
-        if self.hook:
-            digest = sha256_hex(self.hook)[:8]
-            parts.append(f"hook {digest} ({self.hook_timeout} s)")
-        return ", ".join(parts)
-
-
-class ClusterSpec(_Model):
+class ClusterSpec(ClusterShape, _Model):
     """The desired (or recorded) shape of one cluster: the offer and what it runs."""
 
     name: str
@@ -262,14 +176,6 @@ class ClusterSpec(_Model):
         if data.get("autostop") is None:  # plans made without autostop keep their bytes
             data.pop("autostop", None)
         return data
-
-    @property
-    def hourly_cost(self) -> float:
-        return money(self.offer.hourly_price * self.num_nodes)
-
-    @property
-    def autostop_text(self) -> str:
-        return self.autostop.text if self.autostop else "off"
 
 
 class WorkdirFiles(_Model):

@@ -31,7 +31,6 @@ from skyform.plan.model import (
     ClusterChange,
     ClusterSpec,
     JobSpec,
-    PlannedBucket,
     UntouchedCluster,
     WorkdirFiles,
 )
@@ -249,18 +248,3 @@ def untouched_clusters(
         for name, cur in sorted(current.items())
         if name not in names and cur.relation(owner) is Relation.MINE
     ]
-
-
-def count_actions(
-    changes: Iterable[ClusterChange], buckets: Iterable[PlannedBucket] = ()
-) -> tuple[int, int, int]:
-    """(to add, to change, to destroy) as Terraform counts them: replace = add + destroy. A
-    bucket whose sources are uploaded again is a change (what apply does when no cluster
-    changes); a created bucket goes with its cluster's change, as before."""
-    add = change = destroy = 0
-    for c in changes:
-        add += c.action in (Action.CREATE, Action.REPLACE)
-        change += c.action is Action.UPDATE
-        destroy += c.action in (Action.DELETE, Action.REPLACE)
-    change += sum(1 for b in buckets if b.action is Action.UPDATE)
-    return add, change, destroy

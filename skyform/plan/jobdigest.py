@@ -8,9 +8,12 @@ in a shared plan could be tested offline against guesses).
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from skyform.digests import sha256
-from skyform.plan.model import JobSpec
+
+if TYPE_CHECKING:  # a JobSpec, or the strict reader's view of one (plan/planview.py)
+    from skyform.plan.model import JobSpec
 
 
 def canonical(obj: object) -> str:

@@ -7,18 +7,12 @@ file format is versioned by FORMAT_VERSION and planfile.py refuses other version
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import model_serializer
 
 from skyform.frozen import Frozen as _Model
 from skyform.plan.cluster_model import (  # noqa: F401 - re-exported: the plan's parts
-    ACTION_SYMBOLS,
-    HOOK_TIMEOUT_DEFAULT,
-    PRICE_DIGITS,
-    STORE_SCHEMES,
-    WAIT_FOR_DEFAULT,
-    Action,
     AutostopSetting,
     BlockedPlacement,
     BucketMount,
@@ -30,6 +24,17 @@ from skyform.plan.cluster_model import (  # noqa: F401 - re-exported: the plan's
     PlannedBucket,
     PlannedMount,
     WorkdirFiles,
+)
+from skyform.plan.parts import (  # noqa: F401 - re-exported: the values of the models
+    ACTION_SYMBOLS,
+    HOOK_TIMEOUT_DEFAULT,
+    PRICE_DIGITS,
+    STORE_SCHEMES,
+    WAIT_FOR_DEFAULT,
+    Action,
+    PlanShape,
+    SummaryShape,
+    member_host,
     minutes_text,
     money,
 )
@@ -135,12 +140,6 @@ class HostProbe(_Model):
     probed_at: str = ""
 
 
-def member_host(task: str, rank: int, group: str) -> str:
-    """The name node `rank` of `task` is reached by from every task of a job group
-    (`execution: parallel`, SkyPilot's `<task>-<rank>.<group>`)."""
-    return f"{task}-{rank}.{group}"
-
-
 class TaskSource(_Model):
     """Where the plan came from. `path` is relative to the plan file's directory."""
 
@@ -186,7 +185,7 @@ class KubernetesProvenance(_Model):
     not_considered: list[str] = []  # why Kubernetes, a context, or a pod size was left out
 
 
-class Summary(_Model):
+class Summary(SummaryShape, _Model):
     add: int
     change: int
     destroy: int
@@ -196,12 +195,8 @@ class Summary(_Model):
     estimated_hours: Money
     egress_cost: Money = 0.0
 
-    @property
-    def has_changes(self) -> bool:
-        return bool(self.add or self.change or self.destroy)
 
-
-class Plan(_Model):
+class Plan(PlanShape, _Model):
     format_version: int = FORMAT_VERSION
     skyform_version: str
     objective: Objective
@@ -222,19 +217,18 @@ class Plan(_Model):
     buckets: list[PlannedBucket] = []
     summary: Summary
 
+    if TYPE_CHECKING:  # PlanShape's lookups (plan/parts.py), as typed for the models
+
+        def change_for(self, cluster: str) -> ClusterChange | None: ...
+
+        def placement_for(self, cluster: str) -> TaskPlacement | None: ...
+
+        @property
+        def takeovers(self) -> list[ClusterChange]: ...
+
     @model_serializer(mode="wrap")
     def _without_no_buckets(self, handler):
         data = handler(self)
         if not data.get("buckets"):  # plans without buckets keep their bytes
             data.pop("buckets", None)
         return data
-
-    def change_for(self, cluster: str) -> ClusterChange | None:
-        return next((c for c in self.changes if c.cluster == cluster), None)
-
-    def placement_for(self, cluster: str) -> TaskPlacement | None:
-        return next((t for t in self.tasks if t.cluster == cluster), None)
-
-    @property
-    def takeovers(self) -> list[ClusterChange]:
-        return [c for c in self.changes if c.takes_over is not None]

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from skyform.plan.diff import count_actions
 from skyform.plan.jobdigest import job_digest, setup_digest
-from skyform.plan.model import PRICE_DIGITS, Action, ClusterChange, Plan, TaskPlacement, money
 from skyform.plan.naming import is_cluster_name
+from skyform.plan.parts import PRICE_DIGITS, Action, count_actions, money
+
+if TYPE_CHECKING:  # the checks read a Plan or the strict reader's PlanView alike
+    from skyform.plan.model import ClusterChange, Plan, TaskPlacement
 
 Problem = tuple[str, str]
 

@@ -13,42 +13,32 @@ the cross-checks of plancheck.py and the digests recomputed. Any failure is Plan
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
-from skyform.digests import sha256
-from skyform.errors import PlanCorruptError, PlanFileError
+from skyform.errors import PlanFileError
 from skyform.inputfile import read_input_file
 from skyform.paths import write_atomic
 from skyform.plan.model import FORMAT_VERSION, Plan
-
-REPLAN_HINT = "Make a new one: skyform plan TASK.yaml -o {path}"
-DIGEST_KEY = "digest"
-MAX_PLAN_BYTES = 64 * 1024 * 1024  # a 500-task pipeline with long scripts is a few MB
-MAX_DEPTH = 16  # the deepest real plan nests 7 levels (tasks.0.alternatives.0.offer.x)
-
-
-def _dumps(data: dict) -> bytes:
-    return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
-
-
-def content_digest(plan: Plan) -> str:
-    """`sha256:…` over the plan's canonical bytes without the digest key."""
-    return plan_digest(_dumps(plan.model_dump(mode="json")))
+from skyform.plan.planjson import (
+    DIGEST_KEY,
+    MAX_DEPTH,
+    MAX_PLAN_BYTES,
+    REPLAN_HINT,
+    content_digest,
+    corrupt,
+    decode,
+    dumps,
+    plan_digest,
+)
 
 
 def plan_bytes(plan: Plan) -> bytes:
     data = plan.model_dump(mode="json")
-    data[DIGEST_KEY] = plan_digest(_dumps(data))
-    return _dumps(data)
-
-
-def plan_digest(data: bytes) -> str:
-    return sha256(data)
+    data[DIGEST_KEY] = plan_digest(dumps(data))
+    return dumps(data)
 
 
 def write_plan(plan: Plan, path: Path) -> bytes:
@@ -61,71 +51,11 @@ def write_plan(plan: Plan, path: Path) -> bytes:
     return data
 
 
-class _Refused(ValueError):
-    """Raised inside the JSON decoder's hooks; becomes a PlanCorruptError."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise _Refused(f"duplicate key {key!r}")
-        seen[key] = value
-    return seen
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _Refused(f"number {text} is out of range")
-    return value
-
-
-def _no_constant(text: str) -> float:
-    raise _Refused(f"{text} is not a number a plan can hold")
-
-
-def corrupt(label: str, what: str, where: str = "") -> PlanCorruptError:
-    at = f"{where}: " if where else ""
-    return PlanCorruptError(
-        f"{label}: plan is corrupt or was edited: {at}{what}", REPLAN_HINT.format(path=label)
-    )
-
-
-def _decode(data: bytes, label: str) -> Any:
-    hint = REPLAN_HINT.format(path=label)
-    if len(data) > MAX_PLAN_BYTES:
-        raise corrupt(label, f"{len(data)} bytes, more than a plan can be ({MAX_PLAN_BYTES})")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise PlanFileError(f"{label} is not a skyform plan: not UTF-8 text", hint) from None
-    try:
-        return json.loads(
-            text,
-            object_pairs_hook=_unique_keys,
-            parse_float=_finite,
-            parse_constant=_no_constant,
-        )
-    except _Refused as exc:
-        raise corrupt(label, str(exc)) from None
-    except RecursionError:
-        raise corrupt(label, f"nested more than {MAX_DEPTH} levels deep") from None
-    except json.JSONDecodeError as exc:
-        raise PlanFileError(
-            f"{label} is not a skyform plan: invalid JSON at line {exc.lineno} "
-            f"column {exc.colno} ({exc.msg}); the file is truncated or was edited",
-            hint,
-        ) from None
-    except ValueError as exc:  # e.g. an integer of thousands of digits
-        raise corrupt(label, str(exc)) from None
-
-
 def parse_plan(data: bytes, label: str) -> Plan:
     from skyform.plan.plancheck import check_plan, check_values
 
     hint = REPLAN_HINT.format(path=label)
-    raw = _decode(data, label)
+    raw = decode(data, label)
     if not isinstance(raw, dict) or "format_version" not in raw:
         raise PlanFileError(f"{label} is not a skyform plan (no format_version)", hint)
     version = raw["format_version"]

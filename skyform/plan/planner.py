@@ -26,7 +26,6 @@ from skyform.plan.catalog import Catalog
 from skyform.plan.catalog.k8s_offers import kubernetes_scope
 from skyform.plan.diff import (
     CurrentCluster,
-    count_actions,
     destroy_changes,
     diff_clusters,
     untouched_clusters,
@@ -53,6 +52,7 @@ from skyform.plan.model import (
 )
 from skyform.plan.naming import ClusterName, cluster_names
 from skyform.plan.ownership import Owner
+from skyform.plan.parts import count_actions
 from skyform.spec import Dag, ResourceRequest, TaskSpec, task_digest
 from skyform.spec.models import SkyformExt
 from skyform.spec.overrides import words

@@ -6,7 +6,6 @@ from factory import A2_SPOT, G5, job, spec
 
 from skyform.plan.diff import (
     CurrentCluster,
-    count_actions,
     destroy_changes,
     diff_cluster,
     diff_clusters,
@@ -14,6 +13,7 @@ from skyform.plan.diff import (
 )
 from skyform.plan.model import Action, WorkdirFiles
 from skyform.plan.ownership import Owner, Relation, relation
+from skyform.plan.parts import count_actions
 
 OWNER = Owner("/work/train.yaml", "train.yaml")
 

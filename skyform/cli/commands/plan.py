@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
@@ -49,44 +48,19 @@ def plan(
     overrides=None,
 ) -> int:
     """Plan placements for a task: the cheapest (or fastest) offers, as a Terraform-style diff."""
-    from skyform.cli.plan_check import check_committed, policy_error
-    from skyform.cli.render.messages import print_warnings
-    from skyform.cli.render.plan_output import emit_plan
-    from skyform.errors import SkyformError
-    from skyform.ops import planfiles
-    from skyform.ops.plan import plan_task
+    from skyform.cli.plan_run import run_plan
 
-    if json_out and markdown:
-        raise SkyformError("--json and --markdown are exclusive: pick one output format")
-    if check is not None and (out is not None or markdown):
-        raise SkyformError("--check compares and writes nothing: drop -o/--markdown")
-    options.require_cost_limit("--max-hourly-cost", max_hourly_cost)
-    options.require_cost_limit("--max-total-cost", max_total_cost)
-    if out is not None:
-        options.refuse_overwriting_input(out, task_file)
-    result = plan_task(
+    return run_plan(
         task_file,
-        out=out if check is None else check,
+        out=out,
         objective=minimize.value,
         cluster=cluster,
         destroy=destroy,
+        detailed_exitcode=detailed_exitcode,
         inputs=options.task_inputs(env, env_file, secret, overrides),
+        json_out=json_out,
+        markdown=markdown,
+        check=check,
+        max_hourly_cost=max_hourly_cost,
+        max_total_cost=max_total_cost,
     )
-    print_warnings(result.warnings)
-    refused = policy_error(result.plan, max_hourly_cost, max_total_cost)
-    if check is not None:
-        return check_committed(
-            result.plan,
-            check,
-            task_file=task_file,
-            cluster=cluster,
-            as_json=json_out,
-            refused=refused,
-        )
-    if out is not None and refused is None:
-        planfiles.save(result.plan, out)
-    saved = os.path.relpath(out) if out is not None and refused is None else None
-    emit_plan(result.plan, as_json=json_out, markdown=markdown, saved_to=saved)
-    if refused is not None:
-        raise refused
-    return 2 if detailed_exitcode and result.plan.summary.has_changes else 0

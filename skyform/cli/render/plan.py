@@ -9,6 +9,7 @@ Reads only the serialized Plan. Layout:
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
 from skyform.cli.render import fmt
 from skyform.cli.render.lines import Grid, Justify, Printer, escape
@@ -17,8 +18,11 @@ from skyform.cli.render.plan_job import group_names, job_text_lines
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, heredoc
-from skyform.plan.model import Action, ClusterChange, ClusterSpec, Plan, TaskPlacement
-from skyform.plan.planfile import content_digest
+from skyform.plan.parts import Action
+from skyform.plan.planjson import content_digest
+
+if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/planview.py)
+    from skyform.plan.model import ClusterChange, ClusterSpec, Plan, TaskPlacement
 
 LEGEND = {
     Action.CREATE: "create",

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from skyform.plan.model import Action, PlannedBucket
+from typing import TYPE_CHECKING
+
+from skyform.plan.parts import Action
+
+if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/planview.py)
+    from skyform.plan.model import PlannedBucket
 
 
 def bucket_line(bucket: PlannedBucket) -> str:

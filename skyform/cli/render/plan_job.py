@@ -8,8 +8,12 @@ them in the plan file then shows in `show`, `show --markdown` and `cost --markdo
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from skyform.plan.model import Action, JobSpec, Plan, TaskPlacement, member_host
+from skyform.plan.parts import Action, member_host
+
+if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/planview.py)
+    from skyform.plan.model import JobSpec, Plan, TaskPlacement
 
 SECRET_NOTE = "names only: values come from the task file, --secret or the environment"
 

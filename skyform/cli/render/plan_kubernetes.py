@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from skyform.plan.model import Plan
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/planview.py)
+    from skyform.plan.model import Plan
 
 
 def kubernetes_lines(plan: Plan) -> list[str]:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from skyform.cli.render import fmt
 from skyform.cli.render.plan_job import job_markdown
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, fenced_diff
-from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
-from skyform.plan.planfile import content_digest
+from skyform.plan.parts import Action
+from skyform.plan.planjson import content_digest
+
+if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/planview.py)
+    from skyform.plan.model import ClusterChange, Plan, TaskPlacement
 
 ICON = {
     Action.CREATE: "➕",

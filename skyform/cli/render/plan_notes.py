@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from skyform.cli.render import fmt
-from skyform.plan.model import ClusterChange, EgressFlow, HostProbe, TaskPlacement
+
+if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/planview.py)
+    from skyform.plan.model import ClusterChange, EgressFlow, HostProbe, TaskPlacement
 
 
 def change_notes(change: ClusterChange, placement: TaskPlacement | None) -> list[str]:

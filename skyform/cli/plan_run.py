@@ -1,0 +1,73 @@
+"""What `skyform plan` does once its options are read: by the Typer command
+(cli/commands/plan.py) or, for the plain spellings, by the fast path before Typer is
+imported (cli/fastpath.py). Typer-free."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from skyform.plan.model import Objective
+    from skyform.spec.inputs import TaskInputs
+
+
+def run_plan(
+    task_file: Path,
+    *,
+    out: Path | None,
+    objective: Objective,
+    cluster: str | None,
+    destroy: bool,
+    detailed_exitcode: bool,
+    inputs: TaskInputs,
+    json_out: bool,
+    markdown: bool,
+    check: Path | None,
+    max_hourly_cost: float | None,
+    max_total_cost: float | None,
+) -> int:
+    """Plan placements for a task, print the plan and save it; the exit code."""
+    from skyform.cli.plain_options import refuse_overwriting_input, require_cost_limit
+    from skyform.cli.plan_check import check_committed, policy_error
+    from skyform.cli.render.messages import print_warnings
+    from skyform.cli.render.plan_output import emit_plan
+    from skyform.errors import SkyformError
+    from skyform.ops import planfiles
+    from skyform.ops.plan import plan_task
+
+    if json_out and markdown:
+        raise SkyformError("--json and --markdown are exclusive: pick one output format")
+    if check is not None and (out is not None or markdown):
+        raise SkyformError("--check compares and writes nothing: drop -o/--markdown")
+    require_cost_limit("--max-hourly-cost", max_hourly_cost)
+    require_cost_limit("--max-total-cost", max_total_cost)
+    if out is not None:
+        refuse_overwriting_input(out, task_file)
+    result = plan_task(
+        task_file,
+        out=out if check is None else check,
+        objective=objective,
+        cluster=cluster,
+        destroy=destroy,
+        inputs=inputs,
+    )
+    print_warnings(result.warnings)
+    refused = policy_error(result.plan, max_hourly_cost, max_total_cost)
+    if check is not None:
+        return check_committed(
+            result.plan,
+            check,
+            task_file=task_file,
+            cluster=cluster,
+            as_json=json_out,
+            refused=refused,
+        )
+    if out is not None and refused is None:
+        planfiles.save(result.plan, out)
+    saved = os.path.relpath(out) if out is not None and refused is None else None
+    emit_plan(result.plan, as_json=json_out, markdown=markdown, saved_to=saved)
+    if refused is not None:
+        raise refused
+    return 2 if detailed_exitcode and result.plan.summary.has_changes else 0

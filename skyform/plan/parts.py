@@ -1,0 +1,213 @@
+"""The pydantic-free half of the plan models: the values (Action, money) and the behaviour
+(properties, lookups) of the plan's parts, as mixins.
+
+The pydantic models (plan/cluster_model.py, plan/model.py) and the strict reader of the fast
+path (plan/planview.py) both derive from these, so `show` of a saved plan renders through
+the same code without importing pydantic (~0.08 s of a cold process). Leaf module: the
+standard library and skyform.digests only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from skyform.digests import sha256_hex
+from skyform.infra import infra_path
+
+PRICE_DIGITS = 6  # every money and hour figure is rounded so float noise never reaches a file
+WAIT_FOR_DEFAULT = "jobs_and_ssh"
+HOOK_TIMEOUT_DEFAULT = 3600
+STORE_SCHEMES = {"s3": "s3", "gcs": "gs", "r2": "r2"}
+
+
+def money(value: float) -> float:
+    return round(float(value), PRICE_DIGITS) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+class Action(str, Enum):
+    """Terraform's verbs. `replace` counts as one add and one destroy in the summary."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    REPLACE = "replace"
+    DELETE = "delete"
+    NOOP = "noop"
+
+    @property
+    def symbol(self) -> str:
+        return ACTION_SYMBOLS[self]
+
+
+ACTION_SYMBOLS = {
+    Action.CREATE: "+",
+    Action.UPDATE: "~",
+    Action.REPLACE: "-/+",
+    Action.DELETE: "-",
+    Action.NOOP: " ",
+}
+
+
+def count_actions(changes: Iterable[Any], buckets: Iterable[Any] = ()) -> tuple[int, int, int]:
+    """(to add, to change, to destroy) as Terraform counts them: replace = add + destroy. A
+    bucket whose sources are uploaded again is a change (what apply does when no cluster
+    changes); a created bucket goes with its cluster's change, as before."""
+    add = change = destroy = 0
+    for c in changes:
+        add += c.action in (Action.CREATE, Action.REPLACE)
+        change += c.action is Action.UPDATE
+        destroy += c.action in (Action.DELETE, Action.REPLACE)
+    change += sum(1 for b in buckets if b.action is Action.UPDATE)
+    return add, change, destroy
+
+
+def minutes_text(minutes: int) -> str:
+    """`90` -> `90m`, `120` -> `2h`, `10080` -> `7d`: the largest unit that divides it."""
+    for unit, size in (("d", 1440), ("h", 60)):
+        if minutes >= size and minutes % size == 0:
+            return f"{minutes // size}{unit}"
+    return f"{minutes}m"
+
+
+def member_host(task: str, rank: int, group: str) -> str:
+    """The name node `rank` of `task` is reached by from every task of a job group
+    (`execution: parallel`, SkyPilot's `<task>-<rank>.<group>`)."""
+    return f"{task}-{rank}.{group}"
+
+
+class OfferShape:
+    """PlacedOffer's behaviour."""
+
+    if TYPE_CHECKING:
+        cloud: str
+        region: str
+        zone: str | None
+        context: str | None
+        accelerator: str | None
+        accelerator_count: float
+
+    @property
+    def infra(self) -> str:
+        """As task YAML writes infra: `aws/us-east-1/use1-az4`, `ssh/lab/west/west-a`,
+        `kubernetes/my-context`, `local`."""
+        return infra_path(self.cloud, self.region, self.zone, self.context)
+
+    @property
+    def accelerators(self) -> dict[str, float]:
+        return {self.accelerator: self.accelerator_count} if self.accelerator else {}
+
+
+PLACEMENT_KEYS = ("cloud", "context", "region", "zone", "instance_type", "spot")
+
+
+class PlacementShape:
+    """BlockedPlacement's behaviour: None in any field is a wildcard."""
+
+    def matches(self, offer: object) -> bool:
+        for name in PLACEMENT_KEYS:
+            want = getattr(self, name)
+            if want is not None and getattr(offer, name) != want:
+                return False
+        return True
+
+    def describe(self) -> str:
+        parts = [
+            f"{name}={getattr(self, name)}"
+            for name in PLACEMENT_KEYS
+            if getattr(self, name) is not None
+        ]
+        return ", ".join(parts) or "everything"
+
+
+class BucketShape:
+    """PlannedBucket's behaviour."""
+
+    if TYPE_CHECKING:
+        name: str
+        store: str
+
+    @property
+    def uri(self) -> str:
+        return f"{STORE_SCHEMES.get(self.store, self.store)}://{self.name}"
+
+
+class AutostopShape:
+    """AutostopSetting's behaviour."""
+
+    if TYPE_CHECKING:
+        stop_after: int | None
+        down_after: int | None
+        wait_for: str
+        hook: str | None
+        hook_timeout: int
+
+    @property
+    def short(self) -> str:
+        """SkyPilot's AUTOSTOP cell: `10m`, `10m (down)`; both timers: `10m (down 7d)`."""
+        if self.stop_after is None:
+            return f"{self.down_after}m (down)"
+        if self.down_after is None:
+            return f"{self.stop_after}m"
+        return f"{self.stop_after}m (down {minutes_text(self.down_after)})"
+
+    @property
+    def text(self) -> str:
+        """Every part a change can touch, for the plan's attribute line."""
+        parts = [self.short]
+        if self.wait_for != WAIT_FOR_DEFAULT:
+            parts.append(f"wait_for {self.wait_for}")
+        if self.hook:
+            digest = sha256_hex(self.hook)[:8]
+            parts.append(f"hook {digest} ({self.hook_timeout} s)")
+        return ", ".join(parts)
+
+
+class ClusterShape:
+    """ClusterSpec's behaviour."""
+
+    if TYPE_CHECKING:
+        offer: Any
+        num_nodes: int
+        autostop: Any
+
+    @property
+    def hourly_cost(self) -> float:
+        return money(self.offer.hourly_price * self.num_nodes)
+
+    @property
+    def autostop_text(self) -> str:
+        return self.autostop.text if self.autostop else "off"
+
+
+class SummaryShape:
+    """Summary's behaviour."""
+
+    if TYPE_CHECKING:
+        add: int
+        change: int
+        destroy: int
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.add or self.change or self.destroy)
+
+
+class PlanShape:
+    """Plan's lookups (typed loosely: this leaf cannot import the models it serves)."""
+
+    if TYPE_CHECKING:
+        changes: list[Any]
+        tasks: list[Any]
+
+    def change_for(self, cluster: str) -> Any:
+        """The ClusterChange of `cluster`, or None."""
+        return next((c for c in self.changes if c.cluster == cluster), None)
+
+    def placement_for(self, cluster: str) -> Any:
+        """The TaskPlacement of `cluster`, or None."""
+        return next((t for t in self.tasks if t.cluster == cluster), None)
+
+    @property
+    def takeovers(self) -> list[Any]:
+        return [c for c in self.changes if c.takes_over is not None]
