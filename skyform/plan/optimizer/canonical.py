@@ -137,7 +137,7 @@ def optimal_support(model: PlacementIlp) -> dict[int, list[int]] | None:
         support[v] = [
             i
             for i in alive
-            if (model.var[(v, i)].varValue or 0.0) > ROUNDING_TOL
+            if (model.var[(v, i)].value or 0.0) > ROUNDING_TOL
             or (model.var[(v, i)].dj or 0.0) <= limit
         ]
     return support
