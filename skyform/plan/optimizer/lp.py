@@ -76,22 +76,24 @@ class Model:
         entries: dict[Var, list[str]] = {x: [] for x in columns}
         rows = ["*SENSE:Minimize\n", "NAME          MODEL\n", "ROWS\n", " N  OBJ\n"]
         rhs = []
+        number = _number
         for n, (coefs, sense, constant) in enumerate(self.rows.values()):
             row = f"C{n:07d}"
             rows.append(f" {sense}  {row}\n")
-            rhs.append(f"    RHS       {row:<8}  {-constant if constant != 0 else 0: .12e}\n")
+            rhs.append(f"    RHS       {row:<8}  {number(-constant if constant != 0 else 0)}\n")
             for x, coefficient in coefs.items():
-                entries[x].append(f"    {col_name[x]:<8}  {row:<8}  {coefficient: .12e}\n")
+                entries[x].append(f"{row:<8}  {number(coefficient)}\n")
         out = rows
         out.append("COLUMNS\n")
         bounds = []
         for x in columns:
             name = col_name[x]
+            lead = f"    {name:<8}  "
             if x.integer:
                 out.append("    MARK      'MARKER'                 'INTORG'\n")
-            out += entries[x]
+            out += [lead + entry for entry in entries[x]]
             if x in objective:
-                out.append(f"    {name:<8}  OBJ       {objective[x]: .12e}\n")
+                out.append(f"{lead}OBJ       {number(objective[x])}\n")
             if x.integer:
                 out.append("    MARK      'MARKER'                 'INTEND'\n")
             bounds += _bounds(name, x)
@@ -141,6 +143,20 @@ class Model:
             if found is not None:
                 found.value = float(parts[2])
                 found.dj = float(parts[3])
+
+
+_NUMBERS: dict[float, str] = {}
+
+
+def _number(value: float) -> str:
+    """`% .12e` of a coefficient (cached: a model repeats few distinct values; zeros keep
+    their sign, so they are never cached)."""
+    text = _NUMBERS.get(value)
+    if text is None:
+        text = f"{value: .12e}"
+        if value and len(_NUMBERS) < 100_000:
+            _NUMBERS[value] = text
+    return text
 
 
 def _name(x: Var) -> str:
