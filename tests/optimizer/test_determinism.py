@@ -47,7 +47,7 @@ sys.path.insert(0, {str(HERE)!r})
 from optimizer_helpers import random_problem
 from skyform.config import Config
 from skyform.plan.catalog import BUNDLED_DIR, load_catalog
-from skyform.plan.optimizer import optimize, solve
+from skyform.plan.optimizer import optimize, problem_for, solve
 from skyform.spec import load_task_text
 out = []
 for seed in range(40):
@@ -55,7 +55,10 @@ for seed in range(40):
         s = solve(random_problem(seed, max_tasks=6, max_candidates=6), method=method)
         out.append([c.offer.id for c in s.candidates] + [s.cost, s.makespan])
 catalog = load_catalog(Config(), source=BUNDLED_DIR)
-s = optimize(load_task_text({DIAMOND!r}), catalog)
+dag = load_task_text({DIAMOND!r})
+s = optimize(dag, catalog)
+out.append([c.offer.id for c in s.candidates] + [s.cost, s.method])
+s = solve(problem_for(dag, catalog), method="ilp")  # cost bounds leave auto a few to enumerate
 out.append([c.offer.id for c in s.candidates] + [s.cost, s.method])
 print(json.dumps(out))
 """

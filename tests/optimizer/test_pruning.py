@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from optimizer_helpers import random_problem
 
 from skyform.plan.catalog.egress import Transfer
 from skyform.plan.catalog.offer import Location, Offer
 from skyform.plan.optimizer import Candidate, Edge, Problem, Task, brute_force, solve
+from skyform.plan.optimizer.bound import prune_bounded
 from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.prune import prune_dominated, prune_places, prune_twin_places
 
@@ -85,3 +87,24 @@ def test_a_far_dear_place_is_dominated_only_while_the_data_is_small(gb, survives
     prune_dominated(prep, [0, 1])
     assert ("b1/m" in kept(prep, 1)) is survives  # follows u to b when the data is big
     assert solve(problem).choice == brute_force(problem).choice
+
+
+def test_cost_bounds_drop_what_no_cheap_assignment_can_hold():
+    # u -> v with 10 GB: together at a1 costs $2; u at a2 pays $5 + cross-zone egress, v at b1
+    # pays cross-region egress; v at a1 a hair dearer is a tie and stays.
+    u = Task("u", (cand(A1, 1.0), cand(A2, 5.0)))
+    v = Task("v", (cand(A1, 1.0), cand(A1, 1.0 + 1e-12, itype="tie"), cand(B1, 1.5)))
+    problem = Problem((u, v), (Edge(0, 1, 10.0),), egress=egress)
+    prep = Prepared(problem)
+    assert prune_bounded(prep, [0, 1]) == 2
+    assert kept(prep, 0) == ["a1/m"]
+    assert kept(prep, 1) == ["a1/m", "a1/tie"]
+
+
+def test_cost_bounds_never_drop_the_brute_force_answer():
+    for seed in range(150):
+        problem = random_problem(seed, objective="cost", max_tasks=6, max_candidates=6)
+        prep = Prepared(problem)
+        prune_bounded(prep, list(prep.order))
+        expected = brute_force(problem).choice
+        assert all(expected[v] in prep.alive[v] for v in range(prep.n)), seed

@@ -1,5 +1,5 @@
 """The placement optimizer: which offer each task of a DAG runs on. Pure: no I/O, no printing
-(CBC runs as a subprocess on temporary files, hidden inside `ilp.py`).
+(CBC runs as a subprocess on temporary files, hidden inside `lp.py`).
 
     from skyform.plan.optimizer import optimize
     solution = optimize(dag, catalog, objective="cost", blocked=plan_blocked, clouds=PRICED)

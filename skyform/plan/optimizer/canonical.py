@@ -46,19 +46,18 @@ def lexmin_ilp(
 def _lexmin(
     prep: Prepared, comp: list[int], base: list[int], p_cap: float | None, s_cap: float | None
 ) -> list[int]:
-    model = PlacementIlp(prep, comp)
     primary, secondary = ("cost", "time") if prep.objective == "cost" else ("time", "cost")
     caps: dict[str, float] = {}
     for which, cap in ((primary, p_cap), (secondary, s_cap)):
         if cap is not None:
-            model.bound(which, cap)
             caps[which] = cap
+    model = _Model(prep, comp, caps)
     incumbent = list(base)
     try:
         for which, cap in ((primary, p_cap), (secondary, s_cap)):
             if cap is None:
-                trial = model.minimize(
-                    model.expression(which),
+                trial = model.get().minimize(
+                    model.get().expression(which),
                     incumbent,
                     value=partial(_value, prep, comp, which),
                     accept=partial(_fits_caps, prep, comp, caps),
@@ -66,17 +65,15 @@ def _lexmin(
                 if _fits(prep, comp, trial, caps):
                     incumbent = trial
                 caps[which] = _values(prep, incumbent, comp)[which]
-                model.bound(which, caps[which])
-                if not _narrow(prep, comp, optimal_support(model)):
+                model.get().bound(which, caps[which])
+                if not _narrow(prep, comp, optimal_support(model.get())):
                     continue
                 if prod(len(prep.alive[v]) for v in comp) <= ENUMERATE_LIMIT:
                     return lexmin_enumerate(
                         prep, comp, prep.alive, caps.get(primary), caps.get(secondary), incumbent
                     )
-                prep.ilp_solves += model.solves
-                model = PlacementIlp(prep, comp)  # smaller: the rest only needs the optima
-                for bounded, limit in caps.items():
-                    model.bound(bounded, limit)
+                prep.ilp_solves += model.solves()
+                model = _Model(prep, comp, caps)  # smaller: the rest only needs the optima
         pending = [v for v in comp if len(prep.alive[v]) > 1]
         at = 0
         while at < len(pending):
@@ -89,10 +86,11 @@ def _lexmin(
                 at += 1
                 continue
             batch = _batch(prep, pending, at)
-            trial = model.minimize(
-                model.rank_objective(batch),
+            ilp = model.get()
+            trial = ilp.minimize(
+                ilp.rank_objective(batch),
                 incumbent,
-                value=partial(model.rank_value, batch),
+                value=partial(ilp.rank_value, batch),
                 accept=partial(_fits_caps, prep, comp, caps),
                 integer=True,
             )
@@ -102,8 +100,38 @@ def _lexmin(
                 model.fix(u, incumbent[u])
             at += len(batch)
     finally:
-        prep.ilp_solves += model.solves
+        prep.ilp_solves += model.solves()
     return incumbent
+
+
+class _Model:
+    """The component's ILP, built on first use (often the narrowed candidates go to
+    enumeration or need no further solve): then the bounds and fixes so far are applied."""
+
+    def __init__(self, prep: Prepared, comp: list[int], caps: dict[str, float]) -> None:
+        self.prep = prep
+        self.comp = comp
+        self.caps = dict(caps)
+        self.fixed: list[tuple[int, int]] = []
+        self.built: PlacementIlp | None = None
+
+    def get(self) -> PlacementIlp:
+        if self.built is None:
+            self.built = PlacementIlp(self.prep, self.comp)
+            for which, cap in self.caps.items():
+                self.built.bound(which, cap)
+            for v, i in self.fixed:
+                self.built.fix(v, i)
+        return self.built
+
+    def fix(self, v: int, i: int) -> None:
+        if self.built is None:
+            self.fixed.append((v, i))
+        else:
+            self.built.fix(v, i)
+
+    def solves(self) -> int:
+        return 0 if self.built is None else self.built.solves
 
 
 def _narrow(prep: Prepared, comp: list[int], support: dict[int, list[int]] | None) -> bool:
@@ -137,7 +165,7 @@ def optimal_support(model: PlacementIlp) -> dict[int, list[int]] | None:
         support[v] = [
             i
             for i in alive
-            if (model.var[(v, i)].varValue or 0.0) > ROUNDING_TOL
+            if (model.var[(v, i)].value or 0.0) > ROUNDING_TOL
             or (model.var[(v, i)].dj or 0.0) <= limit
         ]
     return support

@@ -1,5 +1,5 @@
-"""General DAGs: an integer program solved by CBC through PuLP (imported lazily: it is slow
-to import and only needed when a component is neither a chain nor tiny).
+"""General DAGs: an integer program solved by CBC (lp.py writes the model as the MPS file PuLP
+would and runs PuLP's bundled binary; only needed when a component is neither a chain nor tiny).
 
 Variables: one-hot c[v,i] over v's remaining candidates. Data on an edge u->v is priced by
 where u and v run, a product of two one-hot vectors, linearised without candidate pairs:
@@ -19,11 +19,8 @@ names are derived from indices, so the same input writes the same model file.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from typing import Any
 
-from skyform.errors import PlanError
 from skyform.plan.optimizer.egress_rows import (
     apart_hours,
     by_region,
@@ -31,31 +28,30 @@ from skyform.plan.optimizer.egress_rows import (
     region_of,
     two_places,
 )
+from skyform.plan.optimizer.lp import EQ, GE, LE, Coefs, Model, Var
 from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.problem import tol
 
-Terms = list[tuple[Any, float]]  # (variable, coefficient)
+Terms = list[tuple[Var, float]]  # (variable, coefficient)
+Expr = tuple[Coefs, float]  # a linear expression: coefficients and a constant
 ROUNDING_TOL = 1e-4  # LP one-hot values this close to 0 or 1 are rounded (then checked)
 PRINTED_TOL = 1e-7  # relative: how far CBC's printed LP optimum can be from the true one
 
 
 class PlacementIlp:
     def __init__(self, prep: Prepared, tasks: list[int]) -> None:
-        import pulp
-
-        self.pulp = pulp
         self.prep = prep
         self.tasks = tasks
-        self.prob = pulp.LpProblem("skyform_placement", pulp.LpMinimize)
-        self.var: dict[tuple[int, int], Any] = {}
+        self.prob = Model()
+        self.var: dict[tuple[int, int], Var] = {}
         self.regions: list[tuple[str, str | None]] = []  # (cloud, region) per place index
         for v in tasks:
             alive = prep.alive[v]
             if len(alive) > 1:
-                row = [self._var(f"c_{v}_{i}", 0, 1, pulp.LpBinary) for i in alive]
+                row = [Var(f"c_{v}_{i}", 0, 1, integer=True) for i in alive]
                 for i, x in zip(alive, row, strict=True):
                     self.var[(v, i)] = x
-                self.prob += (pulp.lpSum(row) == 1, f"one_{v}")
+                self.prob.add(f"one_{v}", _ones(row), EQ, -1)
         cost_terms: Terms = []
         cost_const = 0.0
         for v in tasks:
@@ -63,7 +59,8 @@ class PlacementIlp:
             cost_terms += terms
             cost_const += const
         member = set(tasks)
-        self.timing: dict[str, Any] = {}  # makespan rows, in the model only when they matter
+        # makespan rows, in the model only when they matter: name -> (coefs, constant), ">= 0"
+        self.timing: dict[str, Expr] = {}
         starts = {v: self._var(f"start_{v}", 0) for v in tasks}
         self.makespan = self._var("makespan", 0)
         for k, (u, v, gb) in enumerate(prep.edges):
@@ -73,18 +70,20 @@ class PlacementIlp:
             cost_terms += usd_terms
             cost_const += usd_const
             dur_terms, dur_const = self._linear(u, prep.dur[u])
-            rhs = self._expr([*dur_terms, *hour_terms], dur_const + hour_const)
-            self.timing[f"after_{k}"] = starts[v] - starts[u] - rhs >= 0
+            rhs = _summed([*dur_terms, *hour_terms])
+            gap = _minus({starts[v]: 1, starts[u]: -1}, rhs)
+            self.timing[f"after_{k}"] = (gap, -(dur_const + hour_const))
         for v in tasks:
             if not prep.children[v]:
                 dur_terms, dur_const = self._linear(v, prep.dur[v])
-                finish = self._expr(dur_terms, dur_const) + starts[v]
-                self.timing[f"span_{v}"] = self.makespan - finish >= 0
-        self.cost = self._expr(cost_terms, cost_const)
+                finish = _summed(dur_terms)
+                finish[starts[v]] = finish.get(starts[v], 0) + 1
+                self.timing[f"span_{v}"] = (_minus({self.makespan: 1}, finish), -dur_const)
+        self.cost: Expr = (_summed(cost_terms), cost_const)
         self.solves = 0
         self.relaxed: float | None = None  # the LP optimum, when the last minimize used it
         self.timed = False
-        self.caps: dict[str, Any] = {}
+        self.caps: dict[str, Var] = {}
 
     # --- building blocks -------------------------------------------------------------------
 
@@ -141,23 +140,21 @@ class PlacementIlp:
         return self._regions(k, src, dst, table, blocks, regions)
 
     def _pairs(self, k, src, dst, table) -> tuple[Terms, float, Terms, float]:
-        pulp = self.pulp
         flow = {}
         for a_i, a in enumerate(src):
             for b_i, b in enumerate(dst):
                 flow[(a, b)] = self._var(f"g_{k}_{a_i}_{b_i}", 0)
         for a_i, a in enumerate(src):
-            out = pulp.lpSum(flow[(a, b)] for b in dst)
-            self.prob += (out - self._expr(src[a]) == 0, f"gs_{k}_{a_i}")
+            out = _ones(flow[(a, b)] for b in dst)
+            self.prob.add(f"gs_{k}_{a_i}", _minus(out, _summed(src[a])), EQ)
         for b_i, b in enumerate(dst):
-            into = pulp.lpSum(flow[(a, b)] for a in src)
-            self.prob += (into - self._expr(dst[b]) == 0, f"gd_{k}_{b_i}")
+            into = _ones(flow[(a, b)] for a in src)
+            self.prob.add(f"gd_{k}_{b_i}", _minus(into, _summed(dst[b])), EQ)
         usd = [(flow[key], c) for key, (c, _) in table.items() if c]
         hours = [(flow[key], h) for key, (_, h) in table.items() if h]
         return usd, 0.0, hours, 0.0
 
     def _regions(self, k, src, dst, table, blocks, regions) -> tuple[Terms, float, Terms, float]:
-        pulp = self.pulp
         src_regions = by_region(src, regions)
         dst_regions = by_region(dst, regions)
         usd: Terms = []
@@ -190,12 +187,12 @@ class PlacementIlp:
                         hours.append((x, h))
             for a_i, (a, places) in enumerate(src_regions.items()):
                 terms = [t for place in places for t in src[place]]
-                out = pulp.lpSum(flow[(a, b)] for b in dst_regions)
-                self.prob += (out - self._expr(terms) == 0, f"fs_{k}_{a_i}")
+                out = _ones(flow[(a, b)] for b in dst_regions)
+                self.prob.add(f"fs_{k}_{a_i}", _minus(out, _summed(terms)), EQ)
             for b_i, (b, places) in enumerate(dst_regions.items()):
                 terms = [t for place in places for t in dst[place]]
-                into = pulp.lpSum(flow[(a, b)] for a in src_regions)
-                self.prob += (into - self._expr(terms) == 0, f"fd_{k}_{b_i}")
+                into = _ones(flow[(a, b)] for a in src_regions)
+                self.prob.add(f"fd_{k}_{b_i}", _minus(into, _summed(terms)), EQ)
         for l_i, place in enumerate(src):
             if place not in dst:
                 continue
@@ -205,11 +202,11 @@ class PlacementIlp:
             if c == off_c and h == off_h:
                 continue
             both = self._var(f"w_{k}_{l_i}", 0)
-            mine, theirs = self._expr(src[place]), self._expr(dst[place])
-            self.prob += (both - mine <= 0, f"wu_{k}_{l_i}")
-            self.prob += (both - theirs <= 0, f"wv_{k}_{l_i}")
+            mine, theirs = _summed(src[place]), _summed(dst[place])
+            self.prob.add(f"wu_{k}_{l_i}", _minus({both: 1}, mine), LE)
+            self.prob.add(f"wv_{k}_{l_i}", _minus({both: 1}, theirs), LE)
             if c > off_c or h > off_h:  # a same-place surcharge: w must not hide at 0
-                self.prob += (both - mine - theirs >= -1, f"wl_{k}_{l_i}")
+                self.prob.add(f"wl_{k}_{l_i}", _minus({both: 1}, mine, theirs), GE, 1)
             if c != off_c:
                 usd.append((both, c - off_c))
             if h != off_h:
@@ -227,9 +224,8 @@ class PlacementIlp:
         pair of regions — a catalog with many regions and few distinct prices (unlisted pairs
         are all priced alike) needs a few hundred per edge instead of regions squared.
         """
-        pulp = self.pulp
         usd: Terms = []
-        into: dict[int, list[Any]] = {}
+        into: dict[int, list[Var]] = {}
         for a_i, (a, places) in enumerate(src_regions.items()):
             dearest = max(blocks[(a, b)][0] for b in dst_regions)
             mine = [t for place in places for t in src[place]]
@@ -244,44 +240,29 @@ class PlacementIlp:
                     pairs.append(y)
                     into.setdefault(b_i, []).append(y)
             if pairs:
-                self.prob += (pulp.lpSum(pairs) - self._expr(mine) <= 0, f"ys_{k}_{a_i}")
+                self.prob.add(f"ys_{k}_{a_i}", _minus(_ones(pairs), _summed(mine)), LE)
         for b_i, places in enumerate(dst_regions.values()):
             if b_i in into:
                 theirs = [t for place in places for t in dst[place]]
-                self.prob += (pulp.lpSum(into[b_i]) - self._expr(theirs) <= 0, f"yd_{k}_{b_i}")
+                self.prob.add(f"yd_{k}_{b_i}", _minus(_ones(into[b_i]), _summed(theirs)), LE)
         return usd
 
-    def _var(self, name: str, low: float | None = None, up: float | None = None, cat=None) -> Any:
-        """A variable of this model (PuLP 3.3+ `add_variable`; plain LpVariable before it)."""
-        cat = cat or self.pulp.LpContinuous
-        add = getattr(self.prob, "add_variable", None)
-        if add is not None:
-            return add(name, low, up, cat=cat)
-        return self.pulp.LpVariable(name, low, up, cat)
-
-    def _expr(self, terms: Terms | Any, constant: float = 0.0) -> Any:
-        """A linear expression; repeated variables are summed (PuLP's list form would keep
-        only the last coefficient)."""
-        if not isinstance(terms, list):
-            terms = [(terms, 1.0)]
-        summed: dict[Any, float] = {}
-        for x, coefficient in terms:
-            summed[x] = summed.get(x, 0.0) + coefficient
-        return self.pulp.LpAffineExpression(list(summed.items()), constant)
+    def _var(self, name: str, low: float | None = None, up: float | None = None) -> Var:
+        return Var(name, low, up)
 
     # --- solving ---------------------------------------------------------------------------
 
     def use_time(self) -> None:
         """Add the makespan rows (once): minimising cost alone does not need them."""
         if not self.timed:
-            for name, row in self.timing.items():
-                self.prob.addConstraint(row, name)
+            for name, (coefs, constant) in self.timing.items():
+                self.prob.add(name, coefs, GE, constant)
             self.timed = True
 
-    def expression(self, which: str) -> Any:
+    def expression(self, which: str) -> Expr:
         if which == "time":
             self.use_time()
-            return self._expr(self.makespan)
+            return {self.makespan: 1.0}, 0.0
         return self.cost
 
     def bound(self, which: str, cap: float) -> None:
@@ -289,18 +270,19 @@ class PlacementIlp:
         limit = self.caps.get(which)
         if limit is None:
             limit = self.caps[which] = self._var(f"cap_{which}")
-            self.prob.addConstraint(self.expression(which) - limit <= 0, f"cap_{which}")
-        limit.upBound = cap + tol(cap)
+            coefs, constant = self.expression(which)
+            self.prob.add(f"cap_{which}", _minus(coefs, {limit: 1}), LE, constant)
+        limit.up = cap + tol(cap)
 
     def fix(self, v: int, i: int) -> None:
         for j in self.prep.alive[v]:
             x = self.var.get((v, j))
             if x is not None:
-                x.lowBound = x.upBound = 1 if j == i else 0
+                x.low = x.up = 1 if j == i else 0
 
     def minimize(
         self,
-        objective: Any,
+        objective: Expr,
         base: list[int],
         *,
         value: Callable[[list[int]], float] | None = None,
@@ -319,13 +301,13 @@ class PlacementIlp:
         to 8 digits). CBC's branch-and-cut set-up, most of a solve's time on these models, is
         then skipped. Otherwise the ILP is solved.
         """
-        self.prob.setObjective(objective)
+        self.prob.objective, self.prob.objective_constant = objective
         self.relaxed = None
         if accept is not None and value is not None:
             self._solve(mip=False)
             choice = self._choice(base)
             if self._near_integral() and accept(choice):
-                bound = float(self.pulp.value(self.prob.objective) or 0.0)
+                bound = float(self.prob.objective_value() or 0.0)
                 slack = 1.0 - 1e-6 if integer else PRINTED_TOL * max(1.0, abs(bound))
                 if value(choice) < bound + slack:
                     self.relaxed = bound
@@ -340,24 +322,21 @@ class PlacementIlp:
             if len(alive) == 1:
                 choice[v] = alive[0]
             else:
-                values = [(self.var[(v, i)].varValue or 0.0, -n) for n, i in enumerate(alive)]
+                values = [(self.var[(v, i)].value or 0.0, -n) for n, i in enumerate(alive)]
                 choice[v] = alive[-max(values)[1]]
         return choice
 
     def _solve(self, *, mip: bool) -> None:
-        pulp = self.pulp
-        status = self.prob.solve(_solver(pulp, mip=mip))
         self.solves += 1
-        if pulp.LpStatus[status] != "Optimal":
-            raise RuntimeError(f"CBC returned {pulp.LpStatus[status]} for the placement ILP")
+        self.prob.solve(mip=mip)
 
     def _near_integral(self) -> bool:
         return all(
             min(value, 1.0 - value) <= ROUNDING_TOL
-            for value in (x.varValue or 0.0 for x in self.var.values())
+            for value in (x.value or 0.0 for x in self.var.values())
         )
 
-    def rank_objective(self, tasks: list[int]) -> Any:
+    def rank_objective(self, tasks: list[int]) -> Expr:
         """Rank positions of `tasks` weighted lexicographically (earlier tasks dominate)."""
         terms: Terms = []
         weight = 1
@@ -365,7 +344,7 @@ class PlacementIlp:
             alive = self.prep.alive[v]
             terms += [(self.var[(v, i)], float(weight * n)) for n, i in enumerate(alive)]
             weight *= len(alive)
-        return self._expr(terms)
+        return _summed(terms), 0.0
 
     def rank_value(self, tasks: list[int], choice: list[int]) -> float:
         """`rank_objective(tasks)` at an assignment."""
@@ -377,20 +356,26 @@ class PlacementIlp:
         return float(total)
 
 
-def _solver(pulp: Any, *, mip: bool = True) -> Any:
-    """CBC, quiet, exact gaps: the binary bundled with PuLP when there is one (PuLP deprecates
-    the PULP_CBC_CMD wrapper, not the binary), else `cbc` on PATH. No `-threads` option: CBC's
-    default is single-threaded, while `-threads 1` starts a worker thread that was seen to stall
-    for 10 s at exit once in a few hundred solves."""
-    try:
-        from pulp.apis.coin_api import pulp_cbc_path
-    except ImportError:  # a PuLP without a bundled binary
-        pulp_cbc_path = None
-    path = pulp_cbc_path if pulp_cbc_path and os.access(pulp_cbc_path, os.X_OK) else None
-    solver = pulp.COIN_CMD(path=path, msg=False, mip=mip, gapRel=0.0, gapAbs=1e-9)
-    if not solver.available():
-        raise PlanError(
-            "the CBC solver is not available, so this task graph cannot be optimized",
-            hint="Install it with `pip install 'pulp[cbc]'` (or put `cbc` on PATH).",
-        )
-    return solver
+def _ones(variables) -> Coefs:
+    """PuLP's lpSum of variables: each with coefficient 1."""
+    out: Coefs = {}
+    for x in variables:
+        out[x] = out.get(x, 0) + 1
+    return out
+
+
+def _summed(terms: Terms) -> Coefs:
+    """Coefficients of a list of terms; repeated variables are summed."""
+    summed: Coefs = {}
+    for x, coefficient in terms:
+        summed[x] = summed.get(x, 0.0) + coefficient
+    return summed
+
+
+def _minus(first: Coefs, *rest: Coefs) -> Coefs:
+    """first - rest[0] - rest[1] ..., keys in PuLP's order (first's, then new ones)."""
+    out = dict(first)
+    for coefs in rest:
+        for x, coefficient in coefs.items():
+            out[x] = out[x] + -coefficient if x in out else -coefficient
+    return out

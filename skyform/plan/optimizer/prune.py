@@ -146,11 +146,26 @@ def _le2(a: tuple[float, float], b: tuple[float, float]) -> bool:
 def prune_dominated(prep: Prepared, tasks: list[int]) -> int:
     """Drop candidates another one dominates (see the module docstring); returns the count."""
     dropped = 0
+    # A task's verdict depends only on its own list and the places its neighbours still use:
+    # a later round looks again only at tasks whose own list or a neighbour's changed since
+    # their last look (the others would keep exactly what they kept).
+    near = [{v, *(u for k in (*prep.parents[v], *prep.children[v]) for u in prep.edges[k][:2])}
+            for v in range(prep.n)]  # fmt: skip
+    looked = dict.fromkeys(tasks, -1)
+    changed_at = dict.fromkeys(tasks, -2)
+    clock = 0
     for _ in range(MAX_ROUNDS):
         changed = 0
         for v in tasks:
+            seen = looked[v]
+            if seen >= 0 and all(changed_at.get(u, -2) < seen for u in near[v]):
+                continue
+            clock += 1
+            looked[v] = clock
             kept = _dominance(prep, v)
-            changed += len(prep.alive[v]) - len(kept)
+            if len(kept) != len(prep.alive[v]):
+                changed += len(prep.alive[v]) - len(kept)
+                changed_at[v] = clock
             prep.alive[v] = kept
         dropped += changed
         if not changed:

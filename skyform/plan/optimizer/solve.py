@@ -16,6 +16,7 @@ from __future__ import annotations
 from math import prod
 from typing import Literal
 
+from skyform.plan.optimizer.bound import prune_bounded
 from skyform.plan.optimizer.brute import ENUMERATE_LIMIT, lexmin_enumerate
 from skyform.plan.optimizer.dp import chain_edges, lexmin_chain
 from skyform.plan.optimizer.prepared import Prepared
@@ -44,6 +45,8 @@ def solve(problem: Problem, *, method: Method = "auto", pruning: bool = True) ->
             dropped += prune_twin_places(prep, comp)
         if pruning and _needs_search(prep, comp, method):
             dropped += prune_dominated(prep, comp)
+        if pruning and problem.objective == "cost" and _searched(prep, comp, method):
+            dropped += prune_bounded(prep, comp)
         choice, how = _lexmin(prep, comp, choice, method)
         used.append(how)
         values.append(prep.pair(*prep.score(choice, comp)))
@@ -93,9 +96,14 @@ def _needs_search(prep: Prepared, comp: list[int], method: Method) -> bool:
     """True when the component goes to enumeration or a small ILP, where pruning pays off.
     A big ILP goes without: pairwise dominance costs seconds there and removes little, while
     the ILP's first LP narrows the candidates exactly (canonical.py)."""
-    if all(len(prep.alive[v]) == 1 for v in comp):
-        return False
     if method != "enumerate" and sum(len(prep.alive[v]) for v in comp) > DOMINANCE_LIMIT:
+        return False
+    return _searched(prep, comp, method)
+
+
+def _searched(prep: Prepared, comp: list[int], method: Method) -> bool:
+    """True when the component goes to enumeration or the ILP (not a chain's DP)."""
+    if all(len(prep.alive[v]) == 1 for v in comp):
         return False
     return method in ("ilp", "enumerate") or chain_edges(prep, comp) is None
 
