@@ -7,7 +7,8 @@ writes; it is installed with `skyform catalog refresh --url file://DIR`, as a us
 
 Targets — bundled catalog: single task <= 0.3 s, 50-task chain <= 1 s, 20-task DAG <= 5 s;
 a catalog 10x the bundled one (`--catalog`): single task <= 0.2 s, 20-task DAG <= 1 s (whole
-process). Each process gets a private SKYFORM_HOME (no config or state; only the catalog
+process). Wall and CPU (user + system of the child) medians are printed, with the load
+average. Each process gets a private SKYFORM_HOME (no config or state; only the catalog
 under test), and one unmeasured warm-up run per case writes bytecode caches, as an installed
 package has them. "imports" is what `python -X importtime` counts for the same command (the
 rest is interpreter start, catalog, optimizer, rendering and writing the plan).
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -71,7 +73,14 @@ def case_home(work: Path, name: str, template: Path | None) -> Path:
 
 def plan_process(task: Path, home: Path, out: Path) -> float:
     """Wall seconds of one `skyform plan` process (exit 0 or 2 both mean "planned")."""
+    return timed_plan(task, home, out)[0]
+
+
+def timed_plan(task: Path, home: Path, out: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds of one `skyform plan` process (exit 0 or 2 both mean "planned");
+    CPU is the child's user + system time, steadier than wall time on a loaded machine."""
     env = bench_env(home)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(
         [*skyform_command(), "plan", str(task), "-o", str(out)],
@@ -80,9 +89,11 @@ def plan_process(task: Path, home: Path, out: Path) -> float:
         text=True,
     )
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 2):
         raise SystemExit(f"skyform plan {task.name} failed ({proc.returncode}):\n{proc.stderr}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def import_seconds(task: Path, home: Path, out: Path) -> float:
@@ -141,17 +152,21 @@ def main() -> int:
         install_catalog(args.catalog, template)
     targets = TARGETS_10X if args.catalog else TARGETS
     results = []
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     print(f"catalog: {args.catalog or 'bundled'}; {args.runs} runs, {os.cpu_count()} cores")
+    print(f"load average at the start: {' '.join(load) or 'unknown'}")
     print(
-        f"{'case':<9} {'plan (s)':>9} {'min':>7} {'imports':>8} {'optimizer':>10} {'solve':>8}"
-        "  method / notes"
+        f"{'case':<9} {'plan (s)':>9} {'min':>7} {'CPU':>7} {'imports':>8} {'optimizer':>10} "
+        f"{'solve':>8}  method / notes"
     )
     for name in args.cases:
         task = write_case(name, work)
         home = case_home(work, name, template)
         out = work / f"{name}.plan.json"
         plan_process(task, home, out)  # warm-up: bytecode, disk cache
-        walls = [plan_process(task, home, out) for _ in range(args.runs)]
+        runs = [timed_plan(task, home, out) for _ in range(args.runs)]
+        walls = [wall for wall, _ in runs]
+        cpu = statistics.median(c for _, c in runs)
         imports = import_seconds(task, home, out)
         catalog_dir = home / "catalog" if template is not None else None
         total, solve_s, stats = optimizer_only(task, args.runs, catalog_dir)
@@ -159,7 +174,7 @@ def main() -> int:
         target = targets.get(name)
         verdict = "" if target is None else (" ok" if wall <= target else f" OVER {target} s")
         print(
-            f"{name:<9} {wall:>9.3f} {min(walls):>7.3f} {imports:>8.3f} {total:>10.3f} "
+            f"{name:<9} {wall:>9.3f} {min(walls):>7.3f} {cpu:>7.3f} {imports:>8.3f} {total:>10.3f} "
             f"{solve_s:>8.3f}  {stats['method']}, {stats['candidates']} candidates, "
             f"{stats['pruned']} pruned, {stats['ilp_solves']} CBC solves{verdict}"
         )
@@ -169,6 +184,7 @@ def main() -> int:
                 "catalog": str(args.catalog or "bundled"),
                 "plan_wall_median_s": wall,
                 "plan_wall_runs_s": walls,
+                "plan_cpu_median_s": cpu,
                 "imports_s": imports,
                 "optimizer_s": total,
                 "solve_s": solve_s,
@@ -176,6 +192,8 @@ def main() -> int:
                 **stats,
             }
         )
+    if Path("/proc/loadavg").exists():
+        print(f"load average at the end: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2) + "\n")

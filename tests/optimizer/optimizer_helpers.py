@@ -92,7 +92,9 @@ def random_problem(
         hierarchical = rng.random() < 0.5
     egress = hierarchical_egress if hierarchical else matrix_egress(rng)
     objective = objective or rng.choice(["cost", "time"])
-    return Problem(tuple(tasks), tuple(edges), tuple(anchors), objective, egress)  # type: ignore[arg-type]
+    # a hierarchical egress is priced by region, as the catalog's: say so, as build_problem does
+    shape = (tuple(tasks), tuple(edges), tuple(anchors), objective, egress, hierarchical)
+    return Problem(*shape)  # type: ignore[arg-type]
 
 
 def dag_of(text: str, path: str = "task.yaml") -> Dag:

@@ -41,6 +41,10 @@ class Transfer(NamedTuple):
 
 
 class EgressTable:
+    # `transfer(a, b, gb)` depends only on a's and b's cloud and region and on whether they
+    # are the same place (the rules above): the optimizer may rely on it (Problem).
+    by_region = True
+
     def __init__(self, rows: list[EgressRow]) -> None:
         self.rows = rows
         self._tiers: dict[tuple[str, str, str], list[EgressRow]] = {}

@@ -17,18 +17,14 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skyform.digests import sha256_hex
 from skyform.paths import write_atomic
-from skyform.plan.catalog.k8s_nodes import (
-    GpuNaming,
-    NodeType,
-    capacity_digest,
-    describe_types,
-    node_types,
-)
-from skyform.plan.catalog.kubeconfig import Kubeconfig, Selection, read_kubeconfig, select_contexts
+
+if TYPE_CHECKING:  # read only once a plan asks for Kubernetes (most never do)
+    from skyform.plan.catalog.k8s_nodes import GpuNaming, NodeType
+    from skyform.plan.catalog.kubeconfig import Kubeconfig, Selection
 
 CACHE_FILE = Path("kubernetes") / "nodes.json"
 CACHE_VERSION = 1
@@ -54,11 +50,15 @@ class ContextCapacity:
     def digest(self) -> str:
         if self.error is not None:
             return sha256_hex(b"unreachable")
+        from skyform.plan.catalog.k8s_nodes import capacity_digest
+
         return capacity_digest(self.types)
 
     def summary(self) -> str:
         if self.error is not None:
             return f"not usable: {self.error}"
+        from skyform.plan.catalog.k8s_nodes import describe_types
+
         return describe_types(self.types, self.left_out)
 
 
@@ -101,16 +101,22 @@ class KubernetesCapacity:
 
     def kubeconfig(self) -> Kubeconfig:
         if self._kubeconfig is None:
+            from skyform.plan.catalog.kubeconfig import read_kubeconfig
+
             self._kubeconfig = read_kubeconfig(self._env)
         return self._kubeconfig
 
     def select(self, named: str | None) -> Selection:
+        from skyform.plan.catalog.kubeconfig import select_contexts
+
         return select_contexts(self.kubeconfig(), self.allowed, named)
 
     def contexts(
         self, names: Iterable[str], naming: GpuNaming, *, refresh: bool = False
     ) -> dict[str, ContextCapacity]:
         """Capacity per context (read in parallel where the cache does not answer)."""
+        from skyform.plan.catalog.k8s_nodes import node_types
+
         wanted = list(dict.fromkeys(names))
         self._load(wanted, refresh)
         found = {}

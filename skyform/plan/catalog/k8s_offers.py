@@ -12,14 +12,16 @@ context) or `kubernetes/NAME`. `snapshot(scope)` is the plan's provenance for th
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skyform.plan.catalog.k8s_capacity import (
     ContextCapacity,
     KubernetesCapacity,
     KubernetesSnapshot,
 )
-from skyform.plan.catalog.k8s_nodes import GpuNaming, fit
+
+if TYPE_CHECKING:
+    from skyform.plan.catalog.k8s_nodes import GpuNaming
 from skyform.plan.catalog.kubernetes import (
     GpuInfo,
     KubernetesPricing,
@@ -65,15 +67,26 @@ class KubernetesOffers:
         self.gpus = gpus
         self.capacity = capacity
         self._canonical = canonical
-        self.naming = GpuNaming(
-            canonical=canonical,
-            known=tuple(gpus),
-            memory_gib=lambda name: gpus[name].memory_gib if name in gpus else None,
-            instance_gpu=instance_gpu,
-        )
+        self._instance_gpu = instance_gpu
+        self._naming: GpuNaming | None = None
         # pod -> {context: why it does not fit}, for pods that fit no planned context
         self._misses: dict[str, dict[str, str]] = {}
         self._placed: set[str] = set()  # pods that fit somewhere
+
+    @property
+    def naming(self) -> GpuNaming:
+        """How node labels name GPUs (built when a context's nodes are first read)."""
+        if self._naming is None:
+            from skyform.plan.catalog.k8s_nodes import GpuNaming
+
+            gpus = self.gpus
+            self._naming = GpuNaming(
+                canonical=self._canonical,
+                known=tuple(gpus),
+                memory_gib=lambda name: gpus[name].memory_gib if name in gpus else None,
+                instance_gpu=self._instance_gpu,
+            )
+        return self._naming
 
     # --- queries ---------------------------------------------------------------------------
 
@@ -98,6 +111,8 @@ class KubernetesOffers:
         )
         if pod is None:
             return []
+        from skyform.plan.catalog.k8s_nodes import fit
+
         found = []
         words = _pod_words(pod)
         for name, ctx in self.planned(context).items():
@@ -134,6 +149,8 @@ class KubernetesOffers:
         ctx = self.planned(context).get(context)
         if ctx is None or not ctx.usable:
             return None
+        from skyform.plan.catalog.k8s_nodes import fit
+
         placed = fit(ctx.types, cpus, memory, accelerator, count)
         return None if isinstance(placed, str) else placed.selector
 

@@ -18,10 +18,12 @@ GPU would the pod ask for?), so it yields no Kubernetes offer; nor do TPUs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from skyform.plan.catalog.k8s_nodes import Fit
 from skyform.plan.catalog.onprem import instance_name
+
+if TYPE_CHECKING:
+    from skyform.plan.catalog.k8s_nodes import Fit
 
 PRICING_COLUMNS = (
     "Region",

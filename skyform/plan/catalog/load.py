@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING
 from skyform.digests import sha256_hex
 from skyform.errors import CatalogError
 from skyform.infra import PRICED
-from skyform.plan.catalog import tables
 from skyform.plan.catalog.accelerators import AcceleratorNames
 from skyform.plan.catalog.catalog import Catalog, CatalogSource, Image
 from skyform.plan.catalog.clouds import PRICED_ROWS, vm_files, vm_table
@@ -190,6 +189,8 @@ def build_from_directory(directory: Path, target: Path | None, sources: str = ""
 
 def read_sources(primary: Path) -> dict[str, Source]:
     """table -> (where, text) for every logical table, from `primary` else the bundle."""
+    from skyform.plan.catalog import tables
+
     texts: dict[str, tuple[str, str]] = {}
     for table in FILES:
         path = _find(primary, table) or _find(BUNDLED_DIR, table)
@@ -203,6 +204,8 @@ def read_sources(primary: Path) -> dict[str, Source]:
 
 
 def _refreshed_images(primary: Path) -> dict[str, Source]:
+    from skyform.plan.catalog import tables
+
     found = {c: primary / p for c, p in IMAGE_FILES.items() if (primary / p).is_file()}
     return {cloud: (str(path), tables.read_text(path)) for cloud, path in found.items()}
 
@@ -221,7 +224,9 @@ def catalog_from_index(
     for cloud in index.clouds:
         names.extend(index.vm_accelerators(cloud))
     local_row, local_src = local_offer_row(config, names.canonical)
-    ssh = ssh_offer_rows(config, names.canonical, read_facts())
+    # probed facts only fill in ssh hosts (reading them needs skyform.config: pydantic)
+    facts = read_facts() if config is not None and config.ssh_pools else {}
+    ssh = ssh_offer_rows(config, names.canonical, facts)
     source = CatalogSource(
         kind=kind,
         path=str(primary),

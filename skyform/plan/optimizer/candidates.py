@@ -308,7 +308,8 @@ def build_problem(
     replaced = {(a.task, a.label) for a in extra_anchors}  # the same data, better located
     anchors = (*(a for a in anchors if (a.task, a.label) not in replaced), *extra_anchors)
     tasks = tuple(Task(task.label(v), candidates[v]) for v, task in enumerate(dag.tasks))
-    return Problem(tasks, edges, anchors, objective, catalog.egress.transfer)
+    egress = catalog.egress
+    return Problem(tasks, edges, anchors, objective, egress.transfer, egress.by_region)
 
 
 def relaxed(query: Query, **changes: Any) -> Query:

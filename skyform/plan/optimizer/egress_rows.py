@@ -3,9 +3,12 @@ region pair (one price between any two different places of regions A and B) or n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skyform.plan.catalog.offer import Location
+
+if TYPE_CHECKING:
+    from skyform.plan.optimizer.prepared import Prepared
 
 
 def two_places(src: list[int], dst: list[int] | tuple) -> bool:
@@ -51,3 +54,26 @@ def hierarchical(src: list[int], dst: list[int], table: dict, regions: list[tupl
     for key, value in diagonal.items():
         blocks.setdefault(key, value)  # a region whose only shared pair is the same place
     return blocks
+
+
+def region_blocks(
+    prep: Prepared, src: list[int], dst: list[int], gb: float, regions: list[tuple]
+) -> tuple[dict, dict]:
+    """({(l, l): move} for every place l both tasks can use, the blocks `hierarchical` finds),
+    for an egress priced by region (Problem.egress_by_region): there every pair of different
+    places of regions A and B moves data alike, so one such pair per (A, B) tells the price."""
+    src_regions, dst_regions = (
+        by_region(dict.fromkeys(src), regions),
+        by_region(dict.fromkeys(dst), regions),
+    )
+    blocks: dict[tuple, tuple[float, float]] = {}
+    for a_region, mine in src_regions.items():
+        for b_region, theirs in dst_regions.items():
+            pair = next(((a, b) for a in mine for b in theirs if a != b), None)
+            if pair is not None:
+                blocks[(a_region, b_region)] = prep.move(pair[0], pair[1], gb)
+    theirs_too = set(dst)
+    same = {(p, p): prep.move(p, p, gb) for p in src if p in theirs_too}
+    for (place, _), value in same.items():
+        blocks.setdefault((regions[place], regions[place]), value)  # only one shared place
+    return same, blocks

@@ -112,6 +112,14 @@ class PlacementIlp:
         if gb <= 0 or prep.problem.egress is None:
             return [], 0.0, [], 0.0
         src, dst = self._at(u), self._at(v)
+        if prep.problem.egress_by_region and len(src) > 1 and len(dst) > 1:
+            # Priced by region: one pair of places per pair of regions gives the blocks that
+            # `hierarchical` would find in the table of every pair (a few thousand, not 10^5).
+            from skyform.plan.optimizer.egress_rows import region_blocks
+
+            regions = [region_of(where) for where in prep.places]
+            same, by_pair = region_blocks(prep, list(src), list(dst), gb, regions)
+            return self._regions(k, src, dst, same, by_pair, regions)
         targets = list(dst)
         table = {
             (a, b): moved

@@ -103,6 +103,10 @@ class Problem:
     anchors: tuple[Anchor, ...] = ()
     objective: Objective = "cost"
     egress: EgressFn | None = None  # None: moving data is free and instant
+    # True when egress(a, b, gb) depends only on a's and b's (cloud, region) and on whether
+    # they are the same place (the catalog's EgressTable): pruning then compares the places of
+    # one region only with that region's places, the others being priced alike from either.
+    egress_by_region: bool = False
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:

@@ -65,8 +65,11 @@ def prune_twin_places(prep: Prepared, tasks: list[int]) -> int:
         where = prep.places[place]
         regions.setdefault((where.cloud, where.region), []).append(place)
     gone: set[int] = set()
-    rows = _Rows(prep, sorted(at))
+    everywhere = None if prep.problem.egress_by_region else _Rows(prep, sorted(at))
     for places in regions.values():
+        # Priced by region, data moves between z1 or z2 and a place of another region alike:
+        # only the places of their own region can tell them apart (a few, not every place).
+        rows = everywhere or _Rows(prep, places)
         for z2 in places:
             for z1 in places:
                 if z1 != z2 and z1 not in gone and _twin(prep, at, rows, z1, z2, sizes):
