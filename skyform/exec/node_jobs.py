@@ -220,10 +220,16 @@ def wait(runner: NodeRunner, key: str, seconds: int) -> NodeJob:
 
 
 def read_log(
-    runner: NodeRunner, key: str, offset: int, max_bytes: int
+    runner: NodeRunner, key: str, offset: int, max_bytes: int, wait: float = 0
 ) -> tuple[NodeJob, bytes, int]:
-    """(state, bytes from `offset`, new offset). When state is terminal the log is complete."""
-    result = runner.run(_runner_cmd("log", check_key(key), offset, max_bytes))
+    """(state, bytes from `offset`, new offset). When state is terminal the log is complete.
+    With `wait` (seconds), the node answers once there are new bytes or the job has ended,
+    or after `wait` seconds."""
+    ticks = [round(wait * 20)] if wait > 0 else []
+    result = runner.run(
+        _runner_cmd("log", check_key(key), offset, max_bytes, *ticks),
+        timeout=wait + runner.timeouts.command,
+    )
     _answer(runner, result, "read a job log")
     status_line, _, rest = result.raw_stdout.partition(b"\n")
     end_line, _, data = rest.partition(b"\n")

@@ -15,7 +15,8 @@ Every node works in parallel on one reused connection. Nothing here prints: prog
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import threading
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -57,6 +58,8 @@ class ClusterSession:
         self.facts: dict[int, NodeFacts] = {}
         self.unreachable: dict[int, NodeUnreachable] = {}
         self._pool = ThreadPoolExecutor(max_workers=max(1, min(64, 2 * len(cluster.nodes))))
+        self._seen: dict[str, dict[int, NodeJob | None]] = {}  # what log followers saw end
+        self._seen_changed = threading.Condition()
 
     # --- plumbing ------------------------------------------------------------------------
 
@@ -71,6 +74,19 @@ class ClusterSession:
 
     def mark_unreachable(self, rank: int, error: NodeUnreachable) -> None:
         self.unreachable[rank] = error
+
+    def observe(self, key: str, rank: int, job: NodeJob | None) -> None:
+        """A log follower saw the job end on `rank` (None: it stopped reading that node)."""
+        with self._seen_changed:
+            seen = self._seen.setdefault(key, {})
+            if seen.get(rank) is None:
+                seen[rank] = job
+            self._seen_changed.notify_all()
+
+    def observed(self, key: str, rank: int, timeout: float) -> NodeJob | None:
+        with self._seen_changed:  # what `observe` was told, waiting up to `timeout` for it
+            self._seen_changed.wait_for(lambda: rank in self._seen.get(key, {}), timeout)
+            return self._seen.get(key, {}).get(rank)
 
     def fan_out(
         self, fn: Callable[[int, NodeRunner], T], ranks: Iterable[int] | None = None
@@ -194,6 +210,8 @@ class ClusterSession:
             )
         stage = "setup" if setup else "run"
         cwd = WORKDIR if spec.workdir else ""
+        with self._seen_changed:
+            self._seen.pop(key, None)  # a failed setup launched again ends anew
 
         def one(rank: int, runner: NodeRunner) -> NodeJob:
             env = job_env(
@@ -251,7 +269,8 @@ class ClusterSession:
                     on_log(line)
             except NodeUnreachable:
                 pass  # the wait below reports the node
-        final = self.wait(key, setup=True, timeout=timeout, cancel_on_failure=False)
+        seen = self.ranks() if on_log is not None else ()  # their ends: from the logs above
+        final = self.wait(key, setup=True, timeout=timeout, cancel_on_failure=False, followed=seen)
         unstarted = {r: launched.nodes[r] for r in launched.failed_ranks}  # keep the reason
         return JobState.of(key, {**final.nodes, **unstarted}, final.unreachable, setup=True)
 
@@ -313,15 +332,18 @@ class ClusterSession:
         setup: bool = False,
         timeout: float | None = None,
         cancel_on_failure: bool = True,
+        followed: Collection[int] = (),
     ) -> JobState:
         """Until every node is done, a node is unreachable, or `timeout` passes.
 
         With cancel_on_failure (SkyPilot's behaviour for runs), the first failed node cancels
-        the others; the job is FAILED either way.
+        the others; the job is FAILED either way. `followed`: ranks whose logs are followed
+        meanwhile (`logs(follow=True)`): their ends are taken from there.
         """
         return wait_for_job(
-            self, key, setup=setup, timeout=timeout, cancel_on_failure=cancel_on_failure
-        )
+            self, key, setup=setup, timeout=timeout, cancel_on_failure=cancel_on_failure,
+            followed=followed,
+        )  # fmt: skip
 
     def logs(
         self,
