@@ -54,6 +54,32 @@ class Fleet(Protocol):
         """What `observe` was told for (key, rank), waiting up to `timeout`; None if nothing."""
 
 
+class Sightings:
+    """Job ends seen by log followers, per (key, rank), for the watchers (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, dict[int, NodeJob | None]] = {}
+        self._changed = threading.Condition()
+
+    def observe(self, key: str, rank: int, job: NodeJob | None) -> None:
+        """The job ended on `rank` as `job` (None: the follower stopped reading that node)."""
+        with self._changed:
+            seen = self._seen.setdefault(key, {})
+            if seen.get(rank) is None:
+                seen[rank] = job
+            self._changed.notify_all()
+
+    def observed(self, key: str, rank: int, timeout: float) -> NodeJob | None:
+        """What `observe` was told, waiting up to `timeout` for it; None if nothing."""
+        with self._changed:
+            self._changed.wait_for(lambda: rank in self._seen.get(key, {}), timeout)
+            return self._seen.get(key, {}).get(rank)
+
+    def forget(self, key: str) -> None:
+        with self._changed:
+            self._seen.pop(key, None)
+
+
 def _ended(job: NodeJob) -> bool:
     return job.state.is_terminal or job.state is NodeJobState.MISSING
 

@@ -167,7 +167,8 @@ def start_job(
     )
     opened = session is None
     try:
-        session = session or open_cluster(record.handle, on_event=on_event)
+        # exec (no setup) checks the nodes' runner in its launch's round trip, not before
+        session = session or open_cluster(record.handle, on_event=on_event, prepare=run_setup)
     except BaseException as exc:
         raise start.abandon(None, exc) from None
     try:

@@ -261,6 +261,20 @@ def test_a_node_failing_while_logs_are_followed_cancels_the_others(cluster):
         assert {final.nodes[0].state.value, final.nodes[2].state.value} == {"CANCELLED"}
 
 
+def test_a_session_not_prepared_installs_a_missing_or_old_runner_at_its_launch(cluster):
+    with open_cluster(cluster, prepare=False) as session:  # as `exec` opens it
+        base = f"~/{node_jobs.NODE_BASE}"
+        session.runners[1].run(f"rm -rf {base}")
+        session.runners[2].run(f"mkdir -p {base}/jobs && echo 'exit 9' > {base}/runner.sh")
+        session.submit(job_spec(run="echo hi"), job_key="lazy", task_id="t")
+        lines = sorted((line.rank, line.text) for line in session.logs("lazy", follow=True))
+        assert lines == [(0, "hi"), (1, "hi"), (2, "hi")]
+        assert session.wait("lazy", timeout=30).status is JobStatus.SUCCEEDED
+        for rank in range(3):
+            installed = _read(session, rank, f"{base}/runner.sh").decode()
+            assert installed == node_jobs.runner_script()
+
+
 def test_status_of_an_unknown_job_is_failed_with_a_reason(cluster):
     with open_cluster(cluster) as session:
         state = session.status("never-submitted")
