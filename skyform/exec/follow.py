@@ -3,6 +3,11 @@
 Waiting uses the runner's node-side `wait` (a command that blocks up to WAIT_WINDOW seconds
 and returns as soon as the job ends), one watcher thread per node, so a node that finishes,
 fails or drops off is noticed at once instead of at the next poll of every node.
+
+Following logs reads every node with the runner's node-side `log` that answers as soon as
+there is new output or the job has ended (at most one poll later). A node's end seen there is
+passed to the watcher of that node (`Fleet.observe`): while logs are followed, a short job
+costs one `log` round trip per node and no `wait`.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Protocol
 
 from skyform.errors import ExecError, NodeUnreachable
@@ -42,6 +47,38 @@ class Fleet(Protocol):
         self, fn: Callable[[int, NodeRunner], T], ranks: Iterable[int] | None = None
     ) -> dict[int, NodeOutcome[T]]: ...
 
+    def observe(self, key: str, rank: int, job: NodeJob | None) -> None:
+        """A log follower saw the job end on `rank` (or stopped reading it: None)."""
+
+    def observed(self, key: str, rank: int, timeout: float) -> NodeJob | None:
+        """What `observe` was told for (key, rank), waiting up to `timeout`; None if nothing."""
+
+
+class Sightings:
+    """Job ends seen by log followers, per (key, rank), for the watchers (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, dict[int, NodeJob | None]] = {}
+        self._changed = threading.Condition()
+
+    def observe(self, key: str, rank: int, job: NodeJob | None) -> None:
+        """The job ended on `rank` as `job` (None: the follower stopped reading that node)."""
+        with self._changed:
+            seen = self._seen.setdefault(key, {})
+            if seen.get(rank) is None:
+                seen[rank] = job
+            self._changed.notify_all()
+
+    def observed(self, key: str, rank: int, timeout: float) -> NodeJob | None:
+        """What `observe` was told, waiting up to `timeout` for it; None if nothing."""
+        with self._changed:
+            self._changed.wait_for(lambda: rank in self._seen.get(key, {}), timeout)
+            return self._seen.get(key, {}).get(rank)
+
+    def forget(self, key: str) -> None:
+        with self._changed:
+            self._seen.pop(key, None)
+
 
 def _ended(job: NodeJob) -> bool:
     return job.state.is_terminal or job.state is NodeJobState.MISSING
@@ -61,7 +98,9 @@ def wait_for_job(
     setup: bool,
     timeout: float | None,
     cancel_on_failure: bool,
+    followed: Collection[int] = (),
 ) -> JobState:
+    """`followed`: ranks whose logs a follower reads meanwhile (their ends come from it)."""
     deadline = None if timeout is None else time.monotonic() + timeout
     stage = "setup" if setup else "run"
     nodes: dict[int, NodeJob] = {}
@@ -70,6 +109,12 @@ def wait_for_job(
     stop = threading.Event()
 
     def watch(rank: int, runner: NodeRunner) -> None:
+        if rank in followed:
+            seen = session.observed(key, rank, WAIT_WINDOW)
+            if seen is not None:
+                updates.put((rank, seen))
+                return
+            # no end seen by the follower (a long job, or it stopped): ask the node itself
         while not stop.is_set():
             try:
                 job = node_jobs.wait(runner, key, WAIT_WINDOW)
@@ -135,31 +180,44 @@ def follow_logs(
     partial = dict.fromkeys(ranks, b"")
     active = set(ranks)
     lost: dict[int, NodeUnreachable] = {}
-    while active:
-        outcomes = session.fan_out(
-            lambda r, runner: node_jobs.read_log(runner, key, offsets[r], LOG_CHUNK), sorted(active)
-        )
-        progressed = False
-        for r, outcome in sorted(outcomes.items()):
-            if isinstance(outcome.error, NodeUnreachable):
-                lost[r] = outcome.error
-                session.emit("logs", r, f"unreachable: {outcome.error.message}")
-                active.discard(r)
-                continue
-            if outcome.error is not None:
-                raise outcome.error
-            assert outcome.value is not None
-            job, data, end = outcome.value
-            progressed |= bool(data)
-            offsets[r] = end
-            *lines, partial[r] = (partial[r] + data).split(b"\n")
-            for line in lines:  # whole lines only: a UTF-8 character is never split
-                yield LogLine(r, line.decode(errors="replace"), setup)
-            if len(data) < LOG_CHUNK and (_ended(job) or not follow):
-                if partial[r]:
-                    yield LogLine(r, partial[r].decode(errors="replace"), setup)
-                active.discard(r)
-        if active and not progressed:
-            time.sleep(poll)
+    block = follow  # a job just started has nothing to show yet: the node answers when it has
+    try:
+        while active:
+            wait = poll if block else 0
+            started = time.monotonic()
+
+            def read(r: int, runner: NodeRunner, wait: float = wait) -> tuple[NodeJob, bytes, int]:
+                return node_jobs.read_log(runner, key, offsets[r], LOG_CHUNK, wait)
+
+            outcomes = session.fan_out(read, sorted(active))
+            progressed = False
+            for r, outcome in sorted(outcomes.items()):
+                if isinstance(outcome.error, NodeUnreachable):
+                    lost[r] = outcome.error
+                    session.emit("logs", r, f"unreachable: {outcome.error.message}")
+                    session.observe(key, r, None)
+                    active.discard(r)
+                    continue
+                if outcome.error is not None:
+                    raise outcome.error
+                assert outcome.value is not None
+                job, data, end = outcome.value
+                progressed |= bool(data)
+                offsets[r] = end
+                *lines, partial[r] = (partial[r] + data).split(b"\n")
+                for line in lines:  # whole lines only: a UTF-8 character is never split
+                    yield LogLine(r, line.decode(errors="replace"), setup)
+                if len(data) < LOG_CHUNK and (_ended(job) or not follow):
+                    if partial[r]:
+                        yield LogLine(r, partial[r].decode(errors="replace"), setup)
+                    active.discard(r)
+                    if follow:
+                        session.observe(key, r, job if _ended(job) else None)
+            block = follow and not progressed
+            if active and not progressed and time.monotonic() - started < poll / 2:
+                time.sleep(poll)  # the nodes did not wait (nothing to wait for): poll as before
+    finally:  # an error, or the caller stopped reading: the watchers ask the nodes themselves
+        for r in active:
+            session.observe(key, r, None)
     if lost:
         JobState.of(key, {}, lost).raise_for_unreachable()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
@@ -184,16 +185,46 @@ def launch(
     script: str,
     cwd: str = "",
     rerun_failed: bool = False,
+    prepare: Callable[[int], object] | None = None,
 ) -> NodeJob:
     """Start a detached job unless one with `key` exists (then report it; with `rerun_failed`
-    a FAILED or CANCELLED one is set aside and started again). Env and script go on stdin."""
+    a FAILED or CANCELLED one is set aside and started again). Env and script go on stdin.
+
+    `prepare` (prepare_node for a rank) is for a node not prepared yet: the check that its
+    runner is this version goes in the launch's round trip; when it is not, nothing starts,
+    `prepare(rank)` installs it and the job is launched then."""
+    guard = ""
+    if prepare is not None:
+        base = f"$HOME/{NODE_BASE}"
+        guard = (
+            f'h=$(sha256sum < "{base}/runner.sh" 2>/dev/null); '
+            f'if [ "${{h%% *}}" != {digest(runner_script())} ]; then '
+            f"cat >/dev/null; echo {RUNNER_MISSING}; exit 0; fi; "
+        )
+    job = _launch(runner, key, env_file, script, cwd, rerun_failed, guard=guard)
+    if job is None:
+        assert prepare is not None
+        prepare(runner.node.rank)
+        job = _launch(runner, key, env_file, script, cwd, rerun_failed, guard="")
+    assert job is not None
+    return job
+
+
+RUNNER_MISSING = "runner-not-current"
+
+
+def _launch(
+    runner: NodeRunner, key: str, env_file: str, script: str, cwd: str, rerun: bool, guard: str
+) -> NodeJob | None:
     check_key(key)
     env_bytes = env_file.encode()
     payload = f"{len(env_bytes)}\n".encode() + env_bytes + script.encode()
-    result = runner.run(_runner_cmd("launch", key, cwd, int(rerun_failed)), stdin=payload)
+    result = runner.run(guard + _runner_cmd("launch", key, cwd, int(rerun)), stdin=payload)
     lines = _answer(runner, result, "launch a job")
     first = lines[0] if lines else ""
     verb, _, rest = first.partition(" ")
+    if guard and first == RUNNER_MISSING:
+        return None
     if verb == "started":
         return NodeJob(key, NodeJobState.RUNNING)
     if verb == "exists":
@@ -220,10 +251,16 @@ def wait(runner: NodeRunner, key: str, seconds: int) -> NodeJob:
 
 
 def read_log(
-    runner: NodeRunner, key: str, offset: int, max_bytes: int
+    runner: NodeRunner, key: str, offset: int, max_bytes: int, wait: float = 0
 ) -> tuple[NodeJob, bytes, int]:
-    """(state, bytes from `offset`, new offset). When state is terminal the log is complete."""
-    result = runner.run(_runner_cmd("log", check_key(key), offset, max_bytes))
+    """(state, bytes from `offset`, new offset). When state is terminal the log is complete.
+    With `wait` (seconds), the node answers once there are new bytes or the job has ended,
+    or after `wait` seconds."""
+    ticks = [round(wait * 20)] if wait > 0 else []
+    result = runner.run(
+        _runner_cmd("log", check_key(key), offset, max_bytes, *ticks),
+        timeout=wait + runner.timeouts.command,
+    )
     _answer(runner, result, "read a job log")
     status_line, _, rest = result.raw_stdout.partition(b"\n")
     end_line, _, data = rest.partition(b"\n")
@@ -253,3 +290,13 @@ def cancel(runner: NodeRunner, key: str, grace: int = 5) -> NodeJob:
     )
     lines = _answer(runner, result, "cancel a job")
     return parse_status_line(lines[-1] if lines else "")
+
+
+def launch_message(job: NodeJob) -> str:
+    if job.reason and job.state is NodeJobState.FAILED:
+        return f"failed to start: {job.reason}"
+    if job.state is NodeJobState.SUCCEEDED and job.started_at is not None:
+        return "already done"
+    if job.state is NodeJobState.RUNNING and job.started_at is not None:
+        return "already running (started earlier); waiting for it"
+    return "started" if job.state is NodeJobState.RUNNING else job.state.value.lower()

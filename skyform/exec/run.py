@@ -15,7 +15,7 @@ Every node works in parallel on one reused connection. Nothing here prints: prog
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec import node_jobs
 from skyform.exec.connect import open_runner
 from skyform.exec.env import job_env, render_env_file
-from skyform.exec.follow import follow_logs, wait_for_job
+from skyform.exec.follow import Sightings, follow_logs, wait_for_job
 from skyform.exec.hostkeys import KnownHosts
 from skyform.exec.mounts import resolve_mounts
 from skyform.exec.node_jobs import WORKDIR, NodeFacts, NodeJob, NodeJobState
@@ -57,6 +57,8 @@ class ClusterSession:
         self.facts: dict[int, NodeFacts] = {}
         self.unreachable: dict[int, NodeUnreachable] = {}
         self._pool = ThreadPoolExecutor(max_workers=max(1, min(64, 2 * len(cluster.nodes))))
+        self._sightings = Sightings()  # job ends the log followers saw
+        self._unprepared: set[int] = set()  # connected with prepare=False, runner not checked
 
     # --- plumbing ------------------------------------------------------------------------
 
@@ -72,8 +74,18 @@ class ClusterSession:
     def mark_unreachable(self, rank: int, error: NodeUnreachable) -> None:
         self.unreachable[rank] = error
 
+    def observe(self, key: str, rank: int, job: NodeJob | None) -> None:
+        self._sightings.observe(key, rank, job)
+
+    def observed(self, key: str, rank: int, timeout: float) -> NodeJob | None:
+        return self._sightings.observed(key, rank, timeout)
+
     def fan_out(
-        self, fn: Callable[[int, NodeRunner], T], ranks: Iterable[int] | None = None
+        self,
+        fn: Callable[[int, NodeRunner], T],
+        ranks: Iterable[int] | None = None,
+        *,
+        prepared: bool = True,
     ) -> dict[int, NodeOutcome[T]]:
         """Run fn(rank, runner) on every node (or `ranks`) in parallel; errors become outcomes.
 
@@ -86,6 +98,8 @@ class ClusterSession:
             if rank not in self.runners:
                 return NodeOutcome(rank, error=self.unreachable[rank])
             try:
+                if prepared and rank in self._unprepared:
+                    self._prepare(rank)
                 value = fn(rank, self.runners[rank])
             except ExecError as exc:
                 if isinstance(exc, NodeUnreachable):
@@ -96,11 +110,19 @@ class ClusterSession:
 
         return dict(zip(ranks, self._pool.map(one, ranks), strict=True))
 
-    def connect(self, *, require_all: bool = True) -> None:
-        def one(node) -> tuple[NodeRunner, NodeFacts]:
+    def _prepare(self, rank: int) -> NodeFacts:
+        self.facts[rank] = node_jobs.prepare_node(self.runners[rank])
+        self._unprepared.discard(rank)
+        return self.facts[rank]
+
+    def connect(self, *, require_all: bool = True, prepare: bool = True) -> None:
+        """Open every node's runner; with `prepare`, install the job runner there at once
+        (else on first use: a launch checks it in its own round trip)."""
+
+        def one(node) -> tuple[NodeRunner, NodeFacts | None]:
             runner = open_runner(node, known_hosts=self.known_hosts, timeouts=self.timeouts)
             try:
-                facts = node_jobs.prepare_node(runner)
+                facts = node_jobs.prepare_node(runner) if prepare else None
             except BaseException:
                 runner.close()
                 raise
@@ -110,7 +132,11 @@ class ClusterSession:
         outcomes: dict[int, NodeOutcome[None]] = {}
         for node, future in [(n, self._pool.submit(one, n)) for n in self.cluster.nodes]:
             try:
-                self.runners[node.rank], self.facts[node.rank] = future.result()
+                self.runners[node.rank], facts = future.result()
+                if facts is None:
+                    self._unprepared.add(node.rank)
+                else:
+                    self.facts[node.rank] = facts
                 outcomes[node.rank] = NodeOutcome(node.rank)
             except ExecError as exc:
                 self.emit("connect", node.rank, f"failed: {exc.message}")
@@ -158,11 +184,12 @@ class ClusterSession:
         def one(rank: int, runner: NodeRunner) -> SyncResult:
             result = None
             for src, dst in pairs:
+                facts = self.facts.get(rank) or self._prepare(rank)  # rsync known from there
                 result = sync_path(
                     runner,
                     src,
                     dst,
-                    node_has_rsync=self.facts[rank].rsync,
+                    node_has_rsync=facts.rsync,
                     known_hosts=self.known_hosts,
                 )
                 sent = "?" if result.files_sent is None else result.files_sent
@@ -194,6 +221,7 @@ class ClusterSession:
             )
         stage = "setup" if setup else "run"
         cwd = WORKDIR if spec.workdir else ""
+        self._sightings.forget(key)  # a failed setup launched again ends anew
 
         def one(rank: int, runner: NodeRunner) -> NodeJob:
             env = job_env(
@@ -208,12 +236,13 @@ class ClusterSession:
             )
             job = node_jobs.launch(
                 runner, key, env_file=render_env_file(env), script=script, cwd=cwd,
-                rerun_failed=setup,
+                rerun_failed=setup, prepare=self._prepare if rank in self._unprepared else None,
             )  # fmt: skip
-            self.emit(stage, rank, _launch_message(job))
+            self._unprepared.discard(rank)
+            self.emit(stage, rank, node_jobs.launch_message(job))
             return job
 
-        return self._state(key, self.fan_out(one), setup=setup)
+        return self._state(key, self.fan_out(one, prepared=False), setup=setup)
 
     def setup(
         self,
@@ -251,7 +280,8 @@ class ClusterSession:
                     on_log(line)
             except NodeUnreachable:
                 pass  # the wait below reports the node
-        final = self.wait(key, setup=True, timeout=timeout, cancel_on_failure=False)
+        seen = self.ranks() if on_log is not None else ()  # their ends: from the logs above
+        final = self.wait(key, setup=True, timeout=timeout, cancel_on_failure=False, followed=seen)
         unstarted = {r: launched.nodes[r] for r in launched.failed_ranks}  # keep the reason
         return JobState.of(key, {**final.nodes, **unstarted}, final.unreachable, setup=True)
 
@@ -313,15 +343,18 @@ class ClusterSession:
         setup: bool = False,
         timeout: float | None = None,
         cancel_on_failure: bool = True,
+        followed: Collection[int] = (),
     ) -> JobState:
         """Until every node is done, a node is unreachable, or `timeout` passes.
 
         With cancel_on_failure (SkyPilot's behaviour for runs), the first failed node cancels
-        the others; the job is FAILED either way.
+        the others; the job is FAILED either way. `followed`: ranks whose logs are followed
+        meanwhile (`logs(follow=True)`): their ends are taken from there.
         """
         return wait_for_job(
-            self, key, setup=setup, timeout=timeout, cancel_on_failure=cancel_on_failure
-        )
+            self, key, setup=setup, timeout=timeout, cancel_on_failure=cancel_on_failure,
+            followed=followed,
+        )  # fmt: skip
 
     def logs(
         self,
@@ -350,16 +383,6 @@ class ClusterSession:
                 self.emit("setup", rank, f"could not keep a copy of the log: {outcome.error}")
 
 
-def _launch_message(job: NodeJob) -> str:
-    if job.reason and job.state is NodeJobState.FAILED:
-        return f"failed to start: {job.reason}"
-    if job.state is NodeJobState.SUCCEEDED and job.started_at is not None:
-        return "already done"
-    if job.state is NodeJobState.RUNNING and job.started_at is not None:
-        return "already running (started earlier); waiting for it"
-    return "started" if job.state is NodeJobState.RUNNING else job.state.value.lower()
-
-
 def open_cluster(
     cluster: ClusterHandle,
     *,
@@ -367,12 +390,14 @@ def open_cluster(
     timeouts: Timeouts | None = None,
     on_event: EventFn | None = None,
     require_all: bool = True,
+    prepare: bool = True,
 ) -> ClusterSession:
-    """Connect to every node in parallel and install the runner. With require_all=False a
-    node that does not answer is kept in `session.unreachable` instead of raising."""
+    """Connect to every node in parallel and install the runner (with prepare=False, on
+    first use). With require_all=False a node that does not answer is kept in
+    `session.unreachable` instead of raising."""
     session = ClusterSession(cluster, known_hosts=known_hosts, timeouts=timeouts, on_event=on_event)
     try:
-        session.connect(require_all=require_all)
+        session.connect(require_all=require_all, prepare=prepare)
     except BaseException:
         session.close()
         raise

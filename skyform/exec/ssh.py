@@ -1,4 +1,4 @@
-"""SSHRunner: one reused Fabric Connection per node, every timeout explicit.
+"""SSHRunner: one reused paramiko connection per node, every timeout explicit.
 
 paramiko failures become NodeUnreachable with what happened and what to do; each carries a
 `reason` attribute (refused, timeout, no_route, dns, banner, auth, host_key, handshake, lost)
@@ -19,7 +19,6 @@ import uuid
 from pathlib import Path, PurePosixPath
 
 import paramiko
-from fabric import Config, Connection
 
 from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec.hostkeys import HostKey, KnownHosts, changed_key_error, display, host_pattern
@@ -31,6 +30,45 @@ logging.getLogger("paramiko").addHandler(logging.NullHandler())
 logging.getLogger("paramiko").propagate = False
 
 READ_CHUNK = 1 << 16
+
+
+class _Link:
+    """One open SSH connection: the paramiko client and its transport (what Fabric's
+    Connection gave us, without building an invoke Config for every node)."""
+
+    def __init__(self, client: paramiko.SSHClient) -> None:
+        self.client = client
+        self.transport: paramiko.Transport = client.get_transport()  # type: ignore[assignment]
+
+    @property
+    def is_connected(self) -> bool:
+        return bool(self.transport is not None and self.transport.is_active())
+
+    def close(self) -> None:
+        self.client.close()
+
+
+_KEYS: dict[tuple[str, int, int], paramiko.PKey | None] = {}
+_KEYS_LOCK = threading.Lock()
+
+
+def _private_key(path: str) -> paramiko.PKey | None:
+    """The identity file's key, parsed once per process (every node of a cluster shares
+    it); None when paramiko cannot load it on its own (a passphrase, a certificate next to
+    it): then the client loads the file itself and reports what is wrong, as before."""
+    try:
+        stat = Path(path).stat()
+    except OSError:
+        return None
+    ident = (path, stat.st_mtime_ns, stat.st_size)
+    with _KEYS_LOCK:
+        if ident not in _KEYS:
+            key = None
+            if not Path(path + "-cert.pub").exists():
+                with contextlib.suppress(Exception):
+                    key = paramiko.PKey.from_path(path)
+            _KEYS[ident] = key
+        return _KEYS[ident]
 
 
 def unreachable(message: str, hint: str | None, reason: str) -> NodeUnreachable:
@@ -54,7 +92,7 @@ class SSHRunner(NodeRunner):
         self.known_hosts = known_hosts
         self.user = node.user or "root"
         self.where = display(node.host, node.port)
-        self.conn: Connection | None = None
+        self.conn: _Link | None = None
         self._sftp: paramiko.SFTPClient | None = None
         # fan-outs may use one runner from several threads (a watcher and a cancel): channels
         # share the transport safely, (re)connecting and opening SFTP must not race
@@ -65,22 +103,8 @@ class SSHRunner(NodeRunner):
     def connect(self) -> None:
         key_file = self._identity_file()
         sock = self._tcp_connect()
-        conn = Connection(
-            self.node.host,
-            user=self.user,
-            port=self.node.port,
-            config=Config(lazy=True, ssh_config=paramiko.SSHConfig()),  # no ~/.ssh/config
-            connect_kwargs={
-                "sock": sock,
-                "key_filename": [key_file] if key_file else [],  # fabric wants a list
-                "look_for_keys": False,
-                "allow_agent": False,
-                "banner_timeout": self.timeouts.banner,
-                "auth_timeout": self.timeouts.auth,
-                "channel_timeout": self.timeouts.channel,
-            },
-        )
-        keys = conn.client.get_host_keys()
+        client = paramiko.SSHClient()  # no ~/.ssh/config, no system known_hosts
+        keys = client.get_host_keys()
         for known in self.known_hosts.lookup(self.node.host, self.node.port):
             try:
                 pkey = paramiko.PKey.from_type_string(known.family, base64.b64decode(known.base64))
@@ -88,18 +112,33 @@ class SSHRunner(NodeRunner):
                 continue
             keys.add(host_pattern(self.node.host, self.node.port), known.family, pkey)
         policy = _AcceptNew(self.known_hosts, self.node.host, self.node.port)
-        conn.client.set_missing_host_key_policy(policy)
+        client.set_missing_host_key_policy(policy)
+        loaded = _private_key(key_file) if key_file else None
         try:
-            conn.open()
+            client.connect(
+                self.node.host,
+                port=self.node.port,
+                username=self.user,
+                sock=sock,
+                pkey=loaded,
+                key_filename=key_file if loaded is None else None,
+                look_for_keys=False,
+                allow_agent=False,
+                banner_timeout=self.timeouts.banner,
+                auth_timeout=self.timeouts.auth,
+                channel_timeout=self.timeouts.channel,
+            )
         except NodeUnreachable:
+            client.close()
             sock.close()
             raise
         except Exception as exc:
-            conn.close()
+            client.close()
             sock.close()
             raise self._connect_error(exc, key_file) from None
-        conn.transport.set_keepalive(self.timeouts.keepalive)
-        self.conn = conn
+        link = _Link(client)
+        link.transport.set_keepalive(self.timeouts.keepalive)
+        self.conn = link
 
     def _identity_file(self) -> str | None:
         if not self.node.identity_file:

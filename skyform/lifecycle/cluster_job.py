@@ -167,7 +167,8 @@ def start_job(
     )
     opened = session is None
     try:
-        session = session or open_cluster(record.handle, on_event=on_event)
+        # exec (no setup) checks the nodes' runner in its launch's round trip, not before
+        session = session or open_cluster(record.handle, on_event=on_event, prepare=run_setup)
     except BaseException as exc:
         raise start.abandon(None, exc) from None
     try:
@@ -272,10 +273,11 @@ def follow_job(
     # while this thread streams the logs; the stream ends when every node's job has ended.
     waited: list[JobState] = []
     failed: list[BaseException] = []
+    followed = () if on_log is None else [node] if node is not None else session.ranks()
 
     def waiter() -> None:
         try:
-            state = session.wait(key)
+            state = session.wait(key, followed=followed)  # ends seen in the logs count
             if any(e.node_is_gone for e in state.unreachable.values()):
                 # a lost node fails the job: stop its parts on the nodes still up
                 session.cancel(key, grace=2)

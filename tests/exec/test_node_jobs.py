@@ -229,6 +229,52 @@ def test_logs_per_node_all_nodes_and_follow(cluster):
         assert node_jobs.log_path("logs") == "~/.skyform_node/jobs/logs/log"
 
 
+def test_followed_logs_end_when_the_job_ends_not_a_poll_later(cluster):
+    with open_cluster(cluster) as session:
+        session.submit(job_spec(run="sleep 0.2; echo done"), job_key="quick", task_id="t")
+        started = time.monotonic()
+        lines = [(line.rank, line.text) for line in session.logs("quick", follow=True, poll=5)]
+        assert time.monotonic() - started < 3  # the node answers at the job's end
+        assert sorted(lines) == [(0, "done"), (1, "done"), (2, "done")]
+        final = session.wait("quick", timeout=30, followed=session.ranks())
+        assert final.status is JobStatus.SUCCEEDED and final.exit_codes == {0: 0, 1: 0, 2: 0}
+
+
+def test_a_node_failing_while_logs_are_followed_cancels_the_others(cluster):
+    import threading
+
+    script = 'echo "up $SKYFORM_NODE_RANK"; [ "$SKYFORM_NODE_RANK" = 1 ] && exit 4; sleep 20'
+    with open_cluster(cluster) as session:
+        session.submit(job_spec(run=script), job_key="ff", task_id="t")
+        waited = []
+        waiter = threading.Thread(
+            target=lambda: waited.append(session.wait("ff", timeout=30, followed=session.ranks()))
+        )
+        started = time.monotonic()
+        waiter.start()
+        lines = sorted(line.text for line in session.logs("ff", follow=True))
+        waiter.join(30)
+        assert time.monotonic() - started < 10
+        assert lines == ["up 0", "up 1", "up 2"]
+        (final,) = waited
+        assert final.status is JobStatus.FAILED and final.exit_codes[1] == 4
+        assert {final.nodes[0].state.value, final.nodes[2].state.value} == {"CANCELLED"}
+
+
+def test_a_session_not_prepared_installs_a_missing_or_old_runner_at_its_launch(cluster):
+    with open_cluster(cluster, prepare=False) as session:  # as `exec` opens it
+        base = f"~/{node_jobs.NODE_BASE}"
+        session.runners[1].run(f"rm -rf {base}")
+        session.runners[2].run(f"mkdir -p {base}/jobs && echo 'exit 9' > {base}/runner.sh")
+        session.submit(job_spec(run="echo hi"), job_key="lazy", task_id="t")
+        lines = sorted((line.rank, line.text) for line in session.logs("lazy", follow=True))
+        assert lines == [(0, "hi"), (1, "hi"), (2, "hi")]
+        assert session.wait("lazy", timeout=30).status is JobStatus.SUCCEEDED
+        for rank in range(3):
+            installed = _read(session, rank, f"{base}/runner.sh").decode()
+            assert installed == node_jobs.runner_script()
+
+
 def test_status_of_an_unknown_job_is_failed_with_a_reason(cluster):
     with open_cluster(cluster) as session:
         state = session.status("never-submitted")
