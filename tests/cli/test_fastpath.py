@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plan"))
-from test_render_golden import CASES
+from render_cases import CASES
 
 from skyform.plan.planfile import DIGEST_KEY, dumps, plan_bytes, plan_digest
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from factory import placement, plan, spec
-from test_render_golden import CASES
+from render_cases import CASES
 
 from skyform.cli.render.console import plain_console
 from skyform.cli.render.lines import NeedsRich, PlainPrinter, RichPrinter, escape

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from mutations import mutations
 from realplans import make_plans, reseal
+from render_cases import CASES
 from test_plain_printer import by_plain, by_rich
-from test_render_golden import CASES
 
 from skyform.cli.render.plan_markdown import render_plan_markdown
 from skyform.errors import PlanFileError
