@@ -1,6 +1,6 @@
 """One NodeRunner interface over the two kinds of node.
 
-- `SSHRunner`: a paramiko `SSHClient` (one per node, reused for every command), explicit
+- `SSHRunner`: a Fabric `Connection` (one per node, reused for every command), explicit
   connect/banner/auth/channel timeouts — paramiko's channel default is 3600 s, so a hung host
   would otherwise hang us — TCP_NODELAY, skyform's known_hosts with OpenSSH's accept-new
   policy. Commands run on raw session channels: byte-exact output, a hard deadline per command.
@@ -112,7 +112,7 @@ def open_runner(
     timeouts = timeouts or Timeouts()
     if node.kind is NodeKind.LOCAL:
         return LocalRunner(node, timeouts)
-    from skyform.exec.ssh import SSHRunner  # paramiko loads only when a node is remote
+    from skyform.exec.ssh import SSHRunner  # paramiko/fabric load only when a node is remote
 
     runner = SSHRunner(node, known_hosts or KnownHosts(), timeouts)
     runner.connect()

@@ -1,4 +1,4 @@
-"""SSHRunner: one reused paramiko connection per node, every timeout explicit.
+"""SSHRunner: one reused Fabric Connection per node, every timeout explicit.
 
 paramiko failures become NodeUnreachable with what happened and what to do; each carries a
 `reason` attribute (refused, timeout, no_route, dns, banner, auth, host_key, handshake, lost)
@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path, PurePosixPath
 
 import paramiko
+from fabric import Config, Connection
 
 from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec.hostkeys import HostKey, KnownHosts, changed_key_error, display, host_pattern
@@ -30,22 +31,6 @@ logging.getLogger("paramiko").addHandler(logging.NullHandler())
 logging.getLogger("paramiko").propagate = False
 
 READ_CHUNK = 1 << 16
-
-
-class _Link:
-    """One open SSH connection: the paramiko client and its transport (what Fabric's
-    Connection gave us, without building an invoke Config for every node)."""
-
-    def __init__(self, client: paramiko.SSHClient) -> None:
-        self.client = client
-        self.transport: paramiko.Transport = client.get_transport()  # type: ignore[assignment]
-
-    @property
-    def is_connected(self) -> bool:
-        return bool(self.transport is not None and self.transport.is_active())
-
-    def close(self) -> None:
-        self.client.close()
 
 
 _KEYS: dict[tuple[str, int, int], paramiko.PKey | None] = {}
@@ -71,6 +56,22 @@ def _private_key(path: str) -> paramiko.PKey | None:
         return _KEYS[ident]
 
 
+def _send_eof(chan: paramiko.Channel) -> None:
+    """Tell the node our input ended, holding the channel's lock until the EOF is on the wire.
+
+    paramiko's shutdown_write builds the EOF under that lock but sends it after releasing
+    it; a command that ends at once gets its CLOSE answered by paramiko's transport thread in
+    between, so our EOF followed our CLOSE and OpenSSH dropped the whole connection ("ieof
+    packet referred to nonexistent channel"), taking every other command on it along. Sending
+    under the lock is what paramiko itself does for data (Channel._send)."""
+    with chan.lock:
+        if chan.closed or chan.eof_sent:
+            return
+        message = chan._send_eof()  # type: ignore[attr-defined]  # paramiko internals, see above
+        if message is not None and chan.transport is not None:
+            chan.transport._send_user_message(message)  # type: ignore[attr-defined]
+
+
 def unreachable(message: str, hint: str | None, reason: str) -> NodeUnreachable:
     return NodeUnreachable(message, hint=hint, reason=reason)
 
@@ -92,7 +93,7 @@ class SSHRunner(NodeRunner):
         self.known_hosts = known_hosts
         self.user = node.user or "root"
         self.where = display(node.host, node.port)
-        self.conn: _Link | None = None
+        self.conn: Connection | None = None
         self._sftp: paramiko.SFTPClient | None = None
         # fan-outs may use one runner from several threads (a watcher and a cancel): channels
         # share the transport safely, (re)connecting and opening SFTP must not race
@@ -103,42 +104,48 @@ class SSHRunner(NodeRunner):
     def connect(self) -> None:
         key_file = self._identity_file()
         sock = self._tcp_connect()
-        client = paramiko.SSHClient()  # no ~/.ssh/config, no system known_hosts
-        keys = client.get_host_keys()
+        loaded = _private_key(key_file) if key_file else None
+        conn = Connection(
+            self.node.host,
+            user=self.user,
+            port=self.node.port,
+            # one Config per connection: Fabric's Connection writes into the one it is given,
+            # so a shared one races between a fan-out's threads. Lazy loads no config file;
+            # the empty SSH config keeps ~/.ssh/config from changing where a node's SSH goes
+            config=Config(lazy=True, ssh_config=paramiko.SSHConfig()),
+            connect_kwargs={
+                "sock": sock,
+                "pkey": loaded,
+                "key_filename": [key_file] if key_file and loaded is None else [],
+                "look_for_keys": False,
+                "allow_agent": False,
+                "banner_timeout": self.timeouts.banner,
+                "auth_timeout": self.timeouts.auth,
+                "channel_timeout": self.timeouts.channel,
+            },
+        )
+        keys = conn.client.get_host_keys()  # no system known_hosts: only skyform's
         for known in self.known_hosts.lookup(self.node.host, self.node.port):
             try:
                 pkey = paramiko.PKey.from_type_string(known.family, base64.b64decode(known.base64))
             except Exception:  # a key type paramiko cannot load: let the policy decide
                 continue
             keys.add(host_pattern(self.node.host, self.node.port), known.family, pkey)
-        policy = _AcceptNew(self.known_hosts, self.node.host, self.node.port)
-        client.set_missing_host_key_policy(policy)
-        loaded = _private_key(key_file) if key_file else None
+        conn.client.set_missing_host_key_policy(
+            _AcceptNew(self.known_hosts, self.node.host, self.node.port)
+        )
         try:
-            client.connect(
-                self.node.host,
-                port=self.node.port,
-                username=self.user,
-                sock=sock,
-                pkey=loaded,
-                key_filename=key_file if loaded is None else None,
-                look_for_keys=False,
-                allow_agent=False,
-                banner_timeout=self.timeouts.banner,
-                auth_timeout=self.timeouts.auth,
-                channel_timeout=self.timeouts.channel,
-            )
+            conn.open()
         except NodeUnreachable:
-            client.close()
+            conn.close()
             sock.close()
             raise
         except Exception as exc:
-            client.close()
+            conn.close()
             sock.close()
             raise self._connect_error(exc, key_file) from None
-        link = _Link(client)
-        link.transport.set_keepalive(self.timeouts.keepalive)
-        self.conn = link
+        conn.transport.set_keepalive(self.timeouts.keepalive)
+        self.conn = conn
 
     def _identity_file(self) -> str | None:
         if not self.node.identity_file:
@@ -254,13 +261,17 @@ class SSHRunner(NodeRunner):
                 if data:
                     chan.settimeout(max(0.1, deadline - time.monotonic()))
                     chan.sendall(data)
-                chan.shutdown_write()
+                _send_eof(chan)
                 while True:
+                    # read the end first: what the node sent before its EOF is buffered by
+                    # then, so the drain below gets all of it (checked after the drain, output
+                    # arriving with the EOF in between was dropped: an empty answer)
+                    ended = chan.eof_received or chan.closed
                     while chan.recv_ready():
                         out += chan.recv(READ_CHUNK)
                     while chan.recv_stderr_ready():
                         err += chan.recv_stderr(READ_CHUNK)
-                    if chan.eof_received or chan.closed:
+                    if ended:
                         break
                     left = deadline - time.monotonic()
                     if left <= 0:

@@ -45,6 +45,30 @@ def test_commands_reuse_one_connection_with_nodelay(fresh_ssh_nodes):
         assert (result.exit_code, result.stdout, result.stderr) == (5, "out\n", "err\n")
 
 
+def test_output_sent_with_the_end_of_a_command_is_never_lost(fresh_ssh_nodes):
+    """A command that prints and exits at once sends its output, EOF, exit status and CLOSE
+    nearly together. Read in the wrong order, the answer came back empty now and then (a job
+    launch failed with "unexpected answer from the job runner: ''"); our EOF sent after
+    paramiko had answered the CLOSE made OpenSSH drop the connection and every command on it
+    ("lost the connection ... the node went away"). Four threads share one connection, as a
+    fan-out's launcher, log follower and watcher do."""
+    with open_runner(fresh_ssh_nodes.handle(0)) as runner:
+        answers: list[tuple[int, str, str]] = []
+
+        def many(tag: int) -> None:
+            for i in range(60):
+                result = runner.run(f"echo {tag}-{i}; echo e{i} >&2")
+                answers.append((result.exit_code, result.stdout, result.stderr))
+
+        threads = [threading.Thread(target=many, args=(t,)) for t in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    expected = {(0, f"{t}-{i}\n", f"e{i}\n") for t in range(4) for i in range(60)}
+    assert len(answers) == 240 and set(answers) == expected
+
+
 def test_changed_host_key_is_refused_until_forgotten(make_ssh_nodes):
     nodes = make_ssh_nodes(1)
     node = nodes.handle(0)
