@@ -84,6 +84,7 @@ CREATE TABLE k8s_pricing (region TEXT NOT NULL, zone TEXT NOT NULL, per_vcpu REA
 CREATE TABLE k8s_gpus (name TEXT NOT NULL, memory_gib REAL, gke_label TEXT NOT NULL,
     product_label TEXT NOT NULL);
 CREATE TABLE accelerator_clouds (name TEXT PRIMARY KEY, clouds TEXT NOT NULL) WITHOUT ROWID;
+-- secondary indexes last: index_build creates them once the rows are in
 CREATE INDEX offers_by_type ON offers (instance_type, cloud, region, zone);
 """
 Clauses = tuple[list[str], list[Any]]  # SQL conditions and their parameters

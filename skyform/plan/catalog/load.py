@@ -174,12 +174,18 @@ def directory_index(directory: Path) -> OfferIndex:
     return build_from_directory(directory, None)
 
 
-def build_from_directory(directory: Path, target: Path | None, sources: str = "") -> OfferIndex:
+def build_from_directory(
+    directory: Path,
+    target: Path | None,
+    sources: str = "",
+    parsed: Mapping[str, tuple[str, list[tuple]]] | None = None,
+) -> OfferIndex:
     """Parse (strictly) the CSVs of `directory`, the bundle's for what it lacks, and index them
-    at `target` (in memory when None, or when `target` cannot be written)."""
+    at `target` (in memory when None, or when `target` cannot be written). `parsed`: VM tables
+    the caller parsed already (index_build.parse_sources)."""
     from skyform.plan.catalog.index_build import build_index, parse_sources
 
-    content = parse_sources(read_sources(directory), _refreshed_images(directory))
+    content = parse_sources(read_sources(directory), _refreshed_images(directory), parsed)
     content.sources = sources
     try:
         return build_index(content, target)

@@ -74,14 +74,18 @@ def _download(url: str, timeout: float) -> bytes:
     return data
 
 
-def _validate(name: str, data: bytes, where: str) -> int:
-    """Number of data rows in a downloaded file; raises CatalogError if any row is malformed."""
+def _validate(name: str, data: bytes, where: str, parsed: dict[str, tuple[str, list]]) -> int:
+    """Number of data rows in a downloaded file; raises CatalogError if any row is malformed.
+    A VM table's rows go into `parsed` (cloud -> (text, rows)): the index is built from them."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CatalogError(f"{where}: not UTF-8 text: {exc}", HINT) from None
     if name.endswith("vms.csv"):
-        rows = len(tables.parse_vms(text, where, name.split("/")[0], strict=True))
+        cloud = name.split("/")[0]
+        vms = tables.parse_vms(text, where, cloud, strict=True)
+        parsed[cloud] = (text, vms)
+        rows = len(vms)
     elif name.endswith("images.csv"):
         columns = ("Tag", "Region", "OS", "OSVersion", "ImageId", "CreationDate")
         rows = len(tables.parse_table(text, where, columns))
@@ -119,6 +123,7 @@ def refresh_catalog(
     staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".catalog-new-"))
     try:
         files: dict[str, dict] = {}
+        parsed: dict[str, tuple[str, list]] = {}
         for name in (*REQUIRED_FILES, *OPTIONAL_FILES):
             url = f"{base}/{name}"
             try:
@@ -127,14 +132,14 @@ def refresh_catalog(
                 if name in REQUIRED_FILES:
                     raise CatalogError(f"{url}: HTTP 404 Not Found", HINT) from None
                 continue
-            rows = _validate(name, data, url)
+            rows = _validate(name, data, url, parsed)
             _write_private(staging / name, data)
             files[name] = {"sha256": sha256_hex(data), "rows": rows}
         fetched_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now()))
         manifest = {"url": base, "fetched_at": fetched_at, "files": files}
         _write_private(staging / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
         index = staging / INDEX_FILE
-        build_from_directory(staging, index, sources=sources_digest(manifest)).close()
+        build_from_directory(staging, index, sources_digest(manifest), parsed).close()
         load_catalog(Config(), source=staging)  # must load as a whole before it is used
         _swap_into_place(staging, target)
     except BaseException:
