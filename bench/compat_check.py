@@ -25,14 +25,16 @@ def classify(path: Path) -> tuple[str, str]:
     is filled with a placeholder and the file retried, so the rest of it is checked too."""
     from skyform.errors import SpecError, UnsupportedError
     from skyform.spec import check_supported, load_task
+    from skyform.spec.inputs import TaskInputs
 
     overrides: dict[str, list[str]] = {"envs": [], "secrets": []}
     for _ in range(MAX_FILLS):
         needs = f" (after --env/--secret for {_names(overrides)})" if _names(overrides) else ""
         try:
-            dag = load_task(
-                path, env_overrides=overrides["envs"], secret_overrides=overrides["secrets"]
+            inputs = TaskInputs(
+                envs=tuple(overrides["envs"]), secrets=tuple(overrides["secrets"]), environ={}
             )
+            dag = load_task(path, inputs)
             warnings = check_supported(dag)
         except UnsupportedError as err:
             return "unsupported", f"{err.location}: {err.message}{needs}"
