@@ -43,7 +43,7 @@ from skyform.serve.lb.config import (
     write_json_atomic,
 )
 from skyform.serve.replica_io import LAUNCHES_AT_ONCE
-from skyform.serve.replicas import ReplicaStatus, Step, routable
+from skyform.serve.replicas import ReplicaStatus, Step, routed
 from skyform.serve.rollout import Rollouts
 from skyform.serve.updates import active_versions
 
@@ -245,10 +245,12 @@ class ServiceController(Rollouts):
         views = self.views()
         active = set(active_versions(views, self.mode, self.min_replicas_of))
         statuses = {rid: r.facts.status() for rid, r in self.replicas.items()}
+        versions = {rid: r.facts.version for rid, r in self.replicas.items()}
+        chosen = routed(statuses, versions, active)
         ready = [
             ReplicaEntry(url=r.endpoint, replica_id=rid, version=r.facts.version)
             for rid, r in sorted(self.replicas.items())
-            if rid in routable(statuses) and r.endpoint and r.facts.version in active
+            if rid in chosen and r.endpoint
         ]  # fmt: skip
         wanted = ReplicaSet(replicas=tuple(ready))
         current = self.folder / "replicas.json"

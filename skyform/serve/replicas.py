@@ -8,7 +8,7 @@ preemption). Facts change by the pure transitions below; `status()` reads them.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 
 PROBE_INTERVAL_SECONDS = 10.0
@@ -235,3 +235,17 @@ def routable(statuses: Mapping[int, ReplicaStatus]) -> set[int]:
     another by the LB before any byte reaches the client."""
     ready = {rid for rid, s in statuses.items() if s is S.READY}
     return ready or {rid for rid, s in statuses.items() if s is S.NOT_READY}
+
+
+def routed(
+    statuses: Mapping[int, ReplicaStatus], versions: Mapping[int, int], active: Collection[int]
+) -> set[int]:
+    """The replicas published to the load balancer: `routable` among the replicas of the
+    versions it routes to (updates.active_versions). Those are the versions with a READY
+    replica, so when every replica only missed its latest probes there are none: then the
+    fail-open holds over every version (before, nothing was published and every request got
+    a 503 until a probe passed again, which a loaded machine turned into failed requests
+    during a rolling update)."""
+    if not active:
+        return routable(statuses)
+    return routable({rid: s for rid, s in statuses.items() if versions[rid] in active})

@@ -123,6 +123,22 @@ def test_the_lb_fails_open_to_not_ready_replicas_only_when_none_is_ready():
     assert routable({2: S.PREEMPTED, 3: S.STARTING, 4: S.SHUTTING_DOWN}) == set()
 
 
+def test_replicas_that_only_missed_their_latest_probes_keep_getting_traffic():
+    """The set the controller publishes to the load balancer (controller._publish)."""
+    from skyform.serve.replicas import routed
+
+    versions = {1: 1, 3: 2, 4: 2}
+    # the end of a rolling update on a loaded machine: both new replicas missed a probe and
+    # the old one is going: no version has a READY replica, so none is "active"; the LB
+    # still gets the new ones (it got nothing, and answered 503, before)
+    missed = {1: S.SHUTTING_DOWN, 3: S.NOT_READY, 4: S.NOT_READY}
+    assert routed(missed, versions, active=[]) == {3, 4}
+    # otherwise: the READY replicas of the versions routed to, as before
+    assert routed({1: S.READY, 3: S.READY, 4: S.NOT_READY}, versions, active=[1, 2]) == {1, 3}
+    assert routed({1: S.READY, 3: S.READY}, versions, active=[1]) == {1}  # blue-green, not yet
+    assert routed({1: S.SHUTTING_DOWN, 3: S.STARTING}, versions, active=[]) == set()
+
+
 def test_a_failed_launch_is_tried_three_times_60s_then_120s_apart():
     from skyform.serve.replicas import launch_retry_gap
 
