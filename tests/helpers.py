@@ -71,9 +71,12 @@ def closed_port() -> int:
 
 @contextlib.contextmanager
 def sandboxes_exclusive():
-    """Held by every test that makes serve sandboxes. Their network namespaces are machine-wide
-    and a freed index is claimed again at once, so under pytest-xdist another worker's
-    service could take the index a test just checked was released."""
+    """Held by every test that makes serve sandboxes, and by every serve test that keeps a
+    client loop on an endpoint. Sandbox network namespaces are machine-wide and a freed
+    index is claimed again at once, so under pytest-xdist another worker's service could
+    take the index a test just checked was released; and two client loops (each with its
+    LB, controller and replicas) on 2 cores starve the readiness probes (2 s timeouts) until
+    replicas fail them: requests then get 503s that no real service would see."""
     import fcntl
     import tempfile
 
