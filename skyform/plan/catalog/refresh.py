@@ -74,26 +74,28 @@ def _download(url: str, timeout: float) -> bytes:
     return data
 
 
-def _validate(name: str, data: bytes, where: str, parsed: dict[str, tuple[str, list]]) -> int:
-    """Number of data rows in a downloaded file; raises CatalogError if any row is malformed.
-    A VM table's rows go into `parsed` (cloud -> (text, rows)): the index is built from them."""
+def _validate(name: str, data: bytes, where: str) -> tuple[str, list]:
+    """A downloaded file's text and its data rows (a VM table's as VM row tuples, which the
+    index is then built from); raises CatalogError if any row is malformed."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CatalogError(f"{where}: not UTF-8 text: {exc}", HINT) from None
     if name.endswith("vms.csv"):
-        cloud = name.split("/")[0]
-        vms = tables.parse_vms(text, where, cloud, strict=True)
-        parsed[cloud] = (text, vms)
-        rows = len(vms)
+        rows = tables.parse_vms(text, where, vm_cloud(name), strict=True)
     elif name.endswith("images.csv"):
         columns = ("Tag", "Region", "OS", "OSVersion", "ImageId", "CreationDate")
-        rows = len(tables.parse_table(text, where, columns))
+        rows = tables.parse_table(text, where, columns)
     else:
-        rows = len(tables.parse_table(text, where, ("AcceleratorName", "Clouds")))
-    if rows == 0 and name in REQUIRED_FILES:
+        rows = tables.parse_table(text, where, ("AcceleratorName", "Clouds"))
+    if not rows and name in REQUIRED_FILES:
         raise CatalogError(f"{where}: no rows", HINT)
-    return rows
+    return text, rows
+
+
+def vm_cloud(name: str) -> str:
+    """The cloud of a downloaded VM table (`aws/vms.csv` -> aws)."""
+    return name.split("/")[0]
 
 
 def _write_private(path: Path, data: bytes) -> None:
@@ -132,9 +134,11 @@ def refresh_catalog(
                 if name in REQUIRED_FILES:
                     raise CatalogError(f"{url}: HTTP 404 Not Found", HINT) from None
                 continue
-            rows = _validate(name, data, url, parsed)
+            text, rows = _validate(name, data, url)
+            if name.endswith("vms.csv"):
+                parsed[vm_cloud(name)] = (text, rows)  # the index is built from these rows
             _write_private(staging / name, data)
-            files[name] = {"sha256": sha256_hex(data), "rows": rows}
+            files[name] = {"sha256": sha256_hex(data), "rows": len(rows)}
         fetched_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now()))
         manifest = {"url": base, "fetched_at": fetched_at, "files": files}
         _write_private(staging / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
