@@ -24,6 +24,16 @@ from pgserver import pg_server, pg_url  # noqa: E402, F401
 from sshnodes_fixtures import fresh_ssh_nodes, make_ssh_nodes, ssh_nodes  # noqa: E402, F401
 
 
+@pytest.fixture
+def serve_tests_exclusive():
+    """One serve test that makes sandboxes or keeps a client loop at a time (see
+    helpers.sandboxes_exclusive); modules ask for it with pytest.mark.usefixtures."""
+    from helpers import sandboxes_exclusive
+
+    with sandboxes_exclusive():
+        yield
+
+
 @pytest.fixture(autouse=True)
 def skyform_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own SKYFORM_HOME (and no kubeconfig) so nothing touches ~/.skyform."""

@@ -25,17 +25,10 @@ import pytest
 from e2ekit import task_file
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "serve"))
-from helpers import sandboxes_exclusive
 from servekit import APP_ENV, ClientLoop, get
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("serve_tests_exclusive")]
 APP = Path(__file__).parents[1] / "serve" / "plain_replica.py"
-
-
-@pytest.fixture(autouse=True)
-def one_serve_load_test_at_a_time():
-    with sandboxes_exclusive():
-        yield
 
 
 INSTANCE = "aws:ec2/instance:Instance"

@@ -16,18 +16,11 @@ import pytest
 from e2ekit import task_file, two_region_pool
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "serve"))
-from helpers import sandboxes_exclusive
 from servekit import APP_ENV, ClientLoop, get
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("serve_tests_exclusive")]
 # the nodes are other Unix users: a standard-library replica on the system python
 APP = Path(__file__).parents[1] / "serve" / "plain_replica.py"
-
-
-@pytest.fixture(autouse=True)
-def one_serve_load_test_at_a_time():
-    with sandboxes_exclusive():
-        yield
 
 
 SERVICE = f"""\

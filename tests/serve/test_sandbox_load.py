@@ -12,18 +12,14 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from helpers import sandboxes_exclusive
 from lbkit import balancer, wait_healthy
 
 from skyform.serve import sandbox
 
-pytestmark = pytest.mark.skipif(sandbox.available() is not None, reason=str(sandbox.available()))
-
-
-@pytest.fixture(autouse=True)
-def one_sandbox_test_at_a_time():
-    with sandboxes_exclusive():
-        yield
+pytestmark = [
+    pytest.mark.skipif(sandbox.available() is not None, reason=str(sandbox.available())),
+    pytest.mark.usefixtures("serve_tests_exclusive"),
+]
 
 
 APP = Path(__file__).parent / "replica_app.py"

@@ -9,12 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import sandboxes_exclusive
 from servekit import ClientLoop, skyform, wait_until
 
 from skyform.serve import sandbox
 
-pytestmark = pytest.mark.skipif(sandbox.available() is not None, reason=str(sandbox.available()))
+pytestmark = [
+    pytest.mark.skipif(sandbox.available() is not None, reason=str(sandbox.available())),
+    pytest.mark.usefixtures("serve_tests_exclusive"),
+]
 
 APP = Path(__file__).parent / "replica_app.py"
 SERVICE = f"""\
@@ -30,12 +32,6 @@ resources:
   ports: 8080
 run: exec {sys.executable} {APP} 8080
 """
-
-
-@pytest.fixture(autouse=True)
-def one_sandbox_test_at_a_time():
-    with sandboxes_exclusive():
-        yield
 
 
 def ready_ids(record: dict) -> list[int]:

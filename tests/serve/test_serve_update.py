@@ -12,20 +12,16 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import sandboxes_exclusive
 from servekit import ClientLoop, record_of, skyform, wait_until
 
 from skyform.serve import sandbox
 
-pytestmark = pytest.mark.skipif(sandbox.available() is not None, reason=str(sandbox.available()))
+pytestmark = [
+    pytest.mark.skipif(sandbox.available() is not None, reason=str(sandbox.available())),
+    pytest.mark.usefixtures("serve_tests_exclusive"),
+]
 
 APP = Path(__file__).parent / "replica_app.py"
-
-
-@pytest.fixture(autouse=True)
-def one_sandbox_test_at_a_time():
-    with sandboxes_exclusive():
-        yield
 
 
 def service(name: str, version: str, *, probe: str = "/health", delay: int = 20) -> str:
