@@ -47,6 +47,8 @@ from skyform.serve.replicas import ReplicaStatus, Step, routed
 from skyform.serve.rollout import Rollouts
 from skyform.serve.updates import active_versions
 
+LB_PUSH_TIMEOUT = 2.0  # seconds; the LB answers a PUT at once unless it is wedged
+
 
 class ServiceController(Rollouts):
     def __init__(self, name: str) -> None:
@@ -99,7 +101,7 @@ class ServiceController(Rollouts):
                         self._replace_preempted(lost)
                     next_probe = now + self.probe_every
                 self._replace_failed()
-                self._publish()
+                await self._publish()
                 await asyncio.sleep(0.2)
             control.close()
             await self._shutdown()
@@ -241,7 +243,11 @@ class ServiceController(Rollouts):
 
     # -- what others read -----------------------------------------------------------------
 
-    def _publish(self) -> None:
+    async def _publish(self) -> None:
+        """The replica set to the load balancer, then the record `serve status` reads: a
+        replica shown READY is one the LB already routes to (the LB's own watch of
+        replicas.json lags by up to its poll interval, and a client that starts on READY
+        would get 503s in that gap)."""
         views = self.views()
         active = set(active_versions(views, self.mode, self.min_replicas_of))
         statuses = {rid: r.facts.status() for rid, r in self.replicas.items()}
@@ -254,12 +260,17 @@ class ServiceController(Rollouts):
         ]  # fmt: skip
         wanted = ReplicaSet(replicas=tuple(ready))
         current = self.folder / "replicas.json"
+        data = json.dumps(wanted.model_dump(mode="json"), sort_keys=True)
         try:
-            if current.read_text() != json.dumps(wanted.model_dump(mode="json"), sort_keys=True):
+            changed = current.read_text() != data
+            if changed:
                 write_json_atomic(current, wanted)
         except OSError as exc:
             log.error("cannot write the replica set (%s): shutting down", exc)
             self.stopping = True
+            changed = False
+        if changed:
+            await self._hand_to_lb(data)
         records = [
             state.ReplicaRecord(
                 replica_id=rid,
@@ -285,6 +296,20 @@ class ServiceController(Rollouts):
             }
         )
         self._save()
+
+    async def _hand_to_lb(self, data: str) -> None:
+        """PUT the replica set on the LB's control port. The file stays the source the LB
+        reads on (re)start and watches, so a PUT that fails only costs the watch's lag."""
+        import aiohttp
+
+        control = f"http://127.0.0.1:{self.record.control_port}/-/replicas"
+        timeout = aiohttp.ClientTimeout(total=LB_PUSH_TIMEOUT)
+        try:
+            async with self.http.put(control, data=data, timeout=timeout) as resp:
+                if resp.status != 200:
+                    log.warning("the load balancer refused the replica set: %s", await resp.text())
+        except Exception as exc:  # aiohttp's and asyncio's errors: the watch will catch up
+            log.info("the load balancer did not take the replica set (%r)", exc)
 
     def _save(self) -> None:
         """Write the record; a service whose folder was removed is taken down."""

@@ -69,6 +69,8 @@ def test_serve_up_two_replicas_1000_requests_then_down(tmp_path: Path, skyform_h
     assert endpoint.startswith("http://127.0.0.1:300")
     try:
         record = wait_for("web", "READY")
+        # READY in `serve status` means the load balancer already routes to that replica
+        assert get(f"{endpoint}/echo")[0] == 200
         while sum(r["status"] == "READY" for r in record["replicas"]) < 2:
             record = json.loads(skyform("serve", "status", "web", "--json").stdout)[0]
         assert time.monotonic() - started < 20  # within initial_delay_seconds
