@@ -7,8 +7,10 @@ cluster on it; each gets one untimed `exec` (runner installed, bytecode written)
 `skyform exec CLUSTER true` processes, the two sizes alternating. Client CPU is the skyform
 process's (and its children's) user + system time, from getrusage(RUSAGE_CHILDREN); per
 additional node = (median CPU at 8 nodes - median at 1) / 7. Wall times, the 8-node/1-node
-wall ratio and the load average are printed with it. The exit status is 1 when the target
-is missed (or an exec fails).
+wall ratio and the load average are printed with it, and the CPU that the clusters' SSH
+connection keepers (skyform/exec/keeper.py, long-lived processes that are not the client's
+children) spend per additional node, over more execs of each cluster alone. The exit status
+is 1 when the target is missed (or an exec fails).
 
 With --sessions, also the in-process table of ClusterSession fan-outs for 1, 4 and 8 nodes,
 median (min-max) over N runs, and its client CPU (this process's only):
@@ -93,9 +95,37 @@ def measure_cli(nodes: SSHNodes, runs: int) -> dict[str, list[tuple[float, float
         for _ in range(runs):
             for name in CLI_SIZES:
                 samples[name].append(_skyform(env, "exec", name, "true"))
+        KEEPER_CPU.update({name: _keeper_cpu(env, home, name, runs) for name in CLI_SIZES})
     finally:
         _skyform(env, "down", "-a", "-y")
     return samples
+
+
+KEEPER_CPU: dict[str, float] = {}  # cluster -> the connection keepers' CPU seconds per exec
+
+
+def _keepers_cpu(home: Path) -> float:
+    """User + system seconds of the keepers serving `home` (not the client's children)."""
+    total = 0.0
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if b"skyform.exec.keeper" not in (proc / "cmdline").read_bytes():
+                continue
+            if f"SKYFORM_HOME={home}".encode() not in (proc / "environ").read_bytes():
+                continue
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _keeper_cpu(env: dict[str, str], home: Path, name: str, runs: int) -> float:
+    """The keepers' CPU per exec of `name`, over `runs` more execs of that cluster alone."""
+    before = _keepers_cpu(home)
+    for _ in range(runs):
+        _skyform(env, "exec", name, "true")
+    return (_keepers_cpu(home) - before) / runs
 
 
 def report_cli(samples: dict[str, list[tuple[float, float]]], load: str) -> bool:
@@ -116,6 +146,12 @@ def report_cli(samples: dict[str, list[tuple[float, float]]], load: str) -> bool
         f"client CPU per additional node, warm exec: {extra:.2f} ms "
         f"(target <= {CPU_TARGET_MS:g} ms): {'met' if ok else 'MISSED'}"
     )
+    if KEEPER_CPU:
+        kept = (KEEPER_CPU["eight"] - KEEPER_CPU["one"]) / (high - low) * 1000
+        print(
+            f"connection keeper CPU per additional node (its own process, not counted above): "
+            f"{kept:.2f} ms"
+        )
     return ok
 
 

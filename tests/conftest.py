@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +36,9 @@ def serve_tests_exclusive():
 
 
 @pytest.fixture(autouse=True)
-def skyform_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def skyform_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """Every test gets its own SKYFORM_HOME (and no kubeconfig) so nothing touches ~/.skyform."""
     home = tmp_path_factory.mktemp("skyform-home")
     monkeypatch.setenv("SKYFORM_HOME", str(home))
@@ -45,7 +48,11 @@ def skyform_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     for name in ("SKYFORM_STATE_URL", "SKYFORM_PASSPHRASE", "SKYFORM_LEASE_TTL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("COLUMNS", "120")
-    return home
+    yield home
+    if (home / "keepers").exists():  # SSH connection keepers this test started: not left idle
+        from skyform.exec.keeperclient import stop_keepers
+
+        stop_keepers(None)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -21,10 +21,10 @@ from pathlib import Path
 
 from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec import node_jobs
-from skyform.exec.connect import open_runner
 from skyform.exec.env import job_env, render_env_file
 from skyform.exec.follow import Sightings, follow_logs, wait_for_job
 from skyform.exec.hostkeys import KnownHosts
+from skyform.exec.keeperclient import runner_opener
 from skyform.exec.mounts import resolve_mounts
 from skyform.exec.node_jobs import WORKDIR, NodeFacts, NodeJob, NodeJobState
 from skyform.exec.results import EventFn, JobState, LogLine, NodeOutcome, T, raise_first
@@ -119,8 +119,11 @@ class ClusterSession:
         """Open every node's runner; with `prepare`, install the job runner there at once
         (else on first use: a launch checks it in its own round trip)."""
 
+        # SSH nodes: through the cluster's connection keeper when it can (keeperclient.py)
+        opener = runner_opener(self.cluster, self.known_hosts, self.timeouts)
+
         def one(node) -> tuple[NodeRunner, NodeFacts | None]:
-            runner = open_runner(node, known_hosts=self.known_hosts, timeouts=self.timeouts)
+            runner = opener(node)
             try:
                 facts = node_jobs.prepare_node(runner) if prepare else None
             except BaseException:
@@ -186,11 +189,7 @@ class ClusterSession:
             for src, dst in pairs:
                 facts = self.facts.get(rank) or self._prepare(rank)  # rsync known from there
                 result = sync_path(
-                    runner,
-                    src,
-                    dst,
-                    node_has_rsync=facts.rsync,
-                    known_hosts=self.known_hosts,
+                    runner, src, dst, node_has_rsync=facts.rsync, known_hosts=self.known_hosts
                 )
                 sent = "?" if result.files_sent is None else result.files_sent
                 self.emit(stage, rank, f"{dst}: {sent} files sent ({result.method})")

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from skyform.errors import ExecError
+from skyform.errors import ExecError, NodeUnreachable
 from skyform.state.models import NodeHandle, NodeKind
 
 
@@ -44,6 +44,25 @@ def node_label(node: NodeHandle) -> str:
     if node.kind is NodeKind.LOCAL:
         return f"node {node.rank} (local {node.root})"
     return f"node {node.rank} ({node.user or 'root'}@{node.host}:{node.port})"
+
+
+def lost_node(rank: int, where: str, what: str) -> NodeUnreachable:
+    """A node's SSH connection dropped `what` ("during a command"): one wording for the
+    direct path and the connection keeper's client."""
+    return NodeUnreachable(
+        f"lost the connection to node {rank} ({where}) {what}: the node went "
+        "away (preempted, rebooted, or the network dropped)",
+        hint="run `skyform status` to see the cluster; managed jobs recover by themselves",
+        reason="lost",
+    )
+
+
+def command_timeout(rank: int, where: str, budget: float) -> NodeUnreachable:
+    return NodeUnreachable(
+        f"node {rank} ({where}) did not finish a command within {budget:g}s",
+        hint="the node may be overloaded or hung; retry, or raise the timeout",
+        reason="timeout",
+    )
 
 
 def export_prefix(env: Mapping[str, str] | None) -> str:

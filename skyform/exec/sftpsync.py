@@ -37,8 +37,10 @@ def remote_listing(runner: NodeRunner, dst: str) -> dict[str, tuple[str, int, in
 
 def sftp_sync(runner: NodeRunner, src: Path, dst: str) -> int:
     """Returns how many regular files were sent."""
+    from skyform.exec.keeperclient import direct_runner
     from skyform.exec.ssh import SSHRunner
 
+    runner = direct_runner(runner)  # SFTP: on a connection of our own, not the keeper's
     assert isinstance(runner, SSHRunner)
     sftp = runner.sftp()
     root = runner.sftp_path(dst.rstrip("/") or dst)

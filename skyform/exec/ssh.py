@@ -23,7 +23,15 @@ from fabric import Config, Connection
 
 from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec.hostkeys import HostKey, KnownHosts, changed_key_error, display, host_pattern
-from skyform.exec.runner import CommandResult, NodeRunner, Timeouts, export_prefix, to_bytes
+from skyform.exec.runner import (
+    CommandResult,
+    NodeRunner,
+    Timeouts,
+    command_timeout,
+    export_prefix,
+    lost_node,
+    to_bytes,
+)
 from skyform.state.models import NodeHandle
 
 # paramiko logs handshake failures with tracebacks; ours are reported as errors instead.
@@ -88,9 +96,18 @@ class _AcceptNew(paramiko.MissingHostKeyPolicy):
 
 
 class SSHRunner(NodeRunner):
-    def __init__(self, node: NodeHandle, known_hosts: KnownHosts, timeouts: Timeouts) -> None:
+    def __init__(
+        self,
+        node: NodeHandle,
+        known_hosts: KnownHosts,
+        timeouts: Timeouts,
+        *,
+        identity: paramiko.PKey | None = None,
+    ) -> None:
         super().__init__(node, timeouts)
         self.known_hosts = known_hosts
+        # the key already in memory (the connection keeper got it over a pipe), else the file
+        self.identity = identity
         self.user = node.user or "root"
         self.where = display(node.host, node.port)
         self.conn: Connection | None = None
@@ -104,7 +121,7 @@ class SSHRunner(NodeRunner):
     def connect(self) -> None:
         key_file = self._identity_file()
         sock = self._tcp_connect()
-        loaded = _private_key(key_file) if key_file else None
+        loaded = self.identity or (_private_key(key_file) if key_file else None)
         conn = Connection(
             self.node.host,
             user=self.user,
@@ -234,14 +251,13 @@ class SSHRunner(NodeRunner):
             assert self.conn is not None
             return self.conn.transport
 
+    def ensure_connected(self) -> None:
+        """Connect again if the connection dropped (the keeper checks a node this way)."""
+        self._transport()
+
     def _lost(self, what: str) -> NodeUnreachable:
         self.close()
-        return unreachable(
-            f"lost the connection to node {self.node.rank} ({self.where}) {what}: the node went "
-            "away (preempted, rebooted, or the network dropped)",
-            "run `skyform status` to see the cluster; managed jobs recover by themselves",
-            "lost",
-        )
+        return lost_node(self.node.rank, self.where, what)
 
     # --- commands ----------------------------------------------------------------------
 
@@ -280,12 +296,7 @@ class SSHRunner(NodeRunner):
                 if not chan.status_event.wait(max(0.1, deadline - time.monotonic())):
                     raise TimeoutError
             except TimeoutError:
-                raise unreachable(
-                    f"node {self.node.rank} ({self.where}) did not finish a command within "
-                    f"{budget:g}s",
-                    "the node may be overloaded or hung; retry, or raise the timeout",
-                    "timeout",
-                ) from None
+                raise command_timeout(self.node.rank, self.where, budget) from None
             except (paramiko.SSHException, EOFError, OSError):
                 raise self._lost("during a command") from None
             code = chan.recv_exit_status() if chan.exit_status_ready() else -1

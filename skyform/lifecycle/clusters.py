@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from skyform.config import Config
 from skyform.errors import NodeUnreachable, SkyformError, StackError
+from skyform.exec.keeperclient import stop_keepers
 from skyform.infra import is_on_prem
 from skyform.plan.model import ClusterSpec
 from skyform.stacks.registry import engine_for
@@ -199,6 +200,7 @@ def destroy(
     SDK or CLI missing) is forgotten anyway; returns what may be left behind, in words, for the
     user to clean up by hand (None when nothing was).
     """
+    stop_keepers(record.name)  # its SSH connection keepers go first, with their connections
     try:
         engine = engine_for(record.spec.offer.cloud, config=config, state=db)
     except StackError as err:

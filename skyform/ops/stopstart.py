@@ -52,9 +52,11 @@ def record_stopped(
 ) -> ClusterRecord:
     """Stop what still runs (per engine) and record the cluster STOPPED; `last_active` is
     when it was last busy (default: now, for a stop by hand)."""
+    from skyform.exec.keeperclient import stop_keepers
     from skyform.stacks.registry import engine_for
 
     assert record.handle is not None
+    stop_keepers(record.name)  # a stopped cluster's SSH connections are not kept
     engine_for(record.spec.offer.cloud, config=config, state=db).stop(
         record.spec, record.handle, emit
     )
