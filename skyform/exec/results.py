@@ -77,6 +77,15 @@ class JobState:
     def is_terminal(self) -> bool:
         return not self.unreachable and self.status.is_terminal
 
+    def ended_at(self, noticed: float) -> float:
+        """When the job ended: the last node's end as its result file says (the node's
+        clock, as SkyPilot's job table has it, and what the autostop agent counts idleness
+        from), else `noticed` — when the client saw it end, which a slow poll makes late."""
+        ends = [job.ended_at for job in self.nodes.values() if job.ended_at is not None]
+        if not ends or len(ends) < len(self.nodes) or self.unreachable:
+            return noticed
+        return min(max(ends), noticed)
+
     @property
     def failed_ranks(self) -> list[int]:
         return [

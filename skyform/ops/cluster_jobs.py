@@ -218,7 +218,11 @@ def cancel_jobs(db: StateDB, record: ClusterRecord, job_ids: list[int] | None) -
             codes = dict(state.exit_codes)
             status = state.status if state.status.is_terminal else JobStatus.CANCELLED
             updated = job.model_copy(
-                update={"status": status, "exit_codes": codes, "ended_at": time.time()}
+                update={
+                    "status": status,
+                    "exit_codes": codes,
+                    "ended_at": state.ended_at(time.time()),
+                }
             )
             db.put_job(updated)
             db.add_event(

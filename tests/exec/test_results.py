@@ -104,3 +104,16 @@ def test_job_env_layers_task_envs_secrets_then_system_values(tmp_path):
 def test_invalid_env_names_are_refused(name):
     with pytest.raises(ExecError, match="not a valid environment variable name"):
         render_env_file({name: "v"})
+
+
+def test_a_job_ended_when_its_last_node_says_not_when_the_client_looked():
+    nodes = {
+        0: NodeJob("k", S.SUCCEEDED, 0, started_at=100.0, ended_at=110.0),
+        1: NodeJob("k", S.FAILED, 3, started_at=100.0, ended_at=112.5),
+    }
+    assert JobState.of("k", nodes).ended_at(noticed=130.0) == 112.5
+    # a node without an end (or one that did not answer): when the client saw it end
+    partial = {0: nodes[0], 1: NodeJob("k", S.MISSING)}
+    assert JobState.of("k", partial).ended_at(noticed=130.0) == 130.0
+    # a node clock ahead of the client's never puts the end in the client's future
+    assert JobState.of("k", nodes).ended_at(noticed=111.0) == 111.0
