@@ -190,6 +190,7 @@ class ClusterSession:
                     src,
                     dst,
                     node_has_rsync=facts.rsync,
+                    node_rsync=facts.rsync_about,
                     known_hosts=self.known_hosts,
                 )
                 sent = "?" if result.files_sent is None else result.files_sent
