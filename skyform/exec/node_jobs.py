@@ -54,6 +54,7 @@ class NodeJob:
 @dataclass(frozen=True)
 class NodeFacts:
     rsync: bool  # the node has rsync (else workdir sync falls back to SFTP)
+    rsync_about: str = ""  # the first line of its `rsync --version` (sync reads the version)
 
 
 # --- keys ------------------------------------------------------------------------------
@@ -123,16 +124,19 @@ def install_failed(runner: NodeRunner, what: str, result: CommandResult) -> Exec
 
 
 def prepare_node(runner: NodeRunner) -> NodeFacts:
-    """Install the runner if its content changed (one round trip either way); probe rsync."""
+    """Install the runner if its content changed (one round trip either way); probe rsync
+    and its version (whether it can compare mtimes to the nanosecond: exec.sync)."""
     script = runner_script()
-    cmd = (
-        install_command(script, "runner.sh", subdir="/jobs")
-        + "; command -v rsync >/dev/null 2>&1 && echo rsync=yes || echo rsync=no"
+    cmd = install_command(script, "runner.sh", subdir="/jobs") + (
+        "; if command -v rsync >/dev/null 2>&1; then"
+        ' echo "rsync=yes $(rsync --version 2>/dev/null | head -n 1)"; else echo rsync=no; fi'
     )
     result = runner.run(cmd, stdin=script)
     if not result.ok:
         raise install_failed(runner, "the job runner", result)
-    return NodeFacts(rsync="rsync=yes" in result.stdout)
+    probe = next((ln for ln in result.stdout.splitlines() if ln.startswith("rsync=")), "")
+    found = probe.startswith("rsync=yes")
+    return NodeFacts(rsync=found, rsync_about=probe.removeprefix("rsync=yes").strip())
 
 
 def _runner_cmd(*args: str | int) -> str:

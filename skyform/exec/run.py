@@ -189,7 +189,12 @@ class ClusterSession:
             for src, dst in pairs:
                 facts = self.facts.get(rank) or self._prepare(rank)  # rsync known from there
                 result = sync_path(
-                    runner, src, dst, node_has_rsync=facts.rsync, known_hosts=self.known_hosts
+                    runner,
+                    src,
+                    dst,
+                    node_has_rsync=facts.rsync,
+                    node_rsync=facts.rsync_about,
+                    known_hosts=self.known_hosts,
                 )
                 sent = "?" if result.files_sent is None else result.files_sent
                 self.emit(stage, rank, f"{dst}: {sent} files sent ({result.method})")

@@ -2,7 +2,9 @@
 
 Same files as rsync would send (skyform.exec.ignore mirrors its filters); files whose size and
 mtime already match on the node are skipped, so a re-sync sends only what changed. Modes and
-mtimes are kept, symlinks are recreated, nothing is deleted.
+mtimes are kept, symlinks are recreated, nothing is deleted. SFTP (v3) sets whole seconds
+only, so here a file rewritten at its size within the second of the version sent before is
+still taken as unchanged (rsync and the local copy compare nanoseconds: exec.sync).
 """
 
 from __future__ import annotations

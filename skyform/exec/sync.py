@@ -5,6 +5,10 @@ SSH nodes: rsync over ssh with skyform's known_hosts and StrictHostKeyChecking=y
 re-sync never removes what jobs wrote into ~/skyform_workdir (outputs, checkpoints).
 When rsync is missing here or on the node: SFTP, skipping files whose size and mtime match.
 LOCAL nodes: local rsync into the node directory, else a copy.
+
+"Unchanged" is size and mtime, compared to the nanosecond wherever the method can: rsync's
+default compares whole seconds, so a file rewritten at the same size within the second of
+the version synced before looked unchanged, was not sent, and the job ran the old file.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from skyform.errors import ExecError, NodeUnreachable
@@ -27,6 +32,10 @@ from skyform.state.models import NodeHandle, NodeKind
 
 RSYNC_FLAGS = ["-az", "--no-owner", "--no-group", "--stats"]
 IO_TIMEOUT = 60  # rsync --timeout: a node that stops answering fails the sync, not hangs it
+# A negative window makes rsync's quick check compare nanoseconds too, from 3.1.3 on (the
+# receiver compares; the sender passes it on as `-@-1`, which an older one may refuse).
+EXACT_TIMES = "--modify-window=-1"
+EXACT_TIMES_SINCE = (3, 1, 3)
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,30 @@ class SyncResult:
 
 def local_rsync() -> str | None:
     return shutil.which("rsync")
+
+
+def rsync_version(about: str) -> tuple[int, ...] | None:
+    """(3, 2, 7) from `rsync  version 3.2.7  protocol version 32` (or `version v3.2.3`)."""
+    match = re.search(r"version v?(\d+)\.(\d+)\.(\d+)", about)
+    return tuple(int(part) for part in match.groups()) if match else None
+
+
+def exact_times(*abouts: str) -> bool:
+    """Every rsync named (`--version` first lines) compares mtimes to the nanosecond."""
+    versions = [rsync_version(about) for about in abouts]
+    return all(v is not None and v >= EXACT_TIMES_SINCE for v in versions)
+
+
+@cache
+def _about(rsync: str) -> str:
+    """The first line of this machine's `rsync --version` ("" if it does not answer)."""
+    try:
+        proc = subprocess.run(
+            [rsync, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return proc.stdout.partition("\n")[0]
 
 
 def openssh_argv(node: NodeHandle, known_hosts: KnownHosts) -> list[str]:
@@ -130,10 +163,12 @@ def sync_path(
     *,
     node_has_rsync: bool,
     known_hosts: KnownHosts,
+    node_rsync: str = "",
 ) -> SyncResult:
     """Copy file or directory `src` to `dst` on the node (`~/…`, relative = home, or absolute).
 
     Directories are merged into `dst` honouring .skyignore / .gitignore; nothing is deleted.
+    `node_rsync`: the first line of the node's `rsync --version` (NodeFacts.rsync_about).
     """
     started = time.monotonic()
     src = Path(src).expanduser()
@@ -148,7 +183,9 @@ def sync_path(
         target = runner.path(dst)
         target.parent.mkdir(parents=True, exist_ok=True)
         if rsync:
-            argv = [rsync, *RSYNC_FLAGS, *filters, source, f"{target}/" if is_dir else str(target)]
+            exact = [EXACT_TIMES] if exact_times(_about(rsync)) else []  # one rsync, both ends
+            dest = f"{target}/" if is_dir else str(target)
+            argv = [rsync, *RSYNC_FLAGS, *exact, *filters, source, dest]
             sent = _rsync(runner, argv, src)
             return SyncResult(runner.node.rank, "rsync", sent, time.monotonic() - started)
         sent = _copy_local(src, target)
@@ -156,7 +193,8 @@ def sync_path(
     _mkdir_parent(runner, dst)
     if rsync and node_has_rsync:
         remote = _remote_spec(runner, dst.rstrip("/") + ("/" if is_dir else ""))
-        argv = [rsync, *RSYNC_FLAGS, f"--timeout={IO_TIMEOUT}", *filters]
+        exact = [EXACT_TIMES] if exact_times(_about(rsync), node_rsync) else []
+        argv = [rsync, *RSYNC_FLAGS, *exact, f"--timeout={IO_TIMEOUT}", *filters]
         argv += ["-e", ssh_command(runner, known_hosts), source, remote]
         sent = _rsync(runner, argv, src)
         return SyncResult(runner.node.rank, "rsync", sent, time.monotonic() - started)
@@ -180,7 +218,8 @@ def _copy_local(src: Path, target: Path) -> int:
         st = origin.stat()
         try:
             cur = dest.stat()
-            if cur.st_size == st.st_size and int(cur.st_mtime) == int(st.st_mtime):
+            # copy2 keeps the nanoseconds: whole seconds would miss a same-second rewrite
+            if cur.st_size == st.st_size and cur.st_mtime_ns == st.st_mtime_ns:
                 continue
         except FileNotFoundError:
             pass

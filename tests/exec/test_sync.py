@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from skyform.exec.connect import open_runner
 from skyform.exec.hostkeys import KnownHosts
 from skyform.exec.node_jobs import NodeFacts
 from skyform.exec.run import open_cluster
-from skyform.exec.sync import ssh_command
+from skyform.exec.sync import exact_times, ssh_command
 from skyform.plan.model import PlannedMount
 from skyform.state.models import JobStatus, NodeKind
 
@@ -83,6 +84,50 @@ def test_workdir_lands_in_skyform_workdir_with_gitignore_honoured(cluster, workd
             synced = _node_dir(cluster, session, rank, "skyform_workdir")
             assert (synced / "out.txt").read_text() == "training\n"
             assert (synced / "src/pkg/model.py").read_text() == "print('v2')\n"
+
+
+def _rewrite_within_one_second(session, cluster, root: Path) -> set[int | None]:
+    """main.py synced, then rewritten at the same size half a second later in the same
+    second (as a quick edit after an apply does), then synced again: files sent per node."""
+    main = root / "main.py"
+    second = (int(time.time()) - 60) * 10**9
+    main.write_text("print('v1')\n")
+    os.utime(main, ns=(second + 100_000_000, second + 100_000_000))
+    session.sync_workdir(root)
+    main.write_text("print('v2')\n")
+    os.utime(main, ns=(second + 600_000_000, second + 600_000_000))
+    again = session.sync_workdir(root)
+    for rank in session.runners:
+        synced = _node_dir(cluster, session, rank, "skyform_workdir/main.py")
+        assert synced.read_text() == "print('v2')\n", rank
+    return {r.files_sent for r in again.values()}
+
+
+def test_a_file_rewritten_at_its_size_within_the_second_is_sent_again(cluster, tmp_path):
+    """rsync's quick check compared whole seconds: the nodes kept the old main.py and the
+    job printed its old output (the flaky e2e test_plan_job_changes)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    with open_cluster(cluster) as session:
+        assert _rewrite_within_one_second(session, cluster, root) == {1}
+
+
+def test_the_local_copy_fallback_sends_a_same_second_rewrite_too(tmp_path, monkeypatch):
+    from execkit import local_nodes, make_cluster
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    cluster = make_cluster(local_nodes(tmp_path / "nodes", 2), engine="local", gpus=0)
+    with open_cluster(cluster) as session:
+        monkeypatch.setenv("PATH", str(tmp_path))  # no rsync on this machine: the copy
+        assert _rewrite_within_one_second(session, cluster, root) == {1}
+
+
+def test_nanosecond_mtimes_only_with_rsync_3_1_3_at_both_ends():
+    new, old = "rsync  version 3.2.7  protocol version 32", "rsync  version 3.1.2  protocol 31"
+    assert exact_times(new) and exact_times(new, "rsync  version v3.2.3  protocol version 31")
+    assert not exact_times(new, old)  # an older receiver may refuse the `-@-1` it is sent
+    assert not exact_times(new, "")  # a node whose version is not known
 
 
 def test_skyignore_replaces_gitignore(cluster, workdir):
