@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 from skyform.exec import keeperwire as wire
@@ -263,7 +264,7 @@ def _spawn(
         "idle": idle,
         "nodes": [n.model_dump(mode="json") for n in cluster.nodes],
         "known_hosts": str(known_hosts.path),
-        "timeouts": {k: getattr(timeouts, k) for k in Timeouts.__dataclass_fields__},
+        "timeouts": asdict(timeouts),
         "keys": keys,  # over the pipe only: never argv, an environment, a log or a file
     }
     env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV}

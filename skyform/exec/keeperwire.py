@@ -11,7 +11,6 @@ DECLINED (not this cluster's keeper: nothing was started).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -19,6 +18,7 @@ import struct
 from dataclasses import asdict
 from pathlib import Path
 
+from skyform.digests import sha256_hex
 from skyform.errors import ExecError, NodeUnreachable, SkyformError
 from skyform.exec.hostkeys import host_pattern
 from skyform.exec.runner import Timeouts
@@ -67,7 +67,7 @@ def keeper_dir() -> Path:
 
 
 def _cluster_tag(name: str) -> str:
-    return hashlib.sha256(name.encode()).hexdigest()[:12]
+    return sha256_hex(name)[:12]
 
 
 def socket_path(cluster: str, digest: str) -> Path:
@@ -128,7 +128,7 @@ def cluster_digest(cluster: ClusterHandle, known_hosts: Path, timeouts: Timeouts
         [PROTOCOL, cluster.name, nodes, str(known_hosts), recorded, keys, asdict(timeouts)],
         sort_keys=True,
     )
-    return hashlib.sha256(text.encode()).hexdigest()
+    return sha256_hex(text)
 
 
 # --- frames --------------------------------------------------------------------------------
