@@ -13,6 +13,7 @@ import pytest
 from optimizer_helpers import random_problem
 
 from skyform.plan.optimizer import brute_force, problem_for, solve
+from skyform.plan.optimizer.bound import prune_bounded
 from skyform.plan.optimizer.egress_rows import hierarchical, region_blocks, region_of
 from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.prune import prune_twin_places
@@ -31,6 +32,18 @@ def test_twins_priced_by_region_are_found_comparing_their_own_region_only():
         assert fast.alive == full.alive
         dropped += sum(len(r) for r in full.rank) - sum(len(a) for a in full.alive)
     assert dropped > 0  # the cases do have twins
+
+
+def test_cost_bounds_priced_by_region_drop_what_the_general_bounds_drop():
+    dropped = 0
+    for seed in range(300):
+        problem = random_problem(seed, hierarchical=True, objective="cost", max_tasks=6)
+        fast, full = Prepared(problem), Prepared(replace(problem, egress_by_region=False))
+        tasks = list(fast.order)
+        assert prune_bounded(fast, tasks) == prune_bounded(full, tasks), seed
+        assert fast.alive == full.alive, seed
+        dropped += sum(len(r) for r in full.rank) - sum(len(a) for a in full.alive)
+    assert dropped > 100  # the bounds do bite on these cases
 
 
 def test_one_pair_per_pair_of_regions_gives_the_blocks_of_every_pair():

@@ -67,11 +67,18 @@ def region_blocks(
         by_region(dict.fromkeys(dst), regions),
     )
     blocks: dict[tuple, tuple[float, float]] = {}
+    # (a region pair is asked thousands of times per edge on a big catalog: the first pair
+    # of different places is among the first two of each side, places being distinct there)
     for a_region, mine in src_regions.items():
-        for b_region, theirs in dst_regions.items():
-            pair = next(((a, b) for a in mine for b in theirs if a != b), None)
-            if pair is not None:
-                blocks[(a_region, b_region)] = prep.move(pair[0], pair[1], gb)
+        a = mine[0]
+        row = prep.moves_from(a, gb, [theirs[0] for theirs in dst_regions.values()])
+        for (b_region, theirs), moved in zip(dst_regions.items(), row, strict=True):
+            if theirs[0] != a:
+                blocks[(a_region, b_region)] = moved
+            elif len(theirs) > 1:
+                blocks[(a_region, b_region)] = prep.move(a, theirs[1], gb)
+            elif len(mine) > 1:
+                blocks[(a_region, b_region)] = prep.move(mine[1], a, gb)
     theirs_too = set(dst)
     same = {(p, p): prep.move(p, p, gb) for p in src if p in theirs_too}
     for (place, _), value in same.items():
