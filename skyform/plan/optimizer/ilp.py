@@ -320,8 +320,12 @@ class PlacementIlp:
                 if value(choice) < bound + slack:
                     self.relaxed = bound
                     return choice
-        self._solve(mip=True)
+        self._solve(mip=True, start=self._start(base))
         return self._choice(base)
+
+    def _start(self, base: list[int]) -> dict[Var, float]:
+        """`base` as values of the one-hot columns: a MIP start for CBC."""
+        return {x: float(base[v] == i) for (v, i), x in self.var.items()}
 
     def _choice(self, base: list[int]) -> list[int]:
         choice = list(base)
@@ -334,9 +338,9 @@ class PlacementIlp:
                 choice[v] = alive[-max(values)[1]]
         return choice
 
-    def _solve(self, *, mip: bool) -> None:
+    def _solve(self, *, mip: bool, start: dict[Var, float] | None = None) -> None:
         self.solves += 1
-        self.prob.solve(mip=mip)
+        self.prob.solve(mip=mip, start=start)
 
     def _near_integral(self) -> bool:
         return all(

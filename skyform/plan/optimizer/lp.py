@@ -6,7 +6,8 @@ MPS file PuLP 3.3 writes for it (`writeMPS(rename=1)`: rows C0000000… in inser
 columns X0000000… in name order, the same number formats and bound lines), then runs CBC with
 the options PuLP passes it and reads its solution file the same way. CBC gets the same bytes
 as before, so it answers the same; only PuLP's bundled binary path comes from PuLP (imported
-once, on the first solve).
+once, on the first solve). An integer solve also gets the assignment already known as a MIP
+start, in the file PuLP's `warmStart=True` writes.
 
 Rows are `sum(coefs) + constant  (<=, =, >=)  0`, as in PuLP's LpConstraint.
 """
@@ -104,16 +105,25 @@ class Model:
         out.append("ENDATA\n")
         return "".join(out)
 
-    def solve(self, *, mip: bool) -> None:
-        """Run CBC on the model; set every column's value and reduced cost."""
+    def solve(self, *, mip: bool, start: dict[Var, float] | None = None) -> None:
+        """Run CBC on the model; set every column's value and reduced cost. `start`:
+        values of the integer columns that CBC completes into its first solution (PuLP's
+        warmStart file; CBC drops a start it finds infeasible): its value bounds the search
+        from the first node, so nodes that cannot beat it are cut; the optimum proved is the
+        same."""
         columns = self.columns()
         text = self.mps(columns)
         stem = os.path.join(tempfile.gettempdir(), uuid.uuid4().hex)
-        model, solution = f"{stem}-pulp.mps", f"{stem}-pulp.sol"
+        model, solution, known = f"{stem}-pulp.mps", f"{stem}-pulp.sol", f"{stem}-pulp.mst"
         try:
             with open(model, "w") as handle:
                 handle.write(text)
-            args = [cbc_path(), model, "-ratio", "0.0", "-allow", "1e-09", "-timeMode", "elapsed"]
+            args = [cbc_path(), model]
+            if mip and start:
+                with open(known, "w") as handle:
+                    handle.write(_mip_start(columns, start))
+                args += ["-mips", known]
+            args += ["-ratio", "0.0", "-allow", "1e-09", "-timeMode", "elapsed"]
             args += ["-solve" if mip else "-initialSolve", "-printingOptions", "all"]
             args += ["-solution", solution]
             done = subprocess.run(
@@ -124,7 +134,7 @@ class Model:
             with open(solution) as handle:
                 lines = handle.read().splitlines()
         finally:
-            for path in (model, solution):
+            for path in (model, solution, known):
                 if os.path.exists(path):
                     os.unlink(path)
         status = lines[0].split()[0] if lines and lines[0].split() else "Undefined"
@@ -143,6 +153,16 @@ class Model:
             if found is not None:
                 found.value = float(parts[2])
                 found.dj = float(parts[3])
+
+
+def _mip_start(columns: list[Var], start: dict[Var, float]) -> str:
+    """The start as PuLP's writesol writes it: CBC's solution format, every column in the
+    MPS file's order (X0000000…), 0 where the start says nothing."""
+    lines = ["Stopped on time - objective value 0\n"]
+    for n, x in enumerate(columns):
+        value = start.get(x, 0)
+        lines.append(f"{n:>7} X{n:07d} {value:>15} {0:>23}\n")
+    return "".join(lines)
 
 
 _NUMBERS: dict[float, str] = {}
