@@ -14,7 +14,7 @@ from optimizer_helpers import random_problem
 
 from skyform.plan.optimizer import brute_force, problem_for, solve
 from skyform.plan.optimizer.bound import prune_bounded
-from skyform.plan.optimizer.egress_rows import hierarchical, region_blocks, region_of
+from skyform.plan.optimizer.egress_rows import hierarchical, region_blocks
 from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.prune import prune_twin_places
 from skyform.spec import load_task
@@ -50,7 +50,7 @@ def test_one_pair_per_pair_of_regions_gives_the_blocks_of_every_pair():
     edges = 0
     for seed in range(200):
         prep = Prepared(random_problem(seed, hierarchical=True, max_tasks=6, max_candidates=8))
-        regions = [region_of(where) for where in prep.places]
+        regions = prep.regions
         for u, v, gb in prep.edges:
             src, dst = list(dict.fromkeys(prep.place[u])), list(dict.fromkeys(prep.place[v]))
             table = {(a, b): prep.move(a, b, gb) for a in src for b in dst}

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 
-from skyform.plan.optimizer.egress_rows import region_of
 from skyform.plan.optimizer.prepared import Prepared
 from skyform.plan.optimizer.problem import tol
 
@@ -73,7 +72,7 @@ def _cheapest(
     pick = prep.moves_from if outbound else prep.moves_to
     if not prep.problem.egress_by_region:
         return {a: min(usd for usd, _ in pick(a, gb, others)) for a in ends}
-    regions = [region_of(where) for where in prep.places]
+    regions = prep.regions
     by_region: dict[tuple, list[int]] = {}
     for b in others:
         by_region.setdefault(regions[b], []).append(b)

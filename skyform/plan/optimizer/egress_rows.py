@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from skyform.plan.catalog.offer import Location
-
 if TYPE_CHECKING:
     from skyform.plan.optimizer.prepared import Prepared
 
@@ -24,10 +22,6 @@ def apart_hours(src_regions: dict, dst_regions: dict, blocks: dict) -> float | N
         if a != b or two_places(src_regions.get(a, []), dst_regions.get(b, []))
     }
     return hours.pop() if len(hours) == 1 else None
-
-
-def region_of(place: Location) -> tuple[str, str | None]:
-    return place.cloud, place.region
 
 
 def by_region(places: dict[int, Any], regions: list[tuple]) -> dict[tuple, list[int]]:

@@ -25,7 +25,6 @@ from skyform.plan.optimizer.egress_rows import (
     apart_hours,
     by_region,
     hierarchical,
-    region_of,
     two_places,
 )
 from skyform.plan.optimizer.lp import EQ, GE, LE, Coefs, Model, Var
@@ -44,7 +43,6 @@ class PlacementIlp:
         self.tasks = tasks
         self.prob = Model()
         self.var: dict[tuple[int, int], Var] = {}
-        self.regions: list[tuple[str, str | None]] = []  # (cloud, region) per place index
         for v in tasks:
             alive = prep.alive[v]
             if len(alive) > 1:
@@ -117,9 +115,8 @@ class PlacementIlp:
             # `hierarchical` would find in the table of every pair (a few thousand, not 10^5).
             from skyform.plan.optimizer.egress_rows import region_blocks
 
-            regions = [region_of(where) for where in prep.places]
-            same, by_pair = region_blocks(prep, list(src), list(dst), gb, regions)
-            return self._regions(k, src, dst, same, by_pair, regions)
+            same, by_pair = region_blocks(prep, list(src), list(dst), gb, prep.regions)
+            return self._regions(k, src, dst, same, by_pair, prep.regions)
         targets = list(dst)
         table = {
             (a, b): moved
@@ -139,13 +136,10 @@ class PlacementIlp:
                     usd += [(x, c * w) for x, w in terms]
                     hours += [(x, h * w) for x, w in terms]
             return usd, const[0], hours, const[1]
-        if len(self.regions) != len(prep.places):  # places are interned as they are met
-            self.regions = [region_of(where) for where in prep.places]
-        regions = self.regions
-        blocks = hierarchical(list(src), list(dst), table, regions)
+        blocks = hierarchical(list(src), list(dst), table, prep.regions)
         if blocks is None:
             return self._pairs(k, src, dst, table)
-        return self._regions(k, src, dst, table, blocks, regions)
+        return self._regions(k, src, dst, table, blocks, prep.regions)
 
     def _pairs(self, k, src, dst, table) -> tuple[Terms, float, Terms, float]:
         flow = {}

@@ -6,6 +6,7 @@
 - `rank[v]`: candidate indices in the documented total order (see the package docstring);
 - `alive[v]`: the candidates still in play after pruning, in rank order;
 - `place[v][i]`: index into `places` (distinct Locations, interned so lookups hash ints);
+- `regions[p]`: the (cloud, region) of place p, for the models priced by region;
 - `move(a, b, gb)`: (USD, hours) between two place indices, cached.
 """
 
@@ -28,6 +29,7 @@ class Prepared:
             self.children[u].append(k)
             self.parents[v].append(k)
         self.places: list[Location] = []
+        self.regions: list[tuple[str, str | None]] = []  # (cloud, region) of places[p]
         self._place_index: dict[Location, int] = {}
         self._moves: dict[float, dict[int, dict[int, tuple[float, float]]]] = {}  # gb, a, b
         self.ilp_solves = 0  # counted for Solution.stats
@@ -105,6 +107,7 @@ class Prepared:
         if found is None:
             found = self._place_index[where] = len(self.places)
             self.places.append(where)
+            self.regions.append((where.cloud, where.region))
         return found
 
     def move(self, a: int, b: int, gb: float) -> tuple[float, float]:
