@@ -109,7 +109,7 @@ def _record_final(db: StateDB, job: JobRecord, state: JobState, reason: str = ""
         update={
             "status": status,
             "exit_codes": codes,
-            "ended_at": _ended_at(job, state) if status.is_terminal else None,
+            "ended_at": job_ended_at(job, state) if status.is_terminal else None,
         }
     )
     db.put_job(updated)
@@ -122,7 +122,7 @@ def _record_final(db: StateDB, job: JobRecord, state: JobState, reason: str = ""
     return updated
 
 
-def _ended_at(job: JobRecord, state: JobState) -> float:
+def job_ended_at(job: JobRecord, state: JobState) -> float:
     """The nodes' end, never before the recorded start (clocks of client and nodes differ)."""
     return max(state.ended_at(time.time()), job.started_at or 0.0)
 

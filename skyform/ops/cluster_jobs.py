@@ -14,7 +14,7 @@ from skyform.errors import JobNotFoundError, LockedError, NodeUnreachable, State
 from skyform.exec.node_jobs import NodeJobState, setup_log_key
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession, open_cluster
-from skyform.lifecycle.cluster_job import follow_job, job_key, refresh_job
+from skyform.lifecycle.cluster_job import follow_job, job_ended_at, job_key, refresh_job
 from skyform.lifecycle.interrupts import cancel_unstarted, detaching
 from skyform.state.db import StateDB
 from skyform.state.lock import cluster_lock
@@ -221,7 +221,7 @@ def cancel_jobs(db: StateDB, record: ClusterRecord, job_ids: list[int] | None) -
                 update={
                     "status": status,
                     "exit_codes": codes,
-                    "ended_at": state.ended_at(time.time()),
+                    "ended_at": job_ended_at(job, state),
                 }
             )
             db.put_job(updated)

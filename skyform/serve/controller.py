@@ -302,10 +302,9 @@ class ServiceController(Rollouts):
         reads on (re)start and watches, so a PUT that fails only costs the watch's lag."""
         import aiohttp
 
-        control = f"http://127.0.0.1:{self.record.control_port}/-/replicas"
         timeout = aiohttp.ClientTimeout(total=LB_PUSH_TIMEOUT)
         try:
-            async with self.http.put(control, data=data, timeout=timeout) as resp:
+            async with self.http.put(self.lb_replicas_url, data=data, timeout=timeout) as resp:
                 if resp.status != 200:
                     log.warning("the load balancer refused the replica set: %s", await resp.text())
         except Exception as exc:  # aiohttp's and asyncio's errors: the watch will catch up

@@ -127,6 +127,11 @@ class ControllerBase:
     def mode(self) -> str:
         return self.latest.record.mode
 
+    @property
+    def lb_replicas_url(self) -> str:
+        """The load balancer's replica set on its control port (GET to read, PUT to set)."""
+        return f"http://127.0.0.1:{self.record.control_port}/-/replicas"
+
     def min_replicas_of(self, version: int) -> int:
         known = self.versions.get(version)
         return known.spec.replica_policy.min_replicas if known else 1

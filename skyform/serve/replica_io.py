@@ -163,10 +163,9 @@ class ReplicaIO(ControllerBase):
     async def _drained(self, url: str) -> None:
         """Wait until the load balancer neither routes to `url` nor has a request on it."""
         deadline = time.monotonic() + interval("SKYFORM_SERVE_DRAIN_SECONDS", self.drain_seconds)
-        control = f"http://127.0.0.1:{self.record.control_port}/-/replicas"
         while time.monotonic() < deadline:
             try:
-                async with self.http.get(control) as resp:
+                async with self.http.get(self.lb_replicas_url) as resp:
                     view = await resp.json()
                 listed = {e["url"] for key in ("ready", "draining") for e in view.get(key, [])}
                 if url not in listed:
