@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 HEAVY = (
     "pulumi",
@@ -109,3 +110,13 @@ def corpus_checkout(path, tmp_path):
         for name in local:
             (copy.parent / Path(name).expanduser()).mkdir(parents=True, exist_ok=True)
     return copy
+
+
+def wait_until(predicate, timeout: float) -> None:
+    """Poll `predicate` every 50 ms until it holds; fail the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"not reached within {timeout:g} s")

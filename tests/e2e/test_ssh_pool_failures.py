@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from e2ekit import task_file, write_pool
+from helpers import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -160,15 +161,6 @@ def _apply_in_background(skyform_home, tmp_path, plan: str) -> subprocess.Popen:
     )
 
 
-def _wait_for(predicate, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not reached")
-
-
 def _job_status(skyform_home) -> str | None:
     try:
         row = (
@@ -189,7 +181,7 @@ def test_kill_9_of_apply_then_apply_converges(sky, skyform_home, pool, tmp_path,
     sky("plan", task, "-o", "p.json", check=0)
     proc = _apply_in_background(skyform_home, tmp_path, "p.json")
     want = "SETTING_UP" if point == "setup" else "RUNNING"
-    _wait_for(lambda: _job_status(skyform_home) == want)
+    wait_until(lambda: _job_status(skyform_home) == want, 30.0)
     time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -238,7 +230,7 @@ def test_two_concurrent_applies_on_one_cluster(sky, skyform_home, pool, tmp_path
     sky("plan", task, "-o", "a.json", check=0)
     sky("plan", task, "-o", "old.json", check=0)
     first = _apply_in_background(skyform_home, tmp_path, "a.json")
-    _wait_for(lambda: _job_status(skyform_home) == "SETTING_UP")
+    wait_until(lambda: _job_status(skyform_home) == "SETTING_UP", 30.0)
     # planned before a started: a has changed the cluster since, refused at once
     started = time.monotonic()
     old = sky("apply", "old.json")

@@ -10,12 +10,12 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 import sshnodes
 from execkit import make_cluster
+from helpers import wait_until
 
 from skyform.errors import NodeUnreachable
 from skyform.exec import keeperwire
@@ -39,15 +39,6 @@ def keeper_pids(home: Path) -> list[int]:
         if f"SKYFORM_HOME={home}".encode() in env:
             found.append(int(proc.name))
     return found
-
-
-def wait_for(predicate, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 def run_all(cluster: ClusterHandle, cmd: str, **kw) -> dict:
@@ -155,13 +146,13 @@ def test_an_idle_keeper_exits(known, skyform_home, monkeypatch):
     monkeypatch.setenv(keeperwire.IDLE_ENV, "1")
     run_all(known, "true")
     assert keeper_pids(skyform_home)
-    wait_for(lambda: not keeper_pids(skyform_home))
+    wait_until(lambda: not keeper_pids(skyform_home), 10.0)
 
 
 def test_stop_keepers_ends_the_clusters_keeper(known, skyform_home):
     run_all(known, "true")
     stop_keepers(known.name)
-    wait_for(lambda: not keeper_pids(skyform_home))
+    wait_until(lambda: not keeper_pids(skyform_home), 10.0)
 
 
 def test_a_keeper_killed_before_a_command_falls_back_to_direct_connections(known, skyform_home):
@@ -169,7 +160,7 @@ def test_a_keeper_killed_before_a_command_falls_back_to_direct_connections(known
     with open_cluster(known) as session:
         for pid in keeper_pids(skyform_home):
             os.kill(pid, signal.SIGKILL)
-        wait_for(lambda: not keeper_pids(skyform_home))
+        wait_until(lambda: not keeper_pids(skyform_home), 10.0)
         outcomes = session.fan_out(lambda r, x: x.run("echo ok; cat", stdin="in"))
         answers = [o.value.stdout if o.ok else o.error for o in outcomes.values()]
     assert answers == ["ok\nin", "ok\nin"]
@@ -179,7 +170,7 @@ def test_the_next_session_after_a_killed_keeper_gets_a_new_one(known, skyform_ho
     run_all(known, "true")
     [old] = keeper_pids(skyform_home)
     os.kill(old, signal.SIGKILL)
-    wait_for(lambda: not keeper_pids(skyform_home))
+    wait_until(lambda: not keeper_pids(skyform_home), 10.0)
     assert run_all(known, "echo ok")[0].stdout == "ok\n"
     assert keeper_pids(skyform_home) not in ([], [old])
 
@@ -199,7 +190,7 @@ def test_a_keeper_killed_during_a_command_is_a_lost_node_not_a_rerun(known, skyf
 
         thread = threading.Thread(target=run)
         thread.start()
-        wait_for(lambda: (known_home(known) / "ran").exists())
+        wait_until(lambda: (known_home(known) / "ran").exists(), 10.0)
         for pid in keeper_pids(skyform_home):
             os.kill(pid, signal.SIGKILL)
         thread.join(10)
