@@ -80,8 +80,11 @@ def _cli_env(home: Path) -> dict[str, str]:
     return env
 
 
-def measure_cli(nodes: SSHNodes, runs: int) -> dict[str, list[tuple[float, float]]]:
-    """Launch the 1- and 8-node clusters, exec once untimed, then `runs` timed execs each."""
+def measure_cli(
+    nodes: SSHNodes, runs: int
+) -> tuple[dict[str, list[tuple[float, float]]], dict[str, float]]:
+    """Launch the 1- and 8-node clusters, exec once untimed, then `runs` timed execs each:
+    (cluster -> (wall, client CPU) samples, cluster -> its keepers' CPU seconds per exec)."""
     home = Path(tempfile.mkdtemp(prefix="skyform-bench-cli-"))
     write_pool(home, nodes, range(sum(CLI_SIZES.values())))
     env = _cli_env(home)
@@ -95,13 +98,10 @@ def measure_cli(nodes: SSHNodes, runs: int) -> dict[str, list[tuple[float, float
         for _ in range(runs):
             for name in CLI_SIZES:
                 samples[name].append(_skyform(env, "exec", name, "true"))
-        KEEPER_CPU.update({name: _keeper_cpu(env, home, name, runs) for name in CLI_SIZES})
+        keeper_cpu = {name: _keeper_cpu(env, home, name, runs) for name in CLI_SIZES}
     finally:
         _skyform(env, "down", "-a", "-y")
-    return samples
-
-
-KEEPER_CPU: dict[str, float] = {}  # cluster -> the connection keepers' CPU seconds per exec
+    return samples, keeper_cpu
 
 
 def _keepers_cpu(home: Path) -> float:
@@ -128,7 +128,9 @@ def _keeper_cpu(env: dict[str, str], home: Path, name: str, runs: int) -> float:
     return (_keepers_cpu(home) - before) / runs
 
 
-def report_cli(samples: dict[str, list[tuple[float, float]]], load: str) -> bool:
+def report_cli(
+    samples: dict[str, list[tuple[float, float]]], keeper_cpu: dict[str, float], load: str
+) -> bool:
     runs = len(samples["one"])
     cores = os.cpu_count()
     print(f"warm `skyform exec CLUSTER true`, {runs} runs each, {cores} cores, load {load}")
@@ -146,12 +148,11 @@ def report_cli(samples: dict[str, list[tuple[float, float]]], load: str) -> bool
         f"client CPU per additional node, warm exec: {extra:.2f} ms "
         f"(target <= {CPU_TARGET_MS:g} ms): {'met' if ok else 'MISSED'}"
     )
-    if KEEPER_CPU:
-        kept = (KEEPER_CPU["eight"] - KEEPER_CPU["one"]) / (high - low) * 1000
-        print(
-            f"connection keeper CPU per additional node (its own process, not counted above): "
-            f"{kept:.2f} ms"
-        )
+    kept = (keeper_cpu["eight"] - keeper_cpu["one"]) / (high - low) * 1000
+    print(
+        f"connection keeper CPU per additional node (its own process, not counted above): "
+        f"{kept:.2f} ms"
+    )
     return ok
 
 
@@ -251,9 +252,9 @@ def main() -> int:
     with SSHNodes(sum(CLI_SIZES.values())) as nodes:
         before = Path("/proc/loadavg").read_text().split()[0]
         try:
-            samples = measure_cli(nodes, args.n)
+            samples, keeper_cpu = measure_cli(nodes, args.n)
             after = Path("/proc/loadavg").read_text().split()[0]
-            ok = report_cli(samples, f"{before} before, {after} after")
+            ok = report_cli(samples, keeper_cpu, f"{before} before, {after} after")
         except RuntimeError as exc:
             print(f"exec failed: {exc}")
             ok = False
