@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from e2ekit import task_file
+from helpers import wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "exec"))
-from test_keeper import keeper_pids, wait_for
+from test_keeper import keeper_pids
 
 pytestmark = pytest.mark.e2e
 
@@ -43,4 +44,4 @@ def test_down_stops_the_clusters_keeper(kept, skyform_home):
     kept("exec", "kept", "true", check=0)
     assert keeper_pids(skyform_home)
     kept("down", "kept", "-y", check=0)
-    wait_for(lambda: not keeper_pids(skyform_home))
+    wait_until(lambda: not keeper_pids(skyform_home), 10.0)
