@@ -93,12 +93,22 @@ class PlanCorruptError(PlanFileError):
     """A plan file that fails the loader's checks: edited, merged badly or tampered with."""
 
 
+class OutputPathError(SkyformError):
+    """A path skyform was told to write to (`plan -o`, `export -o`, `state migrate --to`)
+    is not a regular file or a place for one: a directory, a device, a FIFO, a socket."""
+
+
 class UnsafePathError(SkyformError):
     """A path made from a name would lie outside the directory it belongs in."""
 
 
 class StateError(SkyformError):
     """The state database is unusable, or a record it should have is missing."""
+
+
+class DamagedRecordError(StateError):
+    """A record in the state store cannot be read as skyform wrote it (not JSON, a field
+    missing, NaN where a number belongs). `down --purge NAME` still forgets a cluster's."""
 
 
 class JobNotFoundError(StateError):

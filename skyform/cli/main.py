@@ -20,7 +20,7 @@ from typer.main import get_command_name  # noqa: E402
 from typer.models import CommandInfo  # noqa: E402
 
 from skyform import __version__  # noqa: E402
-from skyform.cli.outcome import report, report_bug  # noqa: E402
+from skyform.cli.outcome import report, report_bug, say_notices  # noqa: E402
 from skyform.errors import Interrupted, SkyformError  # noqa: E402
 
 app = typer.Typer(
@@ -110,6 +110,7 @@ def run(argv: list[str] | None = None) -> int:
         code = USAGE_EXIT if raw == 2 else raw
     except Exception as err:  # a bug: said in one line (cli/outcome.py)
         code = report_bug(err)
+    say_notices()
     if argv is None:
         sys.exit(code)
     return code

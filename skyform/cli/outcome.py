@@ -24,7 +24,18 @@ def guarded(action: Callable[[], object]) -> int:
         return Interrupted.exit_code
     except Exception as err:
         return report_bug(err)
+    finally:
+        say_notices()
     return result if isinstance(result, int) else 0
+
+
+def say_notices() -> None:
+    """What the command noticed about the folders it used (paths.warn_if_shared), once
+    each, on stderr after its output; plain text, so the fast paths load no rich."""
+    from skyform.paths import take_notices
+
+    for notice in take_notices():
+        sys.stderr.write(f"Warning: {notice}\n")
 
 
 def report_bug(err: Exception) -> int:

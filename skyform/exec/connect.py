@@ -24,7 +24,7 @@ from pathlib import Path
 from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec.hostkeys import KnownHosts
 from skyform.exec.runner import CommandResult, NodeRunner, Timeouts, to_bytes
-from skyform.paths import write_atomic
+from skyform.paths import ensure_dir, write_atomic
 from skyform.state.models import NodeHandle, NodeKind
 
 LOCAL_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
@@ -38,7 +38,7 @@ class LocalRunner(NodeRunner):
         if not node.root:
             raise ExecError(f"local node {node.rank} has no root directory in its handle")
         self.root = Path(node.root).expanduser().resolve()
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_dir(self.root)
 
     def path(self, remote_path: str) -> Path:
         if remote_path in ("~", ""):

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from skyform.paths import write_atomic
+from skyform.paths import ensure_dir, write_atomic
 from skyform.serve import state
 
 Kind = Literal["up", "scale", "preemption", "replace", "update", "rollback", "down"]
@@ -52,7 +52,7 @@ def plans_dir(name: str) -> Path:
 
 def save(name: str, revision: ServiceRevision) -> Path:
     folder = plans_dir(name)
-    folder.mkdir(mode=0o700, exist_ok=True)
+    ensure_dir(folder)
     path = folder / f"{revision.revision}.json"
     write_atomic(path, revision.model_dump_json(indent=1), mode=0o600)
     return path

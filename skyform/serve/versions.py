@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from skyform.paths import write_atomic
+from skyform.paths import ensure_dir, write_atomic
 from skyform.serve import state
 from skyform.serve.replica_launch import ReplicaInputs
 
@@ -38,7 +38,7 @@ def versions_dir(name: str) -> Path:
 
 def save(name: str, version: VersionRecord) -> None:
     folder = versions_dir(name)
-    folder.mkdir(mode=0o700, exist_ok=True)
+    ensure_dir(folder)
     path = folder / f"{version.number}.json"
     write_atomic(path, version.model_dump_json(indent=1), mode=0o600)
 

@@ -98,6 +98,16 @@ def test_refresh_installs_a_private_validated_copy_that_load_uses(server, skyfor
     assert leftovers == []
 
 
+def test_refresh_leaves_a_home_it_did_not_make_as_it_is(server, tmp_path, monkeypatch):
+    """The refresh once set SKYFORM_HOME itself to 0700 (SKYFORM_HOME=$HOME: all of it)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chmod(home, 0o755)
+    monkeypatch.setenv("SKYFORM_HOME", str(home))
+    refresh_catalog(server.url, now=lambda: 1_700_000_000)
+    assert _mode(home) == 0o755 and _mode(home / "catalog") == 0o700
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [

@@ -131,6 +131,19 @@ def test_the_socket_is_for_this_user_only(known, skyform_home):
     assert modes == (0o600, 0o700)
 
 
+def test_a_keeper_folder_that_exists_keeps_its_mode(fresh_ssh_nodes, skyform_home):
+    """Only the folders skyform makes get its 0700; one that was there is left as it is."""
+    folder = skyform_home / "keepers"
+    folder.mkdir()
+    os.chmod(folder, 0o755)
+    cluster = make_cluster(fresh_ssh_nodes.handles()[:1])
+    run_all(cluster, "true")  # first contact: the host key is recorded, direct
+    run_all(cluster, "true")  # the keeper starts, its socket in the folder
+    [sock] = folder.glob("*.sock")
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+
+
 def test_the_key_and_passphrase_reach_the_keeper_through_a_pipe_only(
     known, skyform_home, monkeypatch
 ):

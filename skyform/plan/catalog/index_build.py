@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skyform.errors import CatalogError
-from skyform.paths import atomic_path
+from skyform.paths import atomic_path, ensure_dir
 from skyform.plan.catalog import tables
 from skyform.plan.catalog.clouds import PRICED_ROWS, GcpHosts, offer_rows, vm_table
 from skyform.plan.catalog.egress import EGRESS_COLUMNS, EgressRow
@@ -90,7 +90,7 @@ def build_index(content: IndexContent, target: Path | None) -> OfferIndex:
         conn = sqlite3.connect(":memory:", check_same_thread=False)
         _write(conn, content)
         return OfferIndex(conn, "(in-memory catalog index)")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    ensure_dir(target.parent)
     mode = 0o644 if target.parent.stat().st_mode & 0o044 else 0o600
     with atomic_path(target, mode) as tmp:
         conn = sqlite3.connect(tmp)

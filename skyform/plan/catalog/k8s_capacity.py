@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skyform.digests import sha256_hex
-from skyform.paths import write_atomic
+from skyform.paths import ensure_dir, write_atomic
 
 if TYPE_CHECKING:  # read only once a plan asks for Kubernetes (most never do)
     from skyform.plan.catalog.k8s_nodes import GpuNaming, NodeType
@@ -195,7 +195,7 @@ class KubernetesCapacity:
         data = json.dumps({"version": CACHE_VERSION, "contexts": entries}, sort_keys=True)
         path = self.cache_path
         try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            ensure_dir(path.parent)
             write_atomic(path, data, mode=0o600)
         except OSError:
             pass  # a cache that cannot be written only costs the next plan an API call

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from skyform.digests import sha256_hex
 from skyform.errors import CatalogError
+from skyform.paths import ensure_dir
 from skyform.plan.catalog import tables
 from skyform.plan.catalog.clouds import PRICED_ROWS, vm_files
 from skyform.plan.catalog.load import IMAGE_FILES, MANIFEST, catalog_home
@@ -99,7 +100,7 @@ def vm_cloud(name: str) -> str:
 
 
 def _write_private(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ensure_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
@@ -120,8 +121,7 @@ def refresh_catalog(
 
     base = base_url.rstrip("/")
     target = catalog_home()
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(target.parent, 0o700)
+    ensure_dir(target.parent)
     staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".catalog-new-"))
     try:
         files: dict[str, dict] = {}

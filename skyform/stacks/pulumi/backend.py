@@ -62,7 +62,7 @@ class PulumiBackend:
         """Environment for every Pulumi CLI call. Holds the passphrase: never log it."""
         backend_dir = local_backend_dir(self.backend_url)
         if backend_dir is not None:
-            private_dir(backend_dir)
+            ensure_dir(backend_dir)
         return {
             "PULUMI_BACKEND_URL": self.backend_url,
             "PULUMI_CONFIG_PASSPHRASE": os.environ.get("SKYFORM_PASSPHRASE")
@@ -99,21 +99,10 @@ def team_backend(config: Config, env: Mapping[str, str]) -> str | None:
     return None
 
 
-def private_dir(path: Path) -> Path:
-    """Create `path` 0700; under SKYFORM_HOME, every missing level in between too."""
-    root = home()
-    if path != root and root not in path.parents:
-        return ensure_dir(path)
-    current = ensure_dir(root)
-    for part in path.relative_to(root).parts:
-        current = ensure_dir(current / part)
-    return current
-
-
 def ensure_passphrase(path: Path) -> str:
     """The stacks' passphrase, generated on first use (0600, never overwritten)."""
     if not path.exists():
-        private_dir(path.parent)
+        ensure_dir(path.parent)
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:

@@ -14,7 +14,8 @@ from contextlib import contextmanager
 
 import pulumi.automation as auto
 
-from skyform.stacks.pulumi.backend import PulumiBackend, private_dir
+from skyform.paths import ensure_dir
+from skyform.stacks.pulumi.backend import PulumiBackend
 from skyform.stacks.pulumi.errors import Operation, translate
 from skyform.stacks.pulumi.events import EventLines, resource_name
 
@@ -62,7 +63,7 @@ def deployment_resources(stack: auto.Stack) -> list[dict]:
 
 def _options(settings: PulumiBackend, cluster: str) -> auto.LocalWorkspaceOptions:
     return auto.LocalWorkspaceOptions(
-        work_dir=str(private_dir(settings.work_dir(cluster))),
+        work_dir=str(ensure_dir(settings.work_dir(cluster))),
         env_vars=settings.cli_env(),
         secrets_provider="passphrase",
         project_settings=auto.ProjectSettings(name=settings.project, runtime="python"),

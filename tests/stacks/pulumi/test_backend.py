@@ -11,10 +11,10 @@ import pytest
 
 from skyform.config import Config, PulumiSettings
 from skyform.errors import ConfigError, StackError
+from skyform.paths import ensure_dir
 from skyform.stacks.pulumi.backend import (
     ensure_passphrase,
     local_backend_dir,
-    private_dir,
     pulumi_settings,
     stack_outputs,
 )
@@ -140,7 +140,7 @@ def test_directories_skyform_makes_are_private(skyform_home):
     os.rmdir(skyform_home)  # as on a fresh machine
     settings = pulumi_settings(Config())
     settings.cli_env()
-    private_dir(settings.work_dir("c1"))
+    ensure_dir(settings.work_dir("c1"))
     for path in (
         skyform_home,
         skyform_home / "secrets",
