@@ -116,7 +116,7 @@ def _plan(rest: list[str]) -> int | None:
     return guarded(
         lambda: run_plan(
             Path(paths[0]),
-            out=None if out is None else Path(out),
+            out=out,
             objective="cost",
             cluster=None,
             destroy="--destroy" in flags,

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def run_plan(
     task_file: Path,
     *,
-    out: Path | None,
+    out: str | None,
     objective: Objective,
     cluster: str | None,
     destroy: bool,
@@ -43,11 +43,14 @@ def run_plan(
         raise SkyformError("--check compares and writes nothing: drop -o/--markdown")
     require_cost_limit("--max-hourly-cost", max_hourly_cost)
     require_cost_limit("--max-total-cost", max_total_cost)
-    if out is not None:
-        refuse_overwriting_input(out, task_file)
+    out_path = None
+    if out is not None:  # as typed: `-o dir/` keeps the slash that says it is a directory
+        planfiles.check_output(out)  # `-o .`, `-o /dev/null`: refused before planning
+        out_path = Path(out)
+        refuse_overwriting_input(out_path, task_file)
     result = plan_task(
         task_file,
-        out=out if check is None else check,
+        out=out_path if check is None else check,
         objective=objective,
         cluster=cluster,
         destroy=destroy,
@@ -64,9 +67,9 @@ def run_plan(
             as_json=json_out,
             refused=refused,
         )
-    if out is not None and refused is None:
-        planfiles.save(result.plan, out)
-    saved = os.path.relpath(out) if out is not None and refused is None else None
+    if out_path is not None and refused is None:
+        planfiles.save(result.plan, out_path)
+    saved = os.path.relpath(out_path) if out_path is not None and refused is None else None
     emit_plan(result.plan, as_json=json_out, markdown=markdown, saved_to=saved)
     if refused is not None:
         raise refused

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skyform.errors import PlanFileError
+from skyform.paths import output_file
 from skyform.plan import planfile
 from skyform.plan.model import Plan
 
@@ -29,6 +30,11 @@ def read_reviewed(path: Path, expected_digest: str | None) -> tuple[Plan, bytes]
 
 def save(plan: Plan, path: Path) -> bytes:
     return planfile.write_plan(plan, path)
+
+
+def check_output(path: str | Path) -> None:
+    """Refuse a `-o` that cannot take a plan (a directory, a device, a FIFO) up front."""
+    output_file(path, "the plan")
 
 
 def unsaved(plan: Plan) -> tuple[Path, bytes]:

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from skyform.errors import PlanFileError
 from skyform.inputfile import read_input_file
-from skyform.paths import write_atomic
+from skyform.paths import write_output
 from skyform.plan.model import FORMAT_VERSION, Plan
 from skyform.plan.planjson import (
     DIGEST_KEY,
@@ -42,12 +42,10 @@ def plan_bytes(plan: Plan) -> bytes:
 
 
 def write_plan(plan: Plan, path: Path) -> bytes:
-    if not Path(path).parent.exists():
-        raise PlanFileError(
-            f"cannot write the plan to {path}: directory {Path(path).parent} does not exist"
-        )
+    """Save the plan at `path`: a regular file (or a link to one) or nothing yet; a device,
+    a FIFO or a directory is refused before anything is written (paths.output_file)."""
     data = plan_bytes(plan)
-    write_atomic(Path(path), data)
+    write_output(path, data, "the plan")
     return data
 
 

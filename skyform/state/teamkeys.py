@@ -17,8 +17,7 @@ from pathlib import Path
 
 from skyform.digests import sha256_hex
 from skyform.errors import StateError
-from skyform.paths import ensure_dir, home
-from skyform.plan.planfile import write_atomic
+from skyform.paths import ensure_dir, home, write_atomic
 from skyform.state.models import ClusterRecord
 from skyform.state.sqlcore import Conn
 

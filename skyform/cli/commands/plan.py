@@ -17,7 +17,9 @@ def register(app: typer.Typer) -> None:
 @options.launch_flags
 def plan(
     task_file: Path = typer.Argument(..., help="Task YAML (SkyPilot format; may be a pipeline)."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Save the plan to this file."),
+    out: str | None = typer.Option(
+        None, "--out", "-o", metavar="PATH", help="Save the plan to this file."
+    ),
     minimize: Minimize = options.MINIMIZE,
     cluster: str | None = typer.Option(
         None, "--cluster", "-c", help="Cluster name (prefix for pipelines)."

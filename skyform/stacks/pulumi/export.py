@@ -17,9 +17,8 @@ from pathlib import Path
 
 from skyform import __version__
 from skyform.config import Config, confined
-from skyform.errors import PlanError
 from skyform.infra import BY_NAME, PULUMI
-from skyform.paths import write_atomic
+from skyform.paths import output_dir, output_file, write_output
 from skyform.plan.model import ClusterSpec, Plan
 from skyform.stacks.pulumi.backend import pulumi_settings
 from skyform.stacks.pulumi.cloud import program_path, pulumi_cloud
@@ -116,9 +115,7 @@ def export_plan(
     plan: Plan, plan_digest: str, out_dir: Path, *, config: Config, catalog=None
 ) -> ExportResult:
     """Render every cloud cluster of `plan` first, then write them (nothing on a bad input)."""
-    out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise PlanError(f"cannot export to {out_dir}: it is a file, not a directory")
+    out_dir = output_dir(out_dir, "the projects", create=False)  # checked, made at the end
     settings = pulumi_settings(config)
     rendered: list[tuple[ClusterSpec, Path, dict[str, str]]] = []
     skipped = []
@@ -152,11 +149,15 @@ def export_plan(
         files = render_project(spec, inputs, project=settings.project, plan_digest=plan_digest)
         # checked before anything is written: a name never reaches outside DIR
         rendered.append((spec, confined(out_dir, spec.name), files))
+    for spec, directory, files in rendered:  # every target is checked before one is written
+        output_dir(directory, f"the project of {spec.name}", create=False)
+        for name in files if directory.is_dir() else ():
+            output_file(directory / name, f"the project of {spec.name}")
     projects = []
     for spec, directory, files in rendered:
-        directory.mkdir(parents=True, exist_ok=True)
+        output_dir(directory, f"the project of {spec.name}")
         for name, text in files.items():
-            write_atomic(directory / name, text.encode())
+            write_output(directory / name, text.encode(), f"the project of {spec.name}")
         projects.append(
             ExportedProject(spec.name, spec.offer.cloud, spec.offer.infra, directory, list(files))
         )

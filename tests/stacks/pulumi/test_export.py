@@ -231,7 +231,7 @@ def test_cli_refuses_a_bad_plan_and_writes_nothing(cli, tmp_path):
     taken.write_text("x")
     write_plan(plan_of(CASES[0]), tmp_path / "ok.json")
     result = cli("export", tmp_path / "ok.json", "-o", taken)
-    assert result.exit_code == 1 and "it is a file, not a directory" in result.stderr
+    assert result.exit_code == 1 and "it is a regular file, not a directory" in result.stderr
 
 
 @pytest.mark.parametrize("name", ["..", "../../escaped"])
