@@ -206,7 +206,7 @@ def destroy(
     except StackError as err:
         if record.handle is None and not _may_hold_resources(record, config):
             emit(f"nothing was ever made for it ({err.message}): forgetting the record")
-            _forget(db, record.name, "cluster.destroyed", reason)
+            forget(db, record.name, "cluster.destroyed", reason)
             return None
         if not purge:
             raise
@@ -230,7 +230,7 @@ def destroy(
         if not purge:
             raise
         return _purge(db, record, err, reason=reason, emit=emit)
-    _forget(db, record.name, "cluster.destroyed", reason)
+    forget(db, record.name, "cluster.destroyed", reason)
     from skyform.storage.cleanup import delete_ephemeral
 
     delete_ephemeral(db, config, record.name, emit)
@@ -242,11 +242,12 @@ def _purge(
 ) -> str:
     left = f"could not tear it down ({err.message}); {left_behind(record)}"
     emit(left)
-    _forget(db, record.name, "cluster.purged", f"{reason}: {left}")
+    forget(db, record.name, "cluster.purged", f"{reason}: {left}")
     return left
 
 
-def _forget(db: StateDB, name: str, kind: str, message: str) -> None:
+def forget(db: StateDB, name: str, kind: str, message: str) -> None:
+    """Drop the cluster from state: hosts released, usage closed, record gone, an event."""
     db.release_nodes(name)
     db.close_usage(name)
     db.delete_cluster(name)

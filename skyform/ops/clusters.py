@@ -95,18 +95,23 @@ def down_clusters(names: list[str], *, every: bool, purge: bool, report: DownRep
     """Tear down the named clusters (or every one a managed job does not own); the names
     torn down, in order. Nothing is touched before `report.confirm` returns."""
     from skyform.config import load_config
-    from skyform.ops.down import down_targets, take_down
+    from skyform.ops.down import down_targets, forget_damaged, take_down
     from skyform.state.db import open_state
 
     config = load_config()
     with open_state() as db:
-        targets = down_targets(db, names, every=every)
+        targets = down_targets(db, names, every=every, purge=purge)
         report.kept(targets.kept)
-        chosen = [r.name for r in targets.records]
+        chosen = targets.names
         if not chosen:
             return []
         report.confirm(chosen)
         for name in chosen:
+            if name in targets.damaged:
+                report.stage(name, "destroy", "unknown (damaged record)")
+                forget_damaged(db, name, emit=functools.partial(report.event, name))
+                report.stage(name, "down", "purged from state")
+                continue
             record = db.require_cluster(name)
             report.stage(name, "destroy", record.spec.offer.infra)
             emit = functools.partial(report.event, name)

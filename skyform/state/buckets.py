@@ -52,12 +52,19 @@ def put_bucket(db: StateDB, record: BucketRecord) -> None:
 
 def get_bucket(db: StateDB, uri: str) -> BucketRecord | None:
     row = db.execute("SELECT record FROM buckets WHERE uri=?", (uri,)).fetchone()
-    return None if row is None else load_record(BucketRecord, row["record"], what=f"bucket {uri}")
+    return (
+        None
+        if row is None
+        else load_record(BucketRecord, row["record"], what=f"bucket {uri}", where=db.where)
+    )
 
 
 def list_buckets(db: StateDB) -> list[BucketRecord]:
     rows = db.execute("SELECT uri, record FROM buckets ORDER BY uri").fetchall()
-    return [load_record(BucketRecord, r["record"], what=f"bucket {r['uri']}") for r in rows]
+    return [
+        load_record(BucketRecord, r["record"], what=f"bucket {r['uri']}", where=db.where)
+        for r in rows
+    ]
 
 
 def forget_bucket(db: StateDB, uri: str) -> None:

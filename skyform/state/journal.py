@@ -53,10 +53,21 @@ class JournalMixin(SqlCore):
                 cluster=r["cluster"],
                 job_id=r["job_id"],
                 message=r["message"],
-                data=json.loads(r["data"]),
+                data=self._event_data(r["id"], r["data"]),
             )
             for r in rows
         ]
+
+    def _event_data(self, event_id: int, text: str) -> dict:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise self.damaged(
+                f"table events, the row id={event_id}: column data is not a JSON object"
+            )
+        return data
 
     # -- usage intervals (cost report) -------------------------------------------------------
 
@@ -94,7 +105,7 @@ class JournalMixin(SqlCore):
     def usage(self, *, since: float | None = None) -> list[UsageInterval]:
         from skyform.plan.model import PlacedOffer
         from skyform.state.models import UsageInterval
-        from skyform.state.records import load_value
+        from skyform.state.records import load_record
 
         sql = "SELECT * FROM usage"
         args: tuple[float, ...] = ()
@@ -105,8 +116,8 @@ class JournalMixin(SqlCore):
             UsageInterval(
                 id=r["id"],
                 cluster=r["cluster"],
-                offer=load_value(
-                    PlacedOffer, json.loads(r["offer"]), what=f"usage interval {r['id']}"
+                offer=load_record(
+                    PlacedOffer, r["offer"], what=f"usage interval {r['id']}", where=self.where
                 ),
                 num_nodes=r["num_nodes"],
                 hourly_price=r["hourly_price"],

@@ -115,8 +115,8 @@ class PlanRevision(_Model):
     digest: str
 
 
-def _managed(text: str, job_id: int) -> ManagedJobRecord:
-    return load_record(ManagedJobRecord, text, what=f"managed job {job_id}")
+def _managed(text: str, job_id: int, where: str) -> ManagedJobRecord:
+    return load_record(ManagedJobRecord, text, what=f"managed job {job_id}", where=where)
 
 
 class ManagedJobs:
@@ -141,7 +141,7 @@ class ManagedJobs:
 
     def get(self, job_id: int) -> ManagedJobRecord | None:
         row = self.db.execute("SELECT record FROM managed_jobs WHERE id=?", (job_id,)).fetchone()
-        return _managed(row["record"], job_id) if row else None
+        return _managed(row["record"], job_id, self.db.where) if row else None
 
     def require(self, job_id: int) -> ManagedJobRecord:
         record = self.get(job_id)
@@ -151,7 +151,7 @@ class ManagedJobs:
 
     def list(self) -> list[ManagedJobRecord]:
         rows = self.db.execute("SELECT id, record FROM managed_jobs ORDER BY id").fetchall()
-        return [_managed(r["record"], r["id"]) for r in rows]
+        return [_managed(r["record"], r["id"], self.db.where) for r in rows]
 
     def put(self, record: ManagedJobRecord) -> None:
         with self.db.transaction() as conn:
@@ -159,7 +159,7 @@ class ManagedJobs:
             row = conn.execute(sql, (record.id,)).fetchone()
             if row is not None and not record.cancel_requested:
                 # a cancel is never lost to a write made from an older read (controller vs CLI)
-                stored = _managed(row["record"], record.id)
+                stored = _managed(row["record"], record.id, self.db.where)
                 if stored.cancel_requested:
                     record = record.model_copy(update={"cancel_requested": True})
             conn.execute(

@@ -26,7 +26,7 @@ from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from skyform import __version__
-from skyform.errors import StateError
+from skyform.errors import DamagedRecordError, StateError
 
 RECORD_VERSION = 1  # bump when a record gains a field an older reader would want to know of
 VERSION_KEY = "record_version"
@@ -39,10 +39,17 @@ def dump_record(record: BaseModel) -> str:
     return json.dumps({VERSION_KEY: RECORD_VERSION, **record.model_dump(mode="json")})
 
 
-def load_record(model: type[M], text: str | bytes, *, what: str) -> M:
+def load_record(
+    model: type[M], text: str | bytes, *, what: str, where: str = "", recover: str = ""
+) -> M:
     """Read a stored record leniently (unknown fields are ignored at every depth).
 
-    `what` names the record for people, e.g. "cluster 'train'" or "managed job 3"."""
+    `what` names the record for people, e.g. "cluster 'train'" or "managed job 3"; `where`
+    the database it is in (a damaged record's error starts with it); `recover` what else
+    takes a damaged record out (e.g. `skyform down --purge train`)."""
+    fault = non_finite(text)
+    if fault is not None:  # JSON's NaN / Infinity: pydantic would take them as prices
+        raise _damaged(what, where, recover, f"is damaged: {fault}, not a number")
     try:  # the common case, parsed and checked in one pass (status reads thousands)
         return model.model_validate_json(text)
     except ValidationError:
@@ -50,12 +57,9 @@ def load_record(model: type[M], text: str | bytes, *, what: str) -> M:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise StateError(
-            f"the state record of {what} is not valid JSON ({exc})",
-            "The state database was damaged: take the record out by hand, or restore a backup.",
-        ) from None
+        raise _damaged(what, where, recover, f"is not valid JSON ({exc})") from None
     if not isinstance(data, dict):
-        raise StateError(f"the state record of {what} is not a JSON object")
+        raise _damaged(what, where, recover, "is not a JSON object")
     version = data.pop(VERSION_KEY, 1)
     try:
         return model.model_validate(data)  # the common case: written by this version
@@ -73,15 +77,55 @@ def load_record(model: type[M], text: str | bytes, *, what: str) -> M:
                 "Upgrade skyform to the version that wrote this state (pip install -U "
                 "skyform), or use this one with another SKYFORM_HOME.",
             ) from None
-        raise StateError(
-            f"the state record of {what} is damaged (record version {version}): {problem}",
-            "Take the record out of state.db by hand, or restore a backup of it.",
+        raise _damaged(
+            what, where, recover, f"is damaged (record version {version}): {problem}"
         ) from None
 
 
-def load_value(model: type[M], value: Any, *, what: str) -> M:
-    """A model stored as a JSON column of its own (e.g. a usage interval's offer)."""
-    return load_record(model, json.dumps(value), what=what)
+def _damaged(what: str, where: str, recover: str, said: str) -> DamagedRecordError:
+    """`WHERE: the state record of WHAT is ...`, and how to recover."""
+    return DamagedRecordError(
+        f"{where + ': ' if where else ''}the state record of {what} {said}",
+        "skyform changed nothing. Restore the state from a backup"
+        + (f", or {recover}" if recover else ", or take the record out of it by hand")
+        + ".",
+    )
+
+
+_NON_FINITE = ("NaN", "Infinity")
+
+
+class _NotANumber:
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+
+def non_finite(text: str | bytes) -> str | None:
+    """Where the JSON `text` holds NaN or (-)Infinity, as `field.path is NaN` (None: it
+    holds none). Python's json writes them and pydantic reads them back as floats."""
+    raw = text.decode(errors="replace") if isinstance(text, bytes) else text
+    if not any(token in raw for token in _NON_FINITE):
+        return None  # the common case: a substring test, no second parse
+    try:
+        data = json.loads(raw, parse_constant=_NotANumber)
+    except ValueError:
+        return None  # not JSON at all: said by the reader
+    return _find_non_finite(data, "")
+
+
+def _find_non_finite(value: Any, path: str) -> str | None:
+    if isinstance(value, _NotANumber):
+        return f"{path or 'the record'} is {value.token}"
+    items: Any = ()
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    for key, item in items:
+        found = _find_non_finite(item, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 def _first_problem(exc: ValidationError) -> str:

@@ -6,6 +6,9 @@ Written in SQLite's words; PostgreSQL runs the same statements through postgres.
 
 from __future__ import annotations
 
+import re
+from functools import cache
+
 SCHEMA_VERSION = 6
 
 MIGRATIONS: dict[int, list[str]] = {
@@ -175,3 +178,45 @@ MIGRATIONS: dict[int, list[str]] = {
         "CREATE INDEX managed_logs_by_job ON managed_logs (job_id, id)",
     ],
 }
+
+
+# -- what the tables hold (state/checked.py checks every row read against it) ----------------
+
+NUMBER, TEXT = "number", "text"
+_TYPES = {"INTEGER": NUMBER, "REAL": NUMBER, "TEXT": TEXT}
+_CREATE = re.compile(r"CREATE TABLE (\w+)\s*\((.*)\)\s*$", re.S)
+_ALTER = re.compile(r"ALTER TABLE (\w+) ADD COLUMN (\w+) (\w+)")
+
+
+@cache
+def schema_tables() -> dict[str, dict[str, str]]:
+    """table -> column -> NUMBER | TEXT, as the migrations up to SCHEMA_VERSION make them
+    (the `meta` table is sqlcore's own)."""
+    tables: dict[str, dict[str, str]] = {"meta": {"key": TEXT, "value": TEXT}}
+    for version in range(1, SCHEMA_VERSION + 1):
+        for statement in MIGRATIONS[version]:
+            created = _CREATE.match(statement.strip())
+            if created:
+                tables[created[1]] = _columns(created[2])
+            altered = _ALTER.match(statement.strip())
+            if altered:
+                tables[altered[1]][altered[2]] = _TYPES[altered[3]]
+    return tables
+
+
+def _columns(body: str) -> dict[str, str]:
+    columns = {}
+    for line in body.split(","):
+        words = line.split()
+        if len(words) >= 2 and words[1] in _TYPES:
+            columns[words[0]] = _TYPES[words[1]]
+    return columns
+
+
+@cache
+def column_kinds() -> dict[str, str]:
+    """column name -> what it holds, in every table (one name, one meaning)."""
+    kinds: dict[str, str] = {}
+    for columns in schema_tables().values():
+        kinds.update(columns)
+    return kinds

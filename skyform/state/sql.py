@@ -19,6 +19,7 @@ update, and no deadlock, since no transaction waits for a second lock while hold
 
 from __future__ import annotations
 
+import shlex
 import time
 from typing import TYPE_CHECKING
 
@@ -41,7 +42,7 @@ class SqlStateStore(LeaseMixin, JournalMixin):
         row = self.execute("SELECT record FROM clusters WHERE name=?", (name,)).fetchone()
         if row is None:
             return None
-        record = _cluster(row["record"], name)
+        record = self._cluster(row["record"], name)
         if self.shares_keys:  # a teammate's cluster: its node keys come from the store
             from skyform.state.teamkeys import adopt
 
@@ -59,7 +60,7 @@ class SqlStateStore(LeaseMixin, JournalMixin):
 
     def list_clusters(self) -> list[ClusterRecord]:
         rows = self.execute_tuples("SELECT name, record FROM clusters ORDER BY name")
-        return [_cluster(record, name) for name, record in rows]
+        return [self._cluster(record, name) for name, record in rows]
 
     def cluster_rows(self) -> list[ClusterRow] | None:
         """Every cluster as `status` prints it, read without the models; None when a record
@@ -208,7 +209,7 @@ class SqlStateStore(LeaseMixin, JournalMixin):
         row = self.execute(
             "SELECT record FROM jobs WHERE cluster=? AND job_id=?", (cluster, job_id)
         ).fetchone()
-        return _job(row["record"], cluster, job_id) if row else None
+        return self._job(row["record"], cluster, job_id) if row else None
 
     def list_jobs(self, cluster: str | None = None) -> list[JobRecord]:
         sql = "SELECT cluster, job_id, record FROM jobs"
@@ -216,28 +217,34 @@ class SqlStateStore(LeaseMixin, JournalMixin):
         if cluster is not None:
             sql, args = sql + " WHERE cluster=?", (cluster,)
         rows = self.execute_tuples(sql + " ORDER BY cluster, job_id", args)
-        return [_job(record, name, job_id) for name, job_id, record in rows]
+        return [self._job(record, name, job_id) for name, job_id, record in rows]
 
     def latest_job(self, cluster: str) -> JobRecord | None:
         jobs = self.list_jobs(cluster)
         return jobs[-1] if jobs else None
+
+    def _cluster(self, text: str, name: str) -> ClusterRecord:
+        from skyform.state.models import ClusterRecord
+        from skyform.state.records import load_record
+
+        return load_record(
+            ClusterRecord,
+            text,
+            what=f"cluster {name!r}",
+            where=self.where,
+            recover=f"forget the cluster: skyform down --purge {shlex.quote(name)} (then check "
+            "by hand what it left running)",
+        )
+
+    def _job(self, text: str, cluster: str, job_id: int) -> JobRecord:
+        from skyform.state.models import JobRecord
+        from skyform.state.records import load_record
+
+        what = f"job {job_id} of cluster {cluster!r}"
+        return load_record(JobRecord, text, what=what, where=self.where)
 
 
 def _dump(record: ClusterRecord | JobRecord) -> str:
     from skyform.state.records import dump_record
 
     return dump_record(record)
-
-
-def _cluster(text: str, name: str) -> ClusterRecord:
-    from skyform.state.models import ClusterRecord
-    from skyform.state.records import load_record
-
-    return load_record(ClusterRecord, text, what=f"cluster {name!r}")
-
-
-def _job(text: str, cluster: str, job_id: int) -> JobRecord:
-    from skyform.state.models import JobRecord
-    from skyform.state.records import load_record
-
-    return load_record(JobRecord, text, what=f"job {job_id} of cluster {cluster!r}")

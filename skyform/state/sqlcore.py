@@ -9,6 +9,7 @@ meaning. Queries use `?` placeholders; the PostgreSQL connection translates them
 from __future__ import annotations
 
 import getpass
+import re
 import socket
 import sys
 import time
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 
 from skyform import __version__
 from skyform.errors import StateError
-from skyform.state.schema import MIGRATIONS, SCHEMA_VERSION
+from skyform.state.schema import MIGRATIONS, SCHEMA_VERSION, schema_tables
 
 
 class Cursor(Protocol):
@@ -75,6 +76,7 @@ class SqlCore:
 
     kind = "sql"
     url = ""  # for messages: never carries a password
+    where = ""  # the database as a person finds it: the SQLite file, or the URL
     shares_keys = False  # a team's store: node keys and host keys travel through it
     # Whom this connection's cluster changes are recorded as made by (`managed job 3`: its
     # controller); None: the running command (command_line)
@@ -100,6 +102,21 @@ class SqlCore:
     def now(self) -> float:
         """The time leases are measured in (the database server's clock, where it has one)."""
         return time.time()
+
+    def _table_names(self) -> set[str]:
+        """The tables the database holds."""
+        raise NotImplementedError
+
+    def _recovery(self) -> str:
+        """What to do about a damaged database (the hint of `damaged`)."""
+        raise NotImplementedError
+
+    def damaged(self, problem: str) -> StateError:
+        """The refusal of a database that is not as skyform wrote it: which one, what is
+        wrong, how to recover. Raised before anything is written."""
+        return StateError(
+            f"the state database {self.where} is damaged: {problem}", self._recovery()
+        )
 
     def after_bulk_insert(self, conn: Conn, tables: Sequence[str]) -> None:
         """Rows were inserted with their ids (a migration): move id counters past them."""
@@ -148,14 +165,27 @@ class SqlCore:
     # -- schema --------------------------------------------------------------------------------
 
     def _migrate(self) -> None:
-        if self._up_to_date():
-            return
+        """Bring the schema up to this version, then refuse a database that is not as
+        skyform writes it (meta's numbers, a missing table) before any command reads it."""
+        meta = self._read_meta()
+        if meta is None or not self._up_to_date(meta):
+            self._upgrade()
+            meta = self._read_meta() or {}
+        if "serial" not in meta:
+            raise self.damaged("its serial (table meta) is missing")
+        self._whole(meta["serial"], "serial", least=0)
+        self._check_tables()
+
+    def _upgrade(self) -> None:
         with self.transaction() as conn:
             conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            current = int(row["value"]) if row else 0
+            current = self._stored_schema(conn)
             if current > SCHEMA_VERSION:
                 raise self._too_new(conn, current)
+            if current == 0 and self._table_names() & set(schema_tables()) - {"meta"}:
+                raise self.damaged("its schema version (table meta) is missing")
+            if current and not conn.execute("SELECT 1 FROM meta WHERE key='lineage'").fetchone():
+                raise self.damaged("its lineage (table meta) is missing")
             for version in range(current + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[version]:
                     conn.execute(self._ddl(statement))
@@ -164,21 +194,44 @@ class SqlCore:
                 "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
                 [("schema_version", str(SCHEMA_VERSION)), ("skyform_version", __version__)],
             )
-            if not conn.execute("SELECT 1 FROM meta WHERE key='lineage'").fetchone():
+            if current == 0:  # a new database: its identity, and no change yet
                 conn.execute("INSERT INTO meta VALUES ('lineage', ?)", (str(uuid.uuid4()),))
                 conn.execute("INSERT INTO meta VALUES ('serial', '0')")
 
-    def _up_to_date(self) -> bool:
-        """Written by this very version already: opening it needs no write (and no lock)."""
+    def _stored_schema(self, conn: Conn) -> int:
+        """The schema version the database records (0: none yet, a new database)."""
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            return 0
+        return self._whole(row["value"], "schema_version", least=1)
+
+    def _whole(self, text: str, key: str, *, least: int) -> int:
+        """A number kept as text in `meta`, refused unless it is a whole number >= least."""
+        value = text.strip() if isinstance(text, str) else ""
+        if not re.fullmatch(r"[0-9]{1,18}", value) or int(value) < least:
+            raise self.damaged(f"its {key} (table meta) is {text!r}, not a whole number >= {least}")
+        return int(value)
+
+    def _check_tables(self) -> None:
+        missing = sorted(set(schema_tables()) - self._table_names())
+        if missing:
+            listed = ", ".join(missing)
+            raise self.damaged(f"table{'s' if len(missing) > 1 else ''} {listed} missing")
+
+    def _read_meta(self) -> dict[str, str] | None:
+        """What `meta` says of the database (None: no meta table yet, a new database)."""
         try:
             rows = self._conn.execute(
                 "SELECT key, value FROM meta WHERE key IN "
-                "('schema_version', 'skyform_version', 'lineage')"
+                "('schema_version', 'skyform_version', 'lineage', 'serial')"
             ).fetchall()
-        except Exception:  # no meta table yet: a fresh database
+        except Exception:  # no meta table (or a damaged one: the upgrade says which)
             self._after_failed_read()
-            return False
-        meta = {r["key"]: r["value"] for r in rows}
+            return None
+        return {r["key"]: r["value"] for r in rows}
+
+    def _up_to_date(self, meta: dict[str, str]) -> bool:
+        """Written by this very version already: opening it needs no write (and no lock)."""
         return (
             meta.get("schema_version") == str(SCHEMA_VERSION)
             and meta.get("skyform_version") == __version__
@@ -200,7 +253,10 @@ class SqlCore:
         )
 
     def _meta(self, key: str) -> str:
-        return self.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()["value"]
+        row = self.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        if row is None or row["value"] is None:
+            raise self.damaged(f"its {key} (table meta) is missing")
+        return row["value"]
 
     @property
     def lineage(self) -> str:
@@ -208,11 +264,11 @@ class SqlCore:
 
     @property
     def serial(self) -> int:
-        return int(self._meta("serial"))
+        return self._whole(self._meta("serial"), "serial", least=0)
 
     @property
     def schema_version(self) -> int:
-        return int(self._meta("schema_version"))
+        return self._whole(self._meta("schema_version"), "schema_version", least=1)
 
     # -- per-cluster versions --------------------------------------------------------------------
 

@@ -101,7 +101,7 @@ class StateStore(Protocol):
 def state_url() -> str:
     """The store this command uses (SKYFORM_STATE_URL > config.yaml state.url > state.db)."""
     url = os.environ.get(URL_ENV, "").strip()
-    if not url and (home() / "config.yaml").exists():
+    if not url and os.path.lexists(home() / "config.yaml"):  # anything there is read
         from skyform.config import load_config
 
         url = load_config().state.url or ""
@@ -136,10 +136,12 @@ def check_url(url: str) -> str:
 
 def state_exists(url: str | None = None) -> bool:
     """Whether there is state to read: a database server always counts; a SQLite file only
-    once it exists (commands that only read never create it)."""
+    once it exists (commands that only read never create it). Anything at the path counts,
+    a link to nothing or a link loop too: opening it says what is wrong, where "no state"
+    would forget every cluster it held."""
     url = check_url(url or state_url())
     path = sqlite_path(url)
-    return path is None or path.exists()
+    return path is None or os.path.lexists(path)
 
 
 def open_state(path: Path | None = None, *, url: str | None = None) -> SqlStateStore:
