@@ -43,6 +43,7 @@ keys and known_hosts. The config file is optional: a fresh machine has none.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,6 +52,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from skyform.errors import ConfigError, UnsafePathError
 from skyform.frozen import Frozen as _Strict
 from skyform.infra import PRICED
+from skyform.inputfile import read_input_file
 from skyform.paths import (  # re-exported: callers find them here; paths is the light home
     DEFAULT_HOME,  # noqa: F401
     ensure_dir,  # noqa: F401
@@ -210,15 +212,40 @@ def config_path() -> Path:
     return home() / "config.yaml"
 
 
+MAX_CONFIG_BYTES = 4 * 1024 * 1024  # pools of thousands of hosts fit many times over
+
+
+def config_exists(path: Path | None = None) -> bool:
+    """Whether there is a config.yaml to read: anything at the path counts (a link loop, a
+    link to nothing, a FIFO), so reading it says what is wrong instead of silently
+    planning without its pools and storage settings."""
+    return os.path.lexists(path or config_path())
+
+
 def load_config(path: Path | None = None) -> Config:
-    """Read config.yaml; a missing file is an empty config."""
+    """Read config.yaml; a missing file (nothing at all at its path) is an empty config.
+    It is read as task files are (skyform/inputfile.py): a regular file, at most
+    MAX_CONFIG_BYTES, a FIFO with no writer an error after a while, not a hang."""
     import yaml
 
     path = path or config_path()
-    if not path.exists():
+    if not config_exists(path):
         return Config()
+
+    def error(message: str, hint: str | None) -> ConfigError:
+        return ConfigError(
+            f"{path}: {message}",
+            "skyform reads config.yaml as a regular YAML file you can read: make it one, "
+            "or remove it to run without a config.",
+        )
+
+    data = read_input_file(path, MAX_CONFIG_BYTES, what="config.yaml", error=error)
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        raw = yaml.safe_load(data.decode("utf-8-sig")) or {}
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (bad byte at offset {exc.start})", "Save it as UTF-8."
+        ) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):

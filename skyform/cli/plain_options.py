@@ -59,7 +59,8 @@ def refuse_overwriting_input(out: Path, task_file: Path) -> None:
 
     from skyform.errors import SkyformError
 
-    same = Path(out).resolve() == Path(task_file).resolve()
+    # realpath, not resolve: a link loop is the task reader's to report, not a crash here
+    same = os.path.realpath(out) == os.path.realpath(task_file)
     if not same and Path(out).exists():
         try:
             same = os.path.samefile(out, task_file)

@@ -9,6 +9,7 @@ cluster, not a job, and are ignored with a note; `--workdir` and `--num-nodes` a
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from skyform.digests import sha256
@@ -28,7 +29,9 @@ IGNORED_BY_EXEC = ("cpus", "memory", "disk_size", "ports")
 
 
 def _is_task_file(words: list[str]) -> bool:
-    return len(words) == 1 and words[0].endswith((".yaml", ".yml")) and Path(words[0]).is_file()
+    """One word naming a .yaml/.yml that is there: read as a task file (a link loop or a
+    FIFO of that name gets the task reader's error, not a run as a command)."""
+    return len(words) == 1 and words[0].endswith((".yaml", ".yml")) and os.path.lexists(words[0])
 
 
 def command_text(words: list[str]) -> str:

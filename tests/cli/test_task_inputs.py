@@ -140,13 +140,46 @@ def test_fifo_with_a_writer_is_a_task_source(cli, tmp_path):
     assert "piped" in result.stdout
 
 
-@pytest.mark.parametrize("verb", VERBS)
-def test_symlink_loop_is_a_clear_error(cli, tmp_path, verb):
+LOOP_VERBS = [
+    ("validate", "{task}"),
+    ("plan", "{task}"),
+    ("plan", "{task}", "-o", "{out}"),  # crashed: the -o check resolved the loop
+    ("plan", "{task}", "--json"),
+    ("plan", "{task}", "--check", "{out}"),
+    ("launch", "{task}", "-y"),
+    ("apply", "{task}", "-y"),
+    ("jobs", "launch", "{task}", "-y"),
+    ("serve", "plan", "{task}"),
+    ("serve", "up", "{task}", "-y"),
+]
+
+
+@pytest.mark.parametrize("args", LOOP_VERBS, ids=lambda a: " ".join(a[:3]))
+def test_symlink_loop_is_the_same_clear_error_in_every_verb(cli, tmp_path, args):
+    loop = tmp_path / "loop.yaml"
+    loop.symlink_to(tmp_path / "back.yaml")
+    (tmp_path / "back.yaml").symlink_to(loop)
+    out = tmp_path / "plan.json"
+    result = cli(*(a.format(task=loop, out=out) for a in args))
+    assert result.exit_code == 1, result.output
+    assert f"Error: {loop}: a symbolic link loop (a link that leads back to itself)" in (
+        result.stderr
+    )
+    assert "internal error" not in result.output
+    assert not out.exists()
+
+
+def test_exec_of_a_task_file_that_is_a_symlink_loop_is_refused_not_run(cli, tmp_path):
+    """`exec C loop.yaml` once ran `loop.yaml` as a command on the cluster."""
+    task = _write(tmp_path, "name: c\nresources: {infra: local}\nrun: echo hi\n")
+    assert cli("launch", task, "-y").exit_code == 0
     loop = tmp_path / "loop.yaml"
     loop.symlink_to(loop)
-    result = cli(verb, loop)
-    assert result.exit_code == 1
+    result = cli("exec", "c", loop)
+    assert result.exit_code == 1, result.output
     assert f"Error: {loop}: a symbolic link loop" in result.stderr
+    assert "command not found" not in result.output
+    assert cli("down", "-y", "c").exit_code == 0
 
 
 @pytest.mark.parametrize(

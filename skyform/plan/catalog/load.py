@@ -117,7 +117,7 @@ def load_catalog(config: Config | None = None, *, source: Path | None = None) ->
 
 def _config_from_home() -> Config | None:
     root = catalog_home().parent
-    if not (root / "config.yaml").exists():
+    if not os.path.lexists(root / "config.yaml"):  # a link loop there is read, and refused
         return None
     from skyform.config import load_config
 
