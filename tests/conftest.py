@@ -48,6 +48,9 @@ def skyform_home(
     for name in ("SKYFORM_STATE_URL", "SKYFORM_PASSPHRASE", "SKYFORM_LEASE_TTL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("COLUMNS", "120")
+    from skyform.paths import take_notices
+
+    take_notices()  # a folder warning noted outside a command is not the next command's
     yield home
     if (home / "keepers").exists():  # SSH connection keepers this test started: not left idle
         from skyform.exec.keeperclient import stop_keepers
