@@ -162,9 +162,11 @@ def _apply_in_background(skyform_home, tmp_path, plan: str) -> subprocess.Popen:
 
 
 def _job_status(skyform_home) -> str | None:
+    # read-only: a plain connect would make an empty state.db before apply makes the real
+    # one, and skyform refuses an empty state file (a new state is only a missing file)
     try:
         row = (
-            sqlite3.connect(skyform_home / "state.db")
+            sqlite3.connect(f"file:{skyform_home / 'state.db'}?mode=ro", uri=True)
             .execute("SELECT status FROM jobs ORDER BY job_id DESC LIMIT 1")
             .fetchone()
         )
