@@ -86,3 +86,42 @@ def test_a_restart_in_the_middle_of_a_write_leaves_nothing_half_written(
     with open_state() as db:
         assert [c.name for c in db.list_clusters()] == ["kept"]
         assert db.serial == 1
+
+
+def test_a_restart_between_writes_is_ridden_out_and_the_next_write_lands(
+    pg_server, pg_url, monkeypatch
+):
+    """A long command (an apply following its job) keeps its connection while the server
+    restarts: its next read and its next write reconnect instead of failing."""
+    monkeypatch.setenv("SKYFORM_STATE_URL", pg_url)
+    with open_state() as db:
+        db.put_cluster(_record("before"))
+        pg_server.stop("fast")
+        pg_server.start()
+        assert [c.name for c in db.list_clusters()] == ["before"]
+        pg_server.stop("fast")
+        pg_server.start()
+        db.put_cluster(_record("after"))
+    with open_state() as db:
+        assert [c.name for c in db.list_clusters()] == ["after", "before"]
+
+
+def test_a_server_away_longer_than_the_retry_window_fails_saying_how_long_it_tried(
+    pg_server, pg_url, monkeypatch
+):
+    monkeypatch.setenv("SKYFORM_STATE_URL", pg_url)
+    monkeypatch.setenv("SKYFORM_STATE_RETRY", "1")
+    with open_state() as db:
+        db.put_cluster(_record("kept"))
+        pg_server.stop("fast")
+        try:
+            with pytest.raises(StateError) as err:
+                db.put_cluster(_record("lost"))
+        finally:
+            pg_server.start()
+        assert "lost the connection to the state database" in err.value.message
+        assert "tried to reconnect for 1 s" in err.value.message
+        assert "was not written" in err.value.message
+        db.put_cluster(_record("later"))  # the server is back: the same store goes on
+    with open_state() as db:
+        assert [c.name for c in db.list_clusters()] == ["kept", "later"]
