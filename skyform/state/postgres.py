@@ -65,6 +65,14 @@ class _PgConn:
     def _run(self, call: Callable[[Any], Any]) -> Any:
         try:
             return call(self.store._raw)
+        except self._errors.errors.InsufficientPrivilege as exc:
+            raise StateError(
+                f"the state database {self.store.url} refused a change: "
+                f"{_first_line(exc, None)}",
+                "This role may only read skyform's tables: run the command with a role that "
+                "may change them (SELECT, INSERT, UPDATE, DELETE; see the README's database "
+                "roles).",
+            ) from None
         except self._errors.OperationalError as exc:
             if not (self.store.may_retry() and self.store.dropped()):
                 raise _lost(self.store.url, exc) from None
