@@ -67,8 +67,7 @@ class _PgConn:
             return call(self.store._raw)
         except self._errors.errors.InsufficientPrivilege as exc:
             raise StateError(
-                f"the state database {self.store.url} refused a change: "
-                f"{_first_line(exc, None)}",
+                f"the state database {self.store.url} refused a change: {_first_line(exc, None)}",
                 "This role may only read skyform's tables: run the command with a role that "
                 "may change them (SELECT, INSERT, UPDATE, DELETE; see the README's database "
                 "roles).",

@@ -7,24 +7,12 @@ from __future__ import annotations
 import socket
 
 import pytest
+from helpers import local_cluster_record
 
 from skyform.errors import StateError
-from skyform.plan.model import ClusterSpec, PlacedOffer
 from skyform.state.db import open_state
-from skyform.state.models import ClusterRecord, ClusterStatus
 
-OFFER = PlacedOffer(
-    cloud="local", region="local", zone=None, instance_type="local", spot=False, hourly_price=0.0
-)
-
-
-def _record(name: str) -> ClusterRecord:
-    return ClusterRecord(
-        name=name,
-        status=ClusterStatus.UP,
-        spec=ClusterSpec(name=name, offer=OFFER, num_nodes=1),
-        hourly_price=0.0,
-    )
+_record = local_cluster_record
 
 
 def _closed_port() -> int:
