@@ -155,11 +155,17 @@ class PostgresStateStore(SqlStateStore):
             raise
 
     def _connect(self) -> Any:
+        # a holder frozen in the middle of a transaction (a suspended VM) must not keep the
+        # store's write lock for ever: the server ends its session, as if the holder died
+        from skyform.state.lock import lease_ttl
+
+        idle = max(10.0, 2 * lease_ttl())
         return self._psycopg.connect(
             self._raw_url,
             autocommit=True,
             row_factory=self._dict_row,
             connect_timeout=CONNECT_TIMEOUT,
+            options=f"-c idle_in_transaction_session_timeout={int(idle * 1000)}",
         )
 
     def may_retry(self) -> bool:

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ name: once
 resources: {{infra: ssh/lab}}
 run: |
   echo "ran on $SKYFORM_NODE_RANK" >> {marker}
-  sleep 6
+  sleep {seconds}
 """
 
 
@@ -86,7 +87,7 @@ def test_a_service_killed_with_kill_9_leaves_one_controller_and_the_job_runs_onc
             with open_state() as db:
                 wait_until(lambda db=db: len(db.list_leases("controller/")) == 2, 30)
             marker = shared_ckpt / f"runs-{job_id}"
-            task = task_file(tmp_path, f"once{job_id}.yaml", TASK.format(marker=marker))
+            task = task_file(tmp_path, f"once{job_id}.yaml", TASK.format(marker=marker, seconds=6))
             _run(laptop, pg_url, "jobs", "launch", task, "-d")
             wait_until(lambda m=marker: m.exists(), 60)  # the job runs on its node
             (first,) = adoptions(job_id)
@@ -125,5 +126,61 @@ def test_a_service_killed_with_kill_9_leaves_one_controller_and_the_job_runs_onc
     finally:
         for proc in services:
             if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+
+
+def test_a_frozen_service_s_controller_is_fenced_when_it_wakes_and_the_job_runs_once(
+    skyform_home, tmp_path, pg_url, fresh_ssh_nodes, shared_ckpt, monkeypatch
+):
+    """A runner frozen past its lease (a suspended VM: the service and its controller, alive
+    but silent): the other service adopts the job once the lease ran out; when the frozen
+    controller wakes, its lease has a newer token, so it stops without a write."""
+    monkeypatch.setenv("SKYFORM_STATE_URL", pg_url)
+    monkeypatch.setenv("SKYFORM_PASSPHRASE", PASSPHRASE)
+    laptop = _home(skyform_home, fresh_ssh_nodes)
+    runners = [_home(tmp_path / f"runner{i}", fresh_ssh_nodes) for i in range(2)]
+    services = [controller_service(team_env(h, pg_url, PASSPHRASE)) for h in runners]
+    try:
+        with open_state() as db:
+            wait_until(lambda: len(db.list_leases("controller/")) == 2, 30)
+        marker = shared_ckpt / "runs"
+        task = task_file(tmp_path, "once.yaml", TASK.format(marker=marker, seconds=12))
+        _run(laptop, pg_url, "jobs", "launch", task, "-d")
+        wait_until(marker.exists, 60)
+        wait_until(lambda: _job(laptop, pg_url, 1)["status"] == "RUNNING", 30)
+        time.sleep(1)  # its controller watches the job now (a frozen transaction would
+        # hold the store's write lock until the server drops it: a test of another thing)
+        (first,) = adoptions(1)
+        frozen = next(p for p in services if first.endswith(f":{p.pid}"))
+        with open_state() as db:
+            controller = ManagedJobs(db).require(1).controller_pid
+        assert controller is not None
+        os.killpg(frozen.pid, signal.SIGSTOP)
+        try:
+            wait_until(lambda: len(adoptions(1)) == 2, 30)  # once its 3 s lease ran out
+        finally:
+            os.killpg(frozen.pid, signal.SIGCONT)
+        wait_until(lambda: not _alive(controller), 30)  # it woke, found itself fenced, left
+        home = runners[services.index(frozen)]
+        log = (home / "jobs" / "1" / "controller.log").read_text()
+        assert "managed/1 was taken by another holder" in log, log[-2000:]
+        done = wait_until(
+            lambda: (
+                (r := _job(laptop, pg_url, 1))["status"]
+                in ("SUCCEEDED", "FAILED", "FAILED_CONTROLLER")
+                and r
+            ),
+            90,
+        )
+        assert done["status"] == "SUCCEEDED", done
+        assert marker.read_text() == "ran on 0\n"
+        with open_state() as db:
+            launches = [e for e in db.events() if e.kind == "managed.provisioned"]
+        assert len(launches) == 1, [e.message for e in launches]
+    finally:
+        for proc in services:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGCONT)
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=30)
