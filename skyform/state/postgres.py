@@ -72,14 +72,23 @@ class _PgConn:
                 "may change them (SELECT, INSERT, UPDATE, DELETE; see the README's database "
                 "roles).",
             ) from None
-        except self._errors.OperationalError as exc:
+        except self._errors.Error as exc:
+            if not self._lost_connection(exc):
+                raise
             if not (self.store.may_retry() and self.store.dropped()):
                 raise _lost(self.store.url, exc) from None
             self.store.reconnect(exc)
         try:
             return call(self.store._raw)
-        except self._errors.OperationalError as exc:
+        except self._errors.Error as exc:
+            if not self._lost_connection(exc):
+                raise
             raise _lost(self.store.url, exc) from None
+
+    def _lost_connection(self, exc: Exception) -> bool:
+        """The connection failed, or the server ended the session (a restart, or an idle
+        transaction's timeout, which is not an OperationalError)."""
+        return isinstance(exc, self._errors.OperationalError) or self.store.dropped()
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
         return self._run(lambda raw: raw.execute(_translate(sql), tuple(args)))

@@ -5,6 +5,7 @@ middle of a write leaves nothing half-written."""
 from __future__ import annotations
 
 import socket
+import threading
 
 import pytest
 from helpers import local_cluster_record
@@ -113,3 +114,22 @@ def test_a_server_away_longer_than_the_retry_window_fails_saying_how_long_it_tri
         db.put_cluster(_record("later"))  # the server is back: the same store goes on
     with open_state() as db:
         assert [c.name for c in db.list_clusters()] == ["kept", "later"]
+
+
+def test_a_holder_frozen_inside_a_transaction_does_not_keep_the_write_lock(pg_url, monkeypatch):
+    """A process suspended mid-transaction (a frozen VM) holds the store's write lock: the
+    server ends its session after 2x the lease time (10 s at least), others write again,
+    and the frozen one, woken, finds its change was not written."""
+    monkeypatch.setenv("SKYFORM_STATE_URL", pg_url)
+    monkeypatch.setenv("SKYFORM_LEASE_TTL", "1")
+    with open_state() as frozen, open_state() as other:
+        wrote = threading.Event()
+        writer = threading.Thread(target=lambda: (other.put_cluster(_record("other")), wrote.set()))
+        with pytest.raises(StateError, match="lost the connection"), frozen.transaction():
+            frozen.put_cluster(_record("half"))
+            writer.start()
+            assert wrote.wait(30)  # the frozen session was ended: the lock is free again
+            frozen.put_cluster(_record("woken"))
+        writer.join()
+    with open_state() as db:
+        assert [c.name for c in db.list_clusters()] == ["other"]
