@@ -17,13 +17,17 @@ check (`raise_if_lost`), even when it has nothing to write for a while.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from skyform.errors import Fenced
 
-if TYPE_CHECKING:
-    from skyform.state.sqlcore import Conn
+
+class _Conn(Protocol):
+    """The transaction's connection (sqlcore.Conn; not imported: sqlcore imports this)."""
+
+    def execute(self, sql: str, args: Sequence[Any] = ...) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ def active() -> Fence | None:
     return _fence
 
 
-def check(conn: Conn, fence: Fence) -> None:
+def check(conn: _Conn, fence: Fence) -> None:
     """Inside a write transaction: raise Fenced when the lease was taken anew since."""
     row = conn.execute("SELECT token FROM fences WHERE name=?", (fence.name,)).fetchone()
     current = int(row["token"]) if row is not None else 0

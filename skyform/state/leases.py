@@ -23,6 +23,11 @@ from dataclasses import dataclass
 from skyform.state.sqlcore import SqlCore, whoami
 
 
+def lease_ttl() -> float:
+    """How long a lease lasts unless renewed (SKYFORM_LEASE_TTL, 30 s)."""
+    return float(os.environ.get("SKYFORM_LEASE_TTL", "30"))
+
+
 @dataclass(frozen=True)
 class Lease:
     name: str

@@ -23,14 +23,11 @@ from pathlib import Path
 from skyform.config import confined, ensure_dir, home
 from skyform.errors import Fenced, LockedError, SkyformError
 from skyform.state import fencing
+from skyform.state.leases import lease_ttl
 from skyform.state.sqlcore import command_line
 
 DEFAULT_WAIT = float(os.environ.get("SKYFORM_LOCK_WAIT", "5"))
 POLL = 0.1
-
-
-def lease_ttl() -> float:
-    return float(os.environ.get("SKYFORM_LEASE_TTL", "30"))
 
 
 def cluster_lease(cluster: str) -> str:

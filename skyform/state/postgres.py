@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from skyform.errors import StateError
+from skyform.state.leases import lease_ttl
 from skyform.state.sql import SqlStateStore
 
 # pg_advisory_xact_lock key of the store's write lock ("skyform" in ASCII, as a bigint)
@@ -166,8 +167,6 @@ class PostgresStateStore(SqlStateStore):
     def _connect(self) -> Any:
         # a holder frozen in the middle of a transaction (a suspended VM) must not keep the
         # store's write lock for ever: the server ends its session, as if the holder died
-        from skyform.state.lock import lease_ttl
-
         idle = max(10.0, 2 * lease_ttl())
         return self._psycopg.connect(
             self._raw_url,

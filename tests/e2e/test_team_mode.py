@@ -213,9 +213,13 @@ def test_postgresql_restarted_mid_apply_the_apply_carries_on_and_the_job_runs_on
     _ran_once_and_is_recorded_so(team)
 
 
-def test_postgresql_away_longer_than_the_retry_window_the_node_decides_the_record(team, pg_server):
+@pytest.mark.parametrize("first", ["plan", "logs"])
+def test_postgresql_away_longer_than_the_retry_window_the_node_decides_the_record(
+    team, pg_server, first
+):
     """The apply gives up (exit 1, saying so) after submitting the job; once the database
-    is back, the job is recorded as it ended on its node — not CANCELLED, not run again."""
+    is back, the job is recorded as it ended on its node — not CANCELLED, not run again —
+    by whichever command comes first: the next plan, or a teammate's `logs`."""
     task_file(team.repo, "train.yaml", COUNTED)
     team.run("ci", "plan", "train.yaml", "-o", "plan.json", check=0)
     applying = team.spawn("ci", "apply", "plan.json", SKYFORM_STATE_RETRY="1")
@@ -229,6 +233,9 @@ def test_postgresql_away_longer_than_the_retry_window_the_node_decides_the_recor
         wait_until(lambda: _runs(team) == 1, timeout=30)  # the job ran on its node meanwhile
     finally:
         pg_server.start()
+    if first == "logs":
+        logs = team.run("laptop", "logs", "train", "1", check=0)
+        assert "hello-0" in logs.stdout and "never ran" not in logs.stdout + logs.stderr
     _ran_once_and_is_recorded_so(team)
 
 

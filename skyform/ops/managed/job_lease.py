@@ -20,7 +20,8 @@ import signal
 
 from skyform.state.db import open_state
 from skyform.state.fencing import Fence, fence_process
-from skyform.state.lock import Renewer, lease_ttl
+from skyform.state.leases import lease_ttl
+from skyform.state.lock import Renewer
 from skyform.state.sqlcore import whoami
 
 SERVICES = "controller/"

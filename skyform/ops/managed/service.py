@@ -32,8 +32,8 @@ from skyform.ops.managed import jobdir, sealed
 from skyform.ops.managed.job_lease import LEASE_HELD, SERVICE_PID, SERVICES, job_lease
 from skyform.ops.managed.launch import controller_alive, missing_here
 from skyform.state.db import StateDB, open_state
-from skyform.state.leases import Lease
-from skyform.state.lock import Renewer, lease_ttl
+from skyform.state.leases import Lease, lease_ttl
+from skyform.state.lock import Renewer
 from skyform.state.managed import ManagedJobs
 from skyform.state.sqlcore import whoami
 
