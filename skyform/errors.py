@@ -172,3 +172,14 @@ class Interrupted(SkyformError):
     """The user pressed Ctrl-C."""
 
     exit_code = 130
+
+
+class Fenced(BaseException):
+    """A write of a process that acts under a lease (a managed job's controller) was
+    refused: the lease was taken anew since — a newer fencing token exists — so another
+    holder acts now (state/fencing.py). Not an Exception on purpose: no `except Exception`
+    may carry on after it; the process stops what it drives, writes nothing more, exits."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

@@ -120,3 +120,24 @@ def wait_until(predicate, timeout: float) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"not reached within {timeout:g} s")
+
+
+def local_cluster_record(name: str):
+    """An UP one-node `local` cluster's record, for tests that write state directly."""
+    from skyform.plan.model import ClusterSpec, PlacedOffer
+    from skyform.state.models import ClusterRecord, ClusterStatus
+
+    offer = PlacedOffer(
+        cloud="local",
+        region="local",
+        zone=None,
+        instance_type="local",
+        spot=False,
+        hourly_price=0.0,
+    )
+    return ClusterRecord(
+        name=name,
+        status=ClusterStatus.UP,
+        spec=ClusterSpec(name=name, offer=offer, num_nodes=1),
+        hourly_price=0.0,
+    )

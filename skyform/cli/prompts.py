@@ -26,7 +26,7 @@ def confirm(question: str, yes: bool, *, hint: str = "Pass -y to go ahead withou
         raise typer.Exit(1)
 
 
-def confirm_on_terminal(question: str, yes: bool) -> None:
+def confirm_on_terminal(question: str, yes: bool = False) -> None:
     """SkyPilot's habit for `jobs launch` / `jobs cancel`: ask on a terminal, go ahead in a
     script (scripts and CI written for `sky jobs launch` keep working without -y)."""
     if yes or not sys.stdin.isatty():

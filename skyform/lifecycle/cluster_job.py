@@ -17,10 +17,11 @@ from skyform.exec.node_jobs import run_key, setup_key, setup_log_key
 from skyform.exec.results import JobState, LogLine
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle import clusters
-from skyform.lifecycle.interrupts import Starting, cancel_unstarted, stop_stale_setups
+from skyform.lifecycle.interrupts import Starting, stop_stale_setups
+from skyform.lifecycle.settle import nodes_of, record_final, settle_unstarted
 from skyform.plan.model import JobSpec, PlannedMount
 from skyform.state.db import StateDB
-from skyform.state.models import ClusterRecord, JobRecord, JobStatus
+from skyform.state.models import ClusterRecord, JobRecord, JobStatus, ReadyCluster
 from skyform.storage.attach import with_flush
 
 NodeEvent = Callable[[str, "int | None", str], None]
@@ -98,35 +99,6 @@ def sync_inputs(
         attach_buckets(session, job, load_config().storage)
 
 
-def _record_final(db: StateDB, job: JobRecord, state: JobState, reason: str = "") -> JobRecord:
-    codes = dict(state.exit_codes)
-    for rank in state.unreachable:
-        codes.setdefault(rank, None)
-    status = state.status
-    if state.unreachable and not status.is_terminal:
-        status = JobStatus.FAILED_SETUP if state.setup else JobStatus.FAILED
-    updated = job.model_copy(
-        update={
-            "status": status,
-            "exit_codes": codes,
-            "ended_at": job_ended_at(job, state) if status.is_terminal else None,
-        }
-    )
-    db.put_job(updated)
-    db.add_event(
-        "job." + status.value.lower(),
-        reason or f"job {job.job_id} {state.summary()}",
-        cluster=job.cluster,
-        job_id=job.job_id,
-    )
-    return updated
-
-
-def job_ended_at(job: JobRecord, state: JobState) -> float:
-    """The nodes' end, never before the recorded start (clocks of client and nodes differ)."""
-    return max(state.ended_at(time.time()), job.started_at or 0.0)
-
-
 def start_job(
     db: StateDB,
     record: ClusterRecord,
@@ -143,19 +115,25 @@ def start_job(
     session: ClusterSession | None = None,
 ) -> tuple[ClusterSession, JobRun]:
     """Sync, set up (once per digest, its output streamed to `on_log`) and submit; return
-    the open session and the job.
+    the open session and the job. With `run_setup` (apply, the controller: not `exec`) the
+    cluster is recorded ready too (mark_ready), right after the submission and before the
+    job's record says so: a command that dies in between leaves the job for
+    settle_unstarted, which records both from what the nodes have.
 
     The caller follows or closes the session (pass one already open to reuse its
     connections). On a setup failure the job is recorded as FAILED_SETUP and nothing is
     submitted. A job that cannot start is recorded as it ended — FAILED with the reason, or
     CANCELLED on Ctrl-C (then setup is stopped on the nodes and Interrupted raised) — never
-    left INIT or SETTING_UP. Jobs an earlier, killed command left unstarted are CANCELLED.
+    left INIT or SETTING_UP. Jobs an earlier command left unstarted are settled from the
+    nodes first (lifecycle/settle.py).
     """
     assert record.handle is not None
-    cancel_unstarted(db, record.name, managed_job_id=managed_job_id)
     job_id = db.next_job_id(record.name)
     task_id = task_id or task_id_for(record.name, job_id)
     key = run_key(record.name, job_id, recovery_count)
+    ready = ReadyCluster(
+        setup_done=job_spec.setup_digest, job=record.job, workdir_files=record.workdir_files
+    )
     start = Starting(
         db,
         JobRecord(
@@ -168,6 +146,7 @@ def start_job(
             managed_job_id=managed_job_id,
             resources=f"{record.spec.num_nodes}x {record.spec.offer.instance_type}",
             recovery_count=recovery_count,
+            cluster_update=ready if run_setup else None,
         ),
     )
     opened = session is None
@@ -177,6 +156,9 @@ def start_job(
     except BaseException as exc:
         raise start.abandon(None, exc) from None
     try:
+        settle_unstarted(
+            db, record.name, managed_job_id=managed_job_id, nodes=nodes_of(session), skip=job_id
+        )
         if managed_job_id is None and record.spec.autostop is not None:
             _arm_autostop(session, record, on_event)
         sync_inputs(session, job_spec, task_dir, secrets)
@@ -196,10 +178,13 @@ def start_job(
             setup_ran = not state.skipped
             if state.status is not JobStatus.SUCCEEDED or state.unreachable:
                 why = f"setup {state.summary()}"
-                job = _record_final(db, start.update(reason=why), state, why)
+                job = record_final(db, start.update(reason=why), state, why)
+                _ready(db, record, job_spec, job, run_setup)
                 return session, JobRun(job=job, setup_ran=setup_ran)
         if not job_spec.run:  # setup only (a dev cluster, as `sky launch` makes one)
-            return session, JobRun(job=_nothing_to_run(db, start), setup_ran=setup_ran)
+            job = _nothing_to_run(db, start)
+            _ready(db, record, job_spec, job, run_setup)
+            return session, JobRun(job=job, setup_ran=setup_ran)
         start.phase = "submit"
         state = session.submit(
             with_flush(job_spec),
@@ -208,9 +193,11 @@ def start_job(
             secrets=secrets,
             recovery_count=recovery_count,
         )
-        job = start.update(status=JobStatus.RUNNING, started_at=time.time())
+        start.phase = "submitted"  # the nodes have it: from here on, they decide its record
+        _ready(db, record, job_spec, start.job, run_setup)
+        job = start.update(status=JobStatus.RUNNING, started_at=time.time(), cluster_update=None)
         if state.status.is_terminal:
-            job = _record_final(db, job, state)
+            job = record_final(db, job, state)
         return session, JobRun(job=job, setup_ran=setup_ran)
     except BaseException as exc:
         error = start.abandon(session, exc)
@@ -219,6 +206,13 @@ def start_job(
         if error is exc:
             raise
         raise error from None
+
+
+def _ready(
+    db: StateDB, record: ClusterRecord, job_spec: JobSpec, job: JobRecord, run_setup: bool
+) -> None:
+    if run_setup:
+        mark_ready(db, record, job_spec, job)
 
 
 def _arm_autostop(session: ClusterSession, record: ClusterRecord, on_event) -> None:
@@ -237,7 +231,9 @@ def _arm_autostop(session: ClusterSession, record: ClusterRecord, on_event) -> N
 
 def _nothing_to_run(db: StateDB, start: Starting) -> JobRecord:
     now = time.time()
-    job = done = start.update(status=JobStatus.SUCCEEDED, started_at=now, ended_at=now)
+    job = done = start.update(
+        status=JobStatus.SUCCEEDED, started_at=now, ended_at=now, cluster_update=None
+    )
     db.add_event(
         "job.succeeded",
         f"job {job.job_id}: the task has no `run`; nothing to run after setup",
@@ -250,7 +246,7 @@ def _nothing_to_run(db: StateDB, start: Starting) -> JobRecord:
 def mark_ready(
     db: StateDB, record: ClusterRecord, job_spec: JobSpec, job: JobRecord
 ) -> ClusterRecord:
-    """After start_job: the cluster is UP, and its setup done unless it just failed."""
+    """The cluster is UP, and its setup done unless it just failed (start_job calls it)."""
     done = (
         job_spec.setup_digest if job.status is not JobStatus.FAILED_SETUP else (record.setup_done)
     )
@@ -323,7 +319,7 @@ def follow_job(
             ranks = ", ".join(str(r) for r in state.unreachable)
             first = next(iter(state.unreachable.values()))
             reason = f"node {ranks} stopped answering: {first.message}"
-    return _record_final(db, job, state, reason)
+    return record_final(db, job, state, reason)
 
 
 def refresh_job(db: StateDB, session: ClusterSession, job: JobRecord) -> JobRecord:
@@ -336,7 +332,7 @@ def refresh_job(db: StateDB, session: ClusterSession, job: JobRecord) -> JobReco
     if gone:  # a node that refuses connections is down: its part of the job is lost
         ranks = ", ".join(str(r) for r in gone)
         first = next(iter(gone.values()))
-        return _record_final(db, job, state, f"node {ranks} is gone: {first.message}")
+        return record_final(db, job, state, f"node {ranks} is gone: {first.message}")
     if not state.status.is_terminal or state.unreachable:
         return job  # still running, or a node is only slow to answer: ask again later
-    return _record_final(db, job, state)
+    return record_final(db, job, state)

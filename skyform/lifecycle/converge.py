@@ -22,7 +22,7 @@ from skyform.errors import SkyformError, StateError
 from skyform.exec.run import ClusterSession
 from skyform.infra import updates_in_place
 from skyform.lifecycle import clusters
-from skyform.lifecycle.cluster_job import JobRun, LogSink, NodeEvent, mark_ready, start_job
+from skyform.lifecycle.cluster_job import JobRun, LogSink, NodeEvent, start_job
 from skyform.plan.model import ClusterSpec, JobSpec
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterHandle, ClusterRecord, ClusterStatus
@@ -129,7 +129,7 @@ def run_job(
     on_log: LogSink | None = None,
     session: ClusterSession | None = None,
 ) -> tuple[ClusterSession, JobRun]:
-    """Start `job` on the cluster (see start_job) and record the cluster ready; the caller
+    """Start `job` on the cluster and record the cluster ready (see start_job); the caller
     follows or closes the session. Without `setup` (`exec`), setup is not run and the
     cluster's record is left as it is: only the job is new."""
     session, run = start_job(
@@ -146,6 +146,4 @@ def run_job(
         on_log=on_log,
         session=session,
     )
-    if setup:
-        mark_ready(db, record, job, run.job)
     return session, run

@@ -5,9 +5,10 @@ A job is INIT while the workdir syncs and SETTING_UP while setup runs; it is sub
 its `run` starts on the nodes. An error before that (a node that does not answer, a failed
 sync) makes it FAILED with the reason; Ctrl-C makes it CANCELLED after stopping what it
 started on the nodes; a command killed outright (`kill -9`) leaves it to the next command
-that owns the cluster, which CANCELs it (`cancel_unstarted`). Ctrl-C while following a
-submitted job stops the following only: the job keeps running, and the message says how to
-re-attach (`detaching`).
+that owns the cluster, which settles it from the nodes (settle.py: CANCELLED unless the
+nodes have its run, which a command killed right after the submission leaves). Ctrl-C while
+following a submitted job stops the following only: the job keeps running, and the message
+says how to re-attach (`detaching`).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class Starting:
     def abandon(self, session: ClusterSession | None, exc: BaseException) -> BaseException:
         """Record the job as ended by `exc`; the error to raise (Interrupted for Ctrl-C)."""
         job = self.job
-        if job.status.is_terminal or job.started_at is not None:
+        if job.status.is_terminal or job.started_at is not None or self.phase == "submitted":
             return exc  # submitted: it runs on the nodes, whatever happens here
         interrupted = isinstance(exc, KeyboardInterrupt)
         with ignoring_interrupts():
@@ -106,29 +107,6 @@ def ignoring_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-UNSTARTED = (JobStatus.INIT, JobStatus.SETTING_UP)
-
-
-def cancel_unstarted(db: StateDB, cluster: str, *, managed_job_id: int | None) -> list[JobRecord]:
-    """Jobs (of this managed job, or cluster jobs when None) that a killed command left
-    before their submission: CANCELLED with the reason. Call only as their owner — holding
-    the cluster's lock, or as the managed job's one controller."""
-    ended = []
-    for job in db.list_jobs(cluster):
-        if job.status in UNSTARTED and job.managed_job_id == managed_job_id:
-            reason = (
-                "interrupted: the skyform command that started it stopped before the job ran "
-                "(killed?)"
-            )
-            job = job.model_copy(
-                update={"status": JobStatus.CANCELLED, "ended_at": time.time(), "reason": reason}
-            )
-            db.put_job(job)
-            db.add_event("job.cancelled", reason, cluster=cluster, job_id=job.job_id)
-            ended.append(job)
-    return ended
 
 
 @contextmanager

@@ -27,6 +27,7 @@ from skyform.lifecycle.converge import converge_cluster, run_job, update_in_plac
 from skyform.lifecycle.freshness import check_fresh, task_must_exist
 from skyform.lifecycle.interrupts import detaching
 from skyform.lifecycle.interrupts import provisioning as _provisioning
+from skyform.lifecycle.settle import nodes_on_demand, settle_unstarted
 from skyform.ops.secrets import resolve_secrets
 from skyform.plan.effects import in_place_updates, job_runs_again
 from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
@@ -135,6 +136,8 @@ class Applier:
                         name, wait=self.options.lock_wait, purpose=f"skyform apply {self.plan_path}"
                     )
                 )
+            for name in names:  # a start no command recorded: its nodes say (settle.py)
+                self._settle(name)
             check_fresh(plan, self.plan_path, db=self.db, catalog=self.catalog)
             self.owner = str(task_file.resolve())
             self._check_ownership(Owner(self.owner, plan.task.path))
@@ -212,6 +215,15 @@ class Applier:
             )
 
     # -- one cluster --------------------------------------------------------------------------
+
+    def _settle(self, name: str) -> None:
+        """Jobs a command left unstarted on this cluster, recorded as their nodes have them
+        (a job that ran then changes the cluster: a plan made before is stale)."""
+        record = self.db.get_cluster(name)
+        if record is None:
+            return
+        with nodes_on_demand(record.handle) as nodes:
+            settle_unstarted(self.db, name, managed_job_id=None, nodes=nodes)
 
     def _emit(self, cluster: str, stage: str):
         return lambda message: self.progress.event(cluster, stage, None, message)

@@ -7,11 +7,13 @@ does: with the job's outcome as SkyPilot's JobExitCode.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
+from skyform.errors import PlanError
 from skyform.ops.applier import Applier, ApplyOptions, ApplyProgress, ClusterOutcome
 from skyform.ops.taskfile import check_jobs_match_task
-from skyform.plan.model import Plan
+from skyform.plan.model import Action, ClusterChange, Plan
 from skyform.plan.planfile import plan_digest
 from skyform.state.models import JobExitCode
 
@@ -58,6 +60,35 @@ def refuse_stale_early(plan: Plan, plan_path: Path, catalog) -> None:
         return
     with open_state() as db:
         check_fresh(plan, plan_path, db=db, catalog=catalog)
+
+
+def replacements(plan: Plan, allowed: Collection[str], *, verb: str) -> list[ClusterChange]:
+    """The clusters a plan made now by `launch` or `apply TASK` destroys (`-/+` replace, `-`
+    destroy). Each must be named with `--replace` (the CLI then asks on a terminal), else the
+    plan is refused and nothing changes: as SkyPilot's `sky launch`, which never deletes a
+    cluster but refuses resources it does not have. (A saved plan was reviewed as it is.)"""
+    found = [c for c in plan.changes if c.action in (Action.REPLACE, Action.DELETE)]
+    refused = [c for c in found if c.cluster not in allowed]
+    if not refused:
+        return found
+    names = " ".join(f"--replace {c.cluster}" for c in refused)
+    raise PlanError(
+        f"{verb} would destroy {destroyed(refused)}: everything on its nodes is lost (files, "
+        "running jobs); nothing was changed",
+        f"To replace it, run again with {names} (on a terminal you are asked to confirm; -y "
+        "alone never replaces). To keep it, use another cluster name (-c NEW_NAME), or take "
+        f"it down yourself (skyform down {refused[0].cluster}) and {verb} again.",
+    )
+
+
+def destroyed(changes: list[ClusterChange]) -> str:
+    """`cluster a and make it again (why); cluster b (why)`: what the changes destroy."""
+    return "; ".join(
+        f"cluster {c.cluster}"
+        + (" and make it again" if c.action is Action.REPLACE else "")
+        + f" ({c.reason})"
+        for c in changes
+    )
 
 
 def launch_exit_code(outcomes: list[ClusterOutcome]) -> int:

@@ -14,8 +14,9 @@ from skyform.errors import JobNotFoundError, LockedError, NodeUnreachable, State
 from skyform.exec.node_jobs import NodeJobState, setup_log_key
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession, open_cluster
-from skyform.lifecycle.cluster_job import follow_job, job_ended_at, job_key, refresh_job
-from skyform.lifecycle.interrupts import cancel_unstarted, detaching
+from skyform.lifecycle.cluster_job import follow_job, job_key, refresh_job
+from skyform.lifecycle.interrupts import detaching
+from skyform.lifecycle.settle import job_ended_at, nodes_of, nodes_on_demand, settle_unstarted
 from skyform.state.db import StateDB
 from skyform.state.lock import cluster_lock
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus
@@ -58,19 +59,23 @@ def _unreachable_warnings(session) -> list[str]:
     ]
 
 
-def settle_unstarted(db: StateDB, record: ClusterRecord) -> None:
-    """Cluster jobs a killed command left INIT or SETTING_UP are CANCELLED — when no skyform
-    command holds the cluster (one that does may still be starting them)."""
+def settle_jobs(db: StateDB, record: ClusterRecord) -> None:
+    """Cluster jobs a command left INIT or SETTING_UP (killed, or it lost the state store)
+    are settled from the nodes (lifecycle/settle.py) — when no skyform command holds the
+    cluster (one that does may still be starting them)."""
     try:
-        with cluster_lock(record.name, wait=0, purpose=f"skyform queue {record.name}"):
-            cancel_unstarted(db, record.name, managed_job_id=None)
+        with (
+            cluster_lock(record.name, wait=0, purpose=f"skyform queue {record.name}"),
+            nodes_on_demand(record.handle) as nodes,
+        ):
+            settle_unstarted(db, record.name, managed_job_id=None, nodes=nodes)
     except LockedError:
         pass
 
 
 def refresh_jobs(db: StateDB, record: ClusterRecord) -> tuple[list[JobRecord], list[str]]:
     """Every job of the cluster, unfinished ones refreshed from the nodes that answer."""
-    settle_unstarted(db, record)
+    settle_jobs(db, record)
     jobs = db.list_jobs(record.name)
     if not any(j.status in LIVE for j in jobs) or record.handle is None:
         return jobs, []
@@ -131,7 +136,7 @@ def stream_logs(
 ) -> LogsResult:
     """The job's setup output (when it ran one), then its run output; with `follow`, until
     it ends. A job that never ran says so in a note instead of printing nothing."""
-    settle_unstarted(db, record)
+    settle_jobs(db, record)
     job = _pick(db, record, job_id)
     handle = _handle(record)
     if node is not None and not 0 <= node < len(handle.nodes):
@@ -186,11 +191,11 @@ def _print_setup(
 
 def _past_setup(db: StateDB, record: ClusterRecord, job: JobRecord) -> JobRecord:
     """After following a setup: the job as its apply records it next (submitted, or ended);
-    an apply that died meanwhile leaves it to settle_unstarted."""
+    an apply that died meanwhile leaves it to settle_jobs."""
     deadline = time.monotonic() + 30
     while job.status is JobStatus.SETTING_UP and time.monotonic() < deadline:
         time.sleep(0.2)
-        settle_unstarted(db, record)
+        settle_jobs(db, record)
         job = db.get_job(job.cluster, job.job_id) or job
     return job
 
@@ -209,7 +214,10 @@ def cancel_jobs(db: StateDB, record: ClusterRecord, job_ids: list[int] | None) -
         cluster_lock(record.name, purpose=f"skyform cancel {record.name}"),
         open_cluster(_handle(record)) as session,
     ):
-        settled = {j.job_id: j for j in cancel_unstarted(db, record.name, managed_job_id=None)}
+        settled = {
+            j.job_id: j
+            for j in settle_unstarted(db, record.name, managed_job_id=None, nodes=nodes_of(session))
+        }
         for job in (settled.get(t.job_id, t) for t in targets):
             if job.status.is_terminal:
                 done.append(job)

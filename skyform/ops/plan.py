@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skyform.digests import sha256
-from skyform.errors import SpecError
+from skyform.errors import SkyformError, SpecError
 from skyform.plan.model import BlockedPlacement, Objective, Plan, WorkdirFiles
 from skyform.spec import Dag
 from skyform.spec.inputs import NO_INPUTS, TaskInputs
@@ -72,6 +72,8 @@ def plan_task(
     catalog = load_catalog(config)
     if catalog.source.warning:
         warnings.append(catalog.source.warning)
+    if not destroy:
+        warnings += settle_unrecorded_starts()
     snapshot = read_snapshot(nodes_gone)
     plan = plan_dag(
         dag,
@@ -125,6 +127,37 @@ def plan_dag(
     return make_plan(
         inputs, catalog=catalog, config=config, current=snapshot.clusters, prior=snapshot.prior
     )
+
+
+def settle_unrecorded_starts() -> list[str]:
+    """Cluster jobs whose start no command recorded (it was killed, or lost the state
+    store, right after the nodes started them) are settled from their nodes before the
+    state is read, so the plan compares with what ran: a job that ran is not planned again
+    (lifecycle/settle.py). What cannot be settled now is a warning; the plan then reads the
+    record as it is, and apply settles it under the cluster's lock first."""
+    from skyform.state.store import open_state, state_exists
+
+    if not state_exists():
+        return []
+    warnings = []
+    with open_state() as db:
+        names = db.clusters_with_unstarted_jobs()
+        if not names:
+            return []
+        from skyform.ops.cluster_jobs import settle_jobs
+
+        for name in names:
+            record = db.get_cluster(name)
+            if record is None:
+                continue
+            try:
+                settle_jobs(db, record)
+            except SkyformError as err:
+                warnings.append(
+                    f"cluster {name}: a job whose start was not recorded could not be settled "
+                    f"from its nodes ({err.message}); the plan reads its record as it is"
+                )
+    return warnings
 
 
 def bucket_facts(dag: Dag, config) -> dict:

@@ -5,6 +5,11 @@ row exists, when the row's lease expired, or when its holder ran on this host an
 gone (a `kill -9` on the same machine frees it at once; on another machine, at expiry). The
 holder renews it while it works (lock.py runs the renewer); `force_unlock` drops it whoever
 holds it, as Terraform's `force-unlock` does.
+
+Each time a lease is taken anew it gets the next fencing token of its name (fencing.py):
+a holder that fences itself with it has its writes refused once someone else takes the
+lease. A lease can be handed to another process of the same host (`hand_over`: a service
+takes a job's lease and its job controller holds it), keeping its token.
 """
 
 from __future__ import annotations
@@ -18,6 +23,11 @@ from dataclasses import dataclass
 from skyform.state.sqlcore import SqlCore, whoami
 
 
+def lease_ttl() -> float:
+    """How long a lease lasts unless renewed (SKYFORM_LEASE_TTL, 30 s)."""
+    return float(os.environ.get("SKYFORM_LEASE_TTL", "30"))
+
+
 @dataclass(frozen=True)
 class Lease:
     name: str
@@ -28,6 +38,7 @@ class Lease:
     purpose: str
     acquired_at: float
     expires_at: float
+    fence: int = 0  # its fencing token (fencing.py)
 
     def describe(self) -> str:
         since = time.strftime("%H:%M:%S UTC", time.gmtime(self.acquired_at))
@@ -44,6 +55,7 @@ def _lease(row) -> Lease:
         purpose=row["purpose"],
         acquired_at=float(row["acquired_at"]),
         expires_at=float(row["expires_at"]),
+        fence=int(row["fence"]),
     )
 
 
@@ -76,6 +88,11 @@ class LeaseMixin(SqlCore):
             now = self.now()
             if row is not None and not holder_gone(_lease(row), now):
                 return None
+            fence = conn.execute(
+                "INSERT INTO fences (name, fence) VALUES (?, 1) ON CONFLICT(name) DO UPDATE "
+                "SET fence = fences.fence + 1 RETURNING fence",
+                (name,),
+            ).fetchone()["fence"]
             lease = Lease(
                 name=name,
                 token=uuid.uuid4().hex,
@@ -85,13 +102,15 @@ class LeaseMixin(SqlCore):
                 purpose=purpose[:200],
                 acquired_at=now,
                 expires_at=now + ttl,
+                fence=int(fence),
             )
             conn.execute(
                 "INSERT INTO leases (name, token, owner, host, pid, purpose, acquired_at, "
-                "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET "
-                "token=excluded.token, owner=excluded.owner, host=excluded.host, "
+                "expires_at, fence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO "
+                "UPDATE SET token=excluded.token, owner=excluded.owner, host=excluded.host, "
                 "pid=excluded.pid, purpose=excluded.purpose, "
-                "acquired_at=excluded.acquired_at, expires_at=excluded.expires_at",
+                "acquired_at=excluded.acquired_at, expires_at=excluded.expires_at, "
+                "fence=excluded.fence",
                 (
                     lease.name,
                     lease.token,
@@ -101,9 +120,24 @@ class LeaseMixin(SqlCore):
                     lease.purpose,
                     lease.acquired_at,
                     lease.expires_at,
+                    lease.fence,
                 ),
             )
             return lease
+
+    def hand_over(self, name: str, token: str, *, ttl: float) -> Lease | None:
+        """Take over the lease `name` held with `token` (by the process that started this
+        one) as this process, keeping its fencing token; None when it is no longer that
+        lease (its holder lost it meanwhile)."""
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE leases SET owner=?, host=?, pid=?, expires_at=? WHERE name=? AND token=?",
+                (whoami(), socket.gethostname(), os.getpid(), self.now() + ttl, name, token),
+            )
+            if cur.rowcount != 1:
+                return None
+            row = conn.execute("SELECT * FROM leases WHERE name=?", (name,)).fetchone()
+            return _lease(row)
 
     def renew_lease(self, lease: Lease, ttl: float) -> bool:
         """Push the expiry out; False when the lease is no longer ours (forced or expired

@@ -21,15 +21,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from skyform.config import confined, ensure_dir, home
-from skyform.errors import LockedError, SkyformError
+from skyform.errors import Fenced, LockedError, SkyformError
+from skyform.state import fencing
+from skyform.state.leases import lease_ttl
 from skyform.state.sqlcore import command_line
 
 DEFAULT_WAIT = float(os.environ.get("SKYFORM_LOCK_WAIT", "5"))
 POLL = 0.1
-
-
-def lease_ttl() -> float:
-    return float(os.environ.get("SKYFORM_LEASE_TTL", "30"))
 
 
 def cluster_lease(cluster: str) -> str:
@@ -70,13 +68,22 @@ class Renewer(threading.Thread):
                 try:
                     store = store or self.store.reopen()
                     if not store.renew_lease(self.lease, self.ttl):
-                        self.lost = True
+                        self._lose()
                         return
+                except Fenced:  # a fenced process whose lease was taken anew
+                    self._lose()
+                    return
                 except SkyformError:  # the database is away: try again at the next beat
                     store = None
         finally:
             if store is not None:
                 store.close()
+
+    def _lose(self) -> None:
+        self.lost = True
+        fence = fencing.active()
+        if fence is not None and fence.name == self.lease.name:
+            fencing.lose()  # the process acting under it stops at its next check
 
     def stop(self) -> None:
         self.stopped.set()

@@ -2,8 +2,8 @@
 
 Every table is copied row for row in one transaction of the target, lineage and serial
 included, so plans made against the old store stay fresh against the new one. Leases are
-not copied (they belong to running processes). A target that holds anything already is
-refused: migrating never merges two states or overwrites one.
+not copied (they belong to running processes); their fencing tokens are. A target that
+holds anything already is refused: migrating never merges two states or overwrites one.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from skyform.errors import StateError
 from skyform.state.sql import SqlStateStore
 
-# Schema 6's tables, in the order they were added; `meta` is handled on its own.
+# Schema 7's tables, in the order they were added; `meta` is handled on its own.
 TABLES = (
     "clusters",
     "nodes",
@@ -28,6 +28,7 @@ TABLES = (
     "known_hosts",
     "managed_inputs",
     "managed_logs",
+    "fences",  # tokens only go up: a store migrated to keeps refusing stale holders
 )
 
 

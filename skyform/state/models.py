@@ -114,6 +114,17 @@ TERMINAL_JOB_STATUSES = frozenset(
 )
 
 
+class ReadyCluster(_Model):
+    """What a job's start records on its cluster once the nodes run it (the cluster UP with
+    its setup done, the job's text and workdir files: what the next plan compares with).
+    Kept on the job until then, so that a command which dies or loses the state store right
+    after the submission leaves the next one what to write (lifecycle/settle.py)."""
+
+    setup_done: str | None = None
+    job: JobSpec | None = None
+    workdir_files: WorkdirFiles | None = None
+
+
 class JobRecord(_Model):
     cluster: str
     job_id: int  # per cluster, increasing (what `queue` shows)
@@ -129,6 +140,8 @@ class JobRecord(_Model):
     recovery_count: int = 0  # part of the node-side job key (exec.node_jobs.run_key)
     setup_key: str | None = None  # the node-side setup this job ran or waited for, if any
     reason: str = ""  # why it ended as it did, when it never ran (unreachable, interrupted)
+    # until its submission is recorded: what it then records on its cluster (apply's jobs)
+    cluster_update: ReadyCluster | None = None
 
     @property
     def never_ran(self) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -176,6 +176,17 @@ MIGRATIONS: dict[int, list[str]] = {
             UNIQUE (job_id, task, recovery, cluster_job, rank, byte_offset)
         )""",
         "CREATE INDEX managed_logs_by_job ON managed_logs (job_id, id)",
+    ],
+    7: [
+        # Fencing tokens (fencing.py): each time the lease `name` is taken anew its token
+        # goes up, and never down (the row outlives the lease), so the writes of a holder
+        # that lost its lease without knowing it (a managed job's controller) are refused.
+        """CREATE TABLE fences (
+            name TEXT PRIMARY KEY,
+            fence INTEGER NOT NULL
+        )""",
+        # the fencing token the lease's holder got when it took it
+        "ALTER TABLE leases ADD COLUMN fence INTEGER NOT NULL DEFAULT 0",
     ],
 }
 

@@ -219,6 +219,15 @@ class SqlStateStore(LeaseMixin, JournalMixin):
         rows = self.execute_tuples(sql + " ORDER BY cluster, job_id", args)
         return [self._job(record, name, job_id) for name, job_id, record in rows]
 
+    def clusters_with_unstarted_jobs(self) -> list[str]:
+        """Clusters with a job recorded INIT or SETTING_UP (being started, or left so by a
+        command that stopped: lifecycle/settle.py), read without the models."""
+        rows = self.execute_tuples(
+            "SELECT DISTINCT cluster FROM jobs WHERE status IN ('INIT', 'SETTING_UP') "
+            "ORDER BY cluster"
+        )
+        return [name for (name,) in rows]
+
     def latest_job(self, cluster: str) -> JobRecord | None:
         jobs = self.list_jobs(cluster)
         return jobs[-1] if jobs else None

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from skyform import __version__
 from skyform.errors import StateError
+from skyform.state import fencing
 from skyform.state.schema import MIGRATIONS, SCHEMA_VERSION, schema_tables
 
 
@@ -138,13 +139,17 @@ class SqlCore:
 
     @contextmanager
     def transaction(self) -> Iterator[Conn]:
-        """All of the block or none of it; a nested block joins the outer transaction."""
+        """All of the block or none of it; a nested block joins the outer transaction. In a
+        fenced process (fencing.py) it is refused when the process's lease was taken anew."""
         if self._depth:
             yield self._conn
             return
         self._begin()
         self._depth = 1
         try:
+            fence = fencing.active()
+            if fence is not None:
+                fencing.check(self._conn, fence)
             yield self._conn
         except BaseException:
             self._depth = 0

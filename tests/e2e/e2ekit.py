@@ -122,3 +122,48 @@ def wait_until(predicate, timeout: float = 30.0):
 
 def job_ended(job: dict) -> bool:
     return job["status"] in FINAL
+
+
+def team_env(home: Path, url: str, passphrase: str) -> dict[str, str]:
+    """A teammate's (or a runner's) environment: its SKYFORM_HOME, the team's store and
+    passphrase, a 3 s lease so a dead holder's lease runs out quickly."""
+    import os
+
+    return dict(
+        os.environ,
+        SKYFORM_HOME=str(home),
+        SKYFORM_STATE_URL=url,
+        SKYFORM_PASSPHRASE=passphrase,
+        SKYFORM_LEASE_TTL="3",
+        COLUMNS="200",
+        NO_COLOR="1",
+    )
+
+
+def controller_service(env: dict[str, str]):
+    """`skyform controller run` in a process group of its own (the service and the job
+    controllers it starts), polling every 0.5 s."""
+    import subprocess
+    import sys
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "skyform.cli.main", "controller", "run", "--poll", "0.5"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def adoptions(job_id: int) -> list[str]:
+    """The services (controller/user@host:pid) that adopted the managed job, in order."""
+    from skyform.state.db import open_state
+
+    with open_state() as db:
+        return [
+            e.data["controller"]
+            for e in db.events()
+            if e.kind == "managed.adopted" and e.data.get("managed_job_id") == job_id
+        ]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from e2ekit import task_file, wait_until
+from e2ekit import controller_service, task_file, team_env, wait_until
 
 from skyform.state.db import open_state
 from skyform.state.managed import ManagedJobs
@@ -48,18 +48,6 @@ def _home(path: Path) -> Path:
     return path
 
 
-def _env(home: Path, url: str) -> dict[str, str]:
-    return dict(
-        os.environ,
-        SKYFORM_HOME=str(home),
-        SKYFORM_STATE_URL=url,
-        SKYFORM_PASSPHRASE=PASSPHRASE,
-        SKYFORM_LEASE_TTL="3",
-        COLUMNS="200",
-        NO_COLOR="1",
-    )
-
-
 def _run(home: Path, url: str, *args, check: int | None = 0, extra: dict | None = None):
     proc = subprocess.run(
         [sys.executable, "-m", "skyform.cli.main", *map(str, args)],
@@ -67,7 +55,7 @@ def _run(home: Path, url: str, *args, check: int | None = 0, extra: dict | None 
         capture_output=True,
         text=True,
         cwd=home,
-        env={**_env(home, url), **(extra or {})},
+        env={**team_env(home, url, PASSPHRASE), **(extra or {})},
         timeout=120,
     )
     if check is not None:
@@ -75,23 +63,10 @@ def _run(home: Path, url: str, *args, check: int | None = 0, extra: dict | None 
     return proc
 
 
-def _service(home: Path, url: str) -> subprocess.Popen[str]:
-    """`skyform controller run` with this home, in a process group of its own."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "skyform.cli.main", "controller", "run", "--poll", "0.5"],
-        env=_env(home, url),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-
-
 def _follower(home: Path, url: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "skyform.cli.main", "jobs", "logs", "1", "-f"],
-        env=_env(home, url),
+        env=team_env(home, url, PASSPHRASE),
         cwd=home,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -111,7 +86,7 @@ def test_a_job_launched_on_one_machine_is_run_and_recovered_by_another_s_control
     monkeypatch.setenv("SKYFORM_PASSPHRASE", PASSPHRASE)
     laptop, runner = _home(skyform_home), _home(tmp_path / "runner")
     marker = tmp_path / "attempts"
-    service = _service(runner, pg_url)
+    service = controller_service(team_env(runner, pg_url, PASSPHRASE))
     follower = None
     try:
         with open_state() as db:
@@ -215,7 +190,7 @@ def test_a_service_elsewhere_never_adopts_a_job_a_local_controller_drives(
     running = wait_until(lambda: (j := _job(laptop, pg_url))["status"] == "RUNNING" and j, 60)
     local = running["controller"]  # the laptop's own controller holds the job's lease
     assert local is not None
-    service = _service(runner, pg_url)
+    service = controller_service(team_env(runner, pg_url, PASSPHRASE))
     try:
         done = wait_until(lambda: (j := _job(laptop, pg_url))["status"] in FINAL and j, 90)
         assert done["status"] == "SUCCEEDED", done

@@ -7,37 +7,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 
 import pytest
-from e2ekit import task_file, wait_for_job, wait_until
+from e2ekit import adoptions, controller_service, task_file, wait_for_job, wait_until
 
 from skyform.state.db import open_state
 
 pytestmark = pytest.mark.e2e
-
-
-def _service(skyform_home) -> subprocess.Popen[str]:
-    env = dict(os.environ, SKYFORM_HOME=str(skyform_home), SKYFORM_LEASE_TTL="3")
-    return subprocess.Popen(
-        [sys.executable, "-m", "skyform.cli.main", "controller", "run", "--poll", "0.5"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,  # its group: the service and the job controllers it starts
-    )
-
-
-def _adoptions(job_id: int) -> list[str]:
-    with open_state() as db:
-        return [
-            e.data["controller"]
-            for e in db.events()
-            if e.kind == "managed.adopted" and e.data.get("managed_job_id") == job_id
-        ]
 
 
 def test_a_killed_service_s_job_is_adopted_by_the_other_and_runs_once(
@@ -45,7 +21,8 @@ def test_a_killed_service_s_job_is_adopted_by_the_other_and_runs_once(
 ):
     monkeypatch.setenv("SKYFORM_STATE_URL", pg_url)
     marker = tmp_path / "runs"
-    services = [_service(skyform_home), _service(skyform_home)]
+    env = dict(os.environ, SKYFORM_HOME=str(skyform_home), SKYFORM_LEASE_TTL="3")
+    services = [controller_service(env), controller_service(env)]
     try:
         with open_state() as db:
             wait_until(lambda: len(db.list_leases("controller/")) == 2)
@@ -57,11 +34,11 @@ def test_a_killed_service_s_job_is_adopted_by_the_other_and_runs_once(
         launched = sky("jobs", "launch", task, "-d", check=0)
         assert "Submitted: controller " in launched.stderr and "will run it" in launched.stderr
         wait_for_job(sky, lambda j: j["status"] == "RUNNING", timeout=60)
-        (first,) = wait_until(lambda: _adoptions(1))
+        (first,) = wait_until(lambda: adoptions(1))
         victim = next(p for p in services if first.endswith(f":{p.pid}"))
         os.killpg(victim.pid, signal.SIGKILL)
         victim.wait()
-        adopted = wait_until(lambda: _adoptions(1)[1:], timeout=20)
+        adopted = wait_until(lambda: adoptions(1)[1:], timeout=20)
         survivor = next(p for p in services if p is not victim)
         assert adopted == [a for a in adopted if a.endswith(f":{survivor.pid}")]
         job = wait_for_job(sky, lambda j: j["status"] in ("SUCCEEDED", "FAILED"), timeout=90)

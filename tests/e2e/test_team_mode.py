@@ -3,8 +3,8 @@ store and one pool of real sshd nodes. CI applies a reviewed plan; the laptop se
 cluster, execs into it and takes it down; a plan made before CI's apply is refused naming
 who applied it; two applies of one cluster serialise; an apply killed with -9 while it holds
 the cluster's lock frees it within the lease time; a teammate execs with the key shared
-through the store; PostgreSQL restarted mid-apply fails the apply clearly and the next one
-converges."""
+through the store; PostgreSQL restarted mid-apply is ridden out, and one away for longer
+fails the apply clearly while the job's own result on its node decides its record."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from e2ekit import task_file, write_pool
+from e2ekit import task_file, wait_until, write_pool
 
 from skyform.state.sqlcore import whoami
 
@@ -32,6 +32,7 @@ class Team:
         self.repo = root / "repo"  # the checkout both work from
         self.repo.mkdir()
         self.url = url
+        self.nodes = nodes
         self.homes = {}
         for who in ("laptop", "ci"):
             home = root / who
@@ -173,21 +174,69 @@ def test_a_teammate_with_the_passphrase_execs_with_the_key_shared_through_the_st
     team.run("laptop", "down", "train", "-y", check=0, **secret)
 
 
-def test_postgresql_restarted_mid_apply_fails_clearly_and_the_next_apply_converges(team, pg_server):
-    task_file(team.repo, "train.yaml", TASK.replace("run:", "setup: sleep 4\nrun:"))
+COUNTED = TASK.replace("run:", "setup: sleep 4\nrun: echo ran >> ~/runs;")
+
+
+def _runs(team: Team) -> int:
+    """How many times the job ran, as its nodes counted (~/runs)."""
+    homes = [team.nodes.nodes[i].home for i in range(2)]
+    return sum(len((h / "runs").read_text().splitlines()) for h in homes if (h / "runs").exists())
+
+
+def _ran_once_and_is_recorded_so(team: Team) -> None:
+    """The job's record is its result on the node, its output is there, and nothing in the
+    next plan would run it again."""
+    plan = team.run("laptop", "plan", "train.yaml", "--detailed-exitcode")
+    assert plan.returncode == 0, plan.stdout + plan.stderr  # no changes
+    jobs = json.loads(team.run("laptop", "queue", "--json", check=0).stdout)
+    assert [(j["job_id"], j["status"], j["exit_codes"]) for j in jobs] == [
+        (1, "SUCCEEDED", {"0": 0})
+    ], jobs
+    logs = team.run("laptop", "logs", "train", "1", check=0)
+    assert "hello-0" in logs.stdout and "never ran" not in logs.stdout + logs.stderr
+    status = json.loads(team.run("laptop", "status", "--json", check=0).stdout)
+    assert [(c["name"], c["status"]) for c in status] == [("train", "UP")]
+    assert _runs(team) == 1
+
+
+def test_postgresql_restarted_mid_apply_the_apply_carries_on_and_the_job_runs_once(team, pg_server):
+    task_file(team.repo, "train.yaml", COUNTED)
     team.run("ci", "plan", "train.yaml", "-o", "plan.json", check=0)
     applying = team.spawn("ci", "apply", "plan.json")
-    _wait_for_lease(team, "cluster/train")
+    _wait_for_setup(team)  # where the job was once recorded CANCELLED after it had run
     pg_server.stop("fast")  # drops every connection, the apply's included
     pg_server.start()
     code = applying.wait(timeout=120)
     out = applying.stdout.read() if applying.stdout else ""
-    assert code == 1, out
-    assert "lost the connection to the state database" in out and "Traceback" not in out
-    team.run("ci", "plan", "train.yaml", "-o", "again.json", check=0)
-    team.run("ci", "apply", "again.json", check=0)
-    status = json.loads(team.run("laptop", "status", "--json", check=0).stdout)
-    assert [(c["name"], c["status"]) for c in status] == [("train", "UP")]
+    assert code == 0, out
+    assert "hello-0" in out
+    _ran_once_and_is_recorded_so(team)
+
+
+@pytest.mark.parametrize("first", ["plan", "logs"])
+def test_postgresql_away_longer_than_the_retry_window_the_node_decides_the_record(
+    team, pg_server, first
+):
+    """The apply gives up (exit 1, saying so) after submitting the job; once the database
+    is back, the job is recorded as it ended on its node — not CANCELLED, not run again —
+    by whichever command comes first: the next plan, or a teammate's `logs`."""
+    task_file(team.repo, "train.yaml", COUNTED)
+    team.run("ci", "plan", "train.yaml", "-o", "plan.json", check=0)
+    applying = team.spawn("ci", "apply", "plan.json", SKYFORM_STATE_RETRY="1")
+    _wait_for_setup(team)  # the job's next record is its submission
+    pg_server.stop("fast")
+    try:
+        code = applying.wait(timeout=120)
+        out = applying.stdout.read() if applying.stdout else ""
+        assert code == 1, out
+        assert "lost the connection to the state database" in out and "Traceback" not in out
+        wait_until(lambda: _runs(team) == 1, timeout=30)  # the job ran on its node meanwhile
+    finally:
+        pg_server.start()
+    if first == "logs":
+        logs = team.run("laptop", "logs", "train", "1", check=0)
+        assert "hello-0" in logs.stdout and "never ran" not in logs.stdout + logs.stderr
+    _ran_once_and_is_recorded_so(team)
 
 
 def _wait_for_lease(team: Team, name: str):
@@ -201,6 +250,17 @@ def _wait_for_lease(team: Team, name: str):
                 return lease
         time.sleep(0.2)
     raise AssertionError(f"no lease {name} appeared")
+
+
+def _wait_for_setup(team: Team) -> None:
+    from skyform.state.db import open_state
+
+    def setting_up() -> bool:
+        with open_state(url=team.url) as db:
+            job = db.get_job("train", 1)
+            return job is not None and job.status.value == "SETTING_UP"
+
+    wait_until(setting_up, timeout=60)
 
 
 def _pretend_remote(team: Team, lease) -> None:

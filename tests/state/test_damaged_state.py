@@ -240,3 +240,15 @@ def test_down_purge_removes_a_damaged_record_even_with_a_name_no_cluster_has(
     assert "its state record is damaged, so what it made is unknown" in purged.stdout
     assert "purged from state" in purged.stdout
     assert [r["name"] for r in json.loads(cli("status", "--json").stdout)] == ["hello"]
+
+
+def test_a_column_name_means_one_kind_of_value_in_every_table():
+    """Rows are checked by column name (a row does not say its table), so a name that holds
+    a number in one table and text in another would refuse a good state."""
+    from skyform.state.schema import schema_tables
+
+    seen: dict[str, tuple[str, str]] = {}
+    for table, columns in schema_tables().items():
+        for column, kind in columns.items():
+            first = seen.setdefault(column, (table, kind))
+            assert first[1] == kind, f"{column}: {first[1]} in {first[0]}, {kind} in {table}"

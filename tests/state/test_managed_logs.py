@@ -188,7 +188,10 @@ def test_the_embedded_store_keeps_no_output(monkeypatch):
         assert StoreCopy.for_job(db, _job(db)) is None
 
 
-def test_output_a_lost_connection_left_behind_is_stored_by_the_next_controller(team, pg_server):
+def test_output_a_lost_connection_left_behind_is_stored_by_the_next_controller(
+    team, pg_server, monkeypatch
+):
+    monkeypatch.setenv("SKYFORM_STATE_RETRY", "0.5")  # the server stays away longer
     with open_state() as db:
         job = _job(db)
         _write(job, FIRST, b"stored\n")
@@ -197,8 +200,10 @@ def test_output_a_lost_connection_left_behind_is_stored_by_the_next_controller(t
         copy = StoreCopy.for_job(db, job, failures.append)
         _write(job, FIRST, b"before the restart\n")
         pg_server.stop("fast")
-        pg_server.start()
-        copy.flush(_files(job), force=True)  # the attempt's end: the write is lost
+        try:
+            copy.flush(_files(job), force=True)  # the attempt's end: the write is lost
+        finally:
+            pg_server.start()
         assert failures and "lost the connection to the state database" in failures[0]
     with open_state() as db:  # the controller started again: its catch-up at start
         StoreCopy.for_job(db, job).flush(attempt_logs(job), force=True)

@@ -5,26 +5,15 @@ middle of a write leaves nothing half-written."""
 from __future__ import annotations
 
 import socket
+import threading
 
 import pytest
+from helpers import local_cluster_record
 
 from skyform.errors import StateError
-from skyform.plan.model import ClusterSpec, PlacedOffer
 from skyform.state.db import open_state
-from skyform.state.models import ClusterRecord, ClusterStatus
 
-OFFER = PlacedOffer(
-    cloud="local", region="local", zone=None, instance_type="local", spot=False, hourly_price=0.0
-)
-
-
-def _record(name: str) -> ClusterRecord:
-    return ClusterRecord(
-        name=name,
-        status=ClusterStatus.UP,
-        spec=ClusterSpec(name=name, offer=OFFER, num_nodes=1),
-        hourly_price=0.0,
-    )
+_record = local_cluster_record
 
 
 def _closed_port() -> int:
@@ -86,3 +75,61 @@ def test_a_restart_in_the_middle_of_a_write_leaves_nothing_half_written(
     with open_state() as db:
         assert [c.name for c in db.list_clusters()] == ["kept"]
         assert db.serial == 1
+
+
+def test_a_restart_between_writes_is_ridden_out_and_the_next_write_lands(
+    pg_server, pg_url, monkeypatch
+):
+    """A long command (an apply following its job) keeps its connection while the server
+    restarts: its next read and its next write reconnect instead of failing."""
+    monkeypatch.setenv("SKYFORM_STATE_URL", pg_url)
+    with open_state() as db:
+        db.put_cluster(_record("before"))
+        pg_server.stop("fast")
+        pg_server.start()
+        assert [c.name for c in db.list_clusters()] == ["before"]
+        pg_server.stop("fast")
+        pg_server.start()
+        db.put_cluster(_record("after"))
+    with open_state() as db:
+        assert [c.name for c in db.list_clusters()] == ["after", "before"]
+
+
+def test_a_server_away_longer_than_the_retry_window_fails_saying_how_long_it_tried(
+    pg_server, pg_url, monkeypatch
+):
+    monkeypatch.setenv("SKYFORM_STATE_URL", pg_url)
+    monkeypatch.setenv("SKYFORM_STATE_RETRY", "1")
+    with open_state() as db:
+        db.put_cluster(_record("kept"))
+        pg_server.stop("fast")
+        try:
+            with pytest.raises(StateError) as err:
+                db.put_cluster(_record("lost"))
+        finally:
+            pg_server.start()
+        assert "lost the connection to the state database" in err.value.message
+        assert "tried to reconnect for 1 s" in err.value.message
+        assert "was not written" in err.value.message
+        db.put_cluster(_record("later"))  # the server is back: the same store goes on
+    with open_state() as db:
+        assert [c.name for c in db.list_clusters()] == ["kept", "later"]
+
+
+def test_a_holder_frozen_inside_a_transaction_does_not_keep_the_write_lock(pg_url, monkeypatch):
+    """A process suspended mid-transaction (a frozen VM) holds the store's write lock: the
+    server ends its session after 2x the lease time (10 s at least), others write again,
+    and the frozen one, woken, finds its change was not written."""
+    monkeypatch.setenv("SKYFORM_STATE_URL", pg_url)
+    monkeypatch.setenv("SKYFORM_LEASE_TTL", "1")
+    with open_state() as frozen, open_state() as other:
+        wrote = threading.Event()
+        writer = threading.Thread(target=lambda: (other.put_cluster(_record("other")), wrote.set()))
+        with pytest.raises(StateError, match="lost the connection"), frozen.transaction():
+            frozen.put_cluster(_record("half"))
+            writer.start()
+            assert wrote.wait(30)  # the frozen session was ended: the lock is free again
+            frozen.put_cluster(_record("woken"))
+        writer.join()
+    with open_state() as db:
+        assert [c.name for c in db.list_clusters()] == ["other"]

@@ -174,6 +174,7 @@ def test_a_schema_2_state_gains_cluster_versions_and_older_plans_for_its_cluster
     conn.execute("DROP TABLE managed_inputs")  # schema 6
     conn.execute("DROP TABLE managed_logs")
     conn.execute("ALTER TABLE plan_revisions DROP COLUMN plan")
+    conn.execute("DROP TABLE fences")  # schema 7 (and the leases' fence column, gone above)
     conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
     conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='serial'")
     conn.commit()

@@ -9,7 +9,7 @@ import typer
 
 from skyform.cli import options
 from skyform.cli.options import Minimize, is_plan_file
-from skyform.cli.prompts import confirm
+from skyform.cli.prompts import confirm, confirm_on_terminal
 
 TAKE_OVER = typer.Option(
     False,
@@ -17,7 +17,14 @@ TAKE_OVER = typer.Option(
     help="Go ahead when the plan acts on a cluster another task file or a managed job made.",
 )
 
-
+REPLACE = typer.Option(
+    [],
+    "--replace",
+    metavar="CLUSTER",
+    help="Let the plan destroy CLUSTER and make it again (a changed resource that forces "
+    "it); on a terminal you confirm it on its own (-y does not). Repeatable. Without it, "
+    "launch and apply of a task never destroy a cluster.",
+)
 LOCK_TIMEOUT = typer.Option(
     None,
     "--lock-timeout",
@@ -55,8 +62,16 @@ def plan_and_show(task_file: Path, *, minimize: Minimize, cluster: str | None, i
     return result.plan
 
 
-def confirm_plan(plan, *, yes: bool, take_over: bool) -> bool:
-    """Ask before a plan made here runs; whether it may take clusters over."""
+def confirm_plan(plan, *, yes: bool, take_over: bool, replace: list[str], verb: str) -> bool:
+    """Ask before a plan made here runs; whether it may take clusters over. A cluster the
+    plan destroys must be named with --replace, and is then confirmed on its own on a
+    terminal: -y approves a plan, never a replacement (in a script, --replace CLUSTER is the
+    asking out loud)."""
+    from skyform.ops.apply import destroyed, replacements
+
+    doomed = replacements(plan, replace, verb=verb)
+    if doomed:
+        confirm_on_terminal(f"Destroy {destroyed(doomed)}? Everything on its nodes is lost.")
     if plan.takeovers and not take_over:
         # -y approves the plan, not taking someone else's cluster: that needs its own yes
         taken = ", ".join(f"{c.cluster} ({c.takes_over})" for c in plan.takeovers)
@@ -81,6 +96,7 @@ def apply(
     env_file: list[Path] = options.ENV_FILE,
     secret: list[str] = options.SECRET,
     take_over: bool = TAKE_OVER,
+    replace: list[str] = REPLACE,
     expect_digest: str | None = EXPECT_DIGEST,
     lock_timeout: float | None = LOCK_TIMEOUT,
     overrides=None,
@@ -103,6 +119,12 @@ def apply(
                 "not to apply of a saved plan",
                 "Pass them to `skyform plan`.",
             )
+        if replace:
+            raise SkyformError(
+                "--replace is for a task file: a saved plan is applied as it was reviewed, "
+                "its replacements included",
+                f"Apply it without --replace: skyform apply {target}",
+            )
         plan, data = planfiles.read_reviewed(target, expect_digest)
         plan_path = target
     else:
@@ -114,7 +136,7 @@ def apply(
         plan_path, data = planfiles.unsaved(plan)
         if not plan.summary.has_changes:
             return 0
-        take_over = confirm_plan(plan, yes=yes, take_over=take_over)
+        take_over = confirm_plan(plan, yes=yes, take_over=take_over, replace=replace, verb="apply")
     if not plan.summary.has_changes:
         emit_plan(plan)
         return 0

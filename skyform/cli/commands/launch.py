@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from skyform.cli import options
-from skyform.cli.commands.apply import TAKE_OVER
+from skyform.cli.commands.apply import REPLACE, TAKE_OVER
 from skyform.cli.options import Minimize
 
 
@@ -36,12 +36,15 @@ def launch(
     env_file: list[Path] = options.ENV_FILE,
     secret: list[str] = options.SECRET,
     take_over: bool = TAKE_OVER,
+    replace: list[str] = REPLACE,
     overrides=None,
 ) -> int:
     """Launch a task: plan it, show the plan, confirm, apply it and run its job.
 
     Unlike `apply`, the job runs on every call: when the cluster already matches the task, it
-    runs again there (the workdir is synced again, nothing is provisioned). Exits 0 when the
+    runs again there (the workdir is synced again, nothing is provisioned). A cluster the
+    plan would destroy (a changed resource that forces it) is refused unless named with
+    --replace. Exits 0 when the
     job succeeded, 100 when it failed, 103 when it was cancelled (SkyPilot's codes).
     """
     from skyform.cli.commands.apply import confirm_plan, plan_and_show
@@ -71,7 +74,7 @@ def launch(
     if dryrun:
         return 0
     if plan.summary.has_changes:
-        take_over = confirm_plan(plan, yes=yes, take_over=take_over)
+        take_over = confirm_plan(plan, yes=yes, take_over=take_over, replace=replace, verb="launch")
     run = ApplyOptions(
         detach=detach, secret_overrides=secret, rerun_unchanged=True, take_over=take_over
     )

@@ -13,6 +13,7 @@ was.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import logging
 import os
@@ -23,6 +24,7 @@ import traceback
 from skyform.errors import (
     CapacityError,
     ExecError,
+    Fenced,
     NodeUnreachable,
     NoOffersError,
     SkyformError,
@@ -31,12 +33,11 @@ from skyform.errors import (
 )
 from skyform.exec.run import ClusterSession
 from skyform.lifecycle.cluster_job import job_key
-from skyform.ops.managed import attempt, jobdir, sealed
+from skyform.ops.managed import attempt, job_lease, jobdir, sealed
 from skyform.ops.managed.branches import Cancelled, run_branches
 from skyform.ops.managed.job_controls import JobControls
 from skyform.ops.managed.logmirror import LogMirror, attempt_logs
 from skyform.ops.managed.revisions import load_dag, make_revision
-from skyform.ops.managed.service import LEASE_HELD, hold_job_lease
 from skyform.recovery.detect import Monitor, Observation, Outcome
 from skyform.recovery.policy import (
     Failure,
@@ -49,7 +50,6 @@ from skyform.recovery.policy import (
     relaunch_steps,
 )
 from skyform.stacks.registry import engine_for
-from skyform.state.lock import Renewer
 from skyform.state.managed import ManagedJobStatus
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
 
@@ -344,23 +344,29 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     job_id = int(args[0])
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stdout)
+    if not job_lease.die_with_service():
+        logging.info("the service that started the controller of job %s is gone; exiting", job_id)
+        return 0
     lock = open(jobdir.controller_lock(job_id), "a")  # noqa: SIM115 - held for the lifetime
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         logging.info("another controller holds job %s; exiting", job_id)
         return 0
-    held = None if os.environ.get(LEASE_HELD) == "1" else hold_job_lease(job_id)
-    if held is False:
-        logging.info("a controller elsewhere drives job %s; exiting", job_id)
+    held = job_lease.drive(job_id)
+    if held is None:
+        logging.info("another controller drives job %s; exiting", job_id)
         return 0
     try:
         status = Controller(job_id).run()
+    except Fenced as stop:  # another controller drives the job now: nothing more from here
+        logging.info("managed job %s: %s", job_id, stop.message)
+        return 0
     finally:
-        if isinstance(held, Renewer):
-            held.stop()
+        held.stop()
+        with contextlib.suppress(Fenced, SkyformError):
             held.store.release_lease(held.lease)
-            held.store.close()
+        held.store.close()
     logging.info("managed job %s ended: %s", job_id, status.value)
     return 0
 

@@ -17,6 +17,7 @@ from skyform.ops.managed.branches import Cancelled, Shared, Stopped
 from skyform.ops.managed.logstore import StoreCopy
 from skyform.recovery.policy import RecoveryPolicy
 from skyform.spec.recovery import Strategy
+from skyform.state import fencing
 from skyform.state.db import open_state
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedJobStatus, ManagedTask
 
@@ -56,6 +57,7 @@ class JobControls:
                 self.jobs.transition(record, status, reason)
 
     def check_cancel(self) -> None:
+        fencing.raise_if_lost()  # the job's lease was taken by another controller
         if self.record.cancel_requested:
             raise Cancelled()
         if self.shared.stop.is_set():

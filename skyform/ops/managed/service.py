@@ -3,11 +3,13 @@
 It registers itself in the state store as the lease `controller/<user@host>:<pid>` (renewed
 while it runs) and adopts every unfinished managed job that no controller drives: it takes
 the job's lease `managed/<id>` and starts the job's controller process
-(`python -m skyform.ops.managed.controller ID`), renewing the lease as a heartbeat while that
-process lives. A job whose service died is adopted by another one: at once on the same
-machine (its pid is gone), within the lease time elsewhere. Two services never drive one job
-(the lease, and the controller's own flock on its job directory). Several services share
-the load: each adopts what is free when it looks.
+(`python -m skyform.ops.managed.controller ID`), which takes the lease over (job_lease.py):
+the lease is free again only once that controller is gone, and the controller dies with the
+service. A job whose controller died is adopted by another service: at once on the same
+machine (its pid is gone), within the lease time elsewhere. Two controllers never drive one
+job: the lease keeps a second one from starting, and its fencing token refuses the writes of
+one that outlived its lease. Several services share the load: each adopts what is free when
+it looks.
 
 While any service is registered, `jobs launch` only submits, and `jobs queue` does not start
 per-job controllers of its own. A job's task, inputs and plan revisions are in the store
@@ -27,19 +29,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from skyform.ops.managed import jobdir, sealed
+from skyform.ops.managed.job_lease import LEASE_HELD, SERVICE_PID, SERVICES, job_lease
 from skyform.ops.managed.launch import controller_alive, missing_here
 from skyform.state.db import StateDB, open_state
-from skyform.state.leases import Lease
-from skyform.state.lock import Renewer, lease_ttl
+from skyform.state.leases import Lease, lease_ttl
+from skyform.state.lock import Renewer
 from skyform.state.managed import ManagedJobs
 from skyform.state.sqlcore import whoami
-
-SERVICES = "controller/"
-LEASE_HELD = "SKYFORM_JOB_LEASE_HELD"  # set for the job controllers a service starts
-
-
-def job_lease(job_id: int) -> str:
-    return f"managed/{job_id}"
 
 
 def registered(db: StateDB) -> list[Lease]:
@@ -63,37 +59,20 @@ def drivers(db: StateDB) -> dict[int, str]:
     return found
 
 
-def hold_job_lease(job_id: int) -> Renewer | bool | None:
-    """For a job controller started without a service (`jobs launch`, a restart): on a team
-    store, the job's lease, renewed while it runs, so no service on another machine adopts
-    the job meanwhile; False: someone else drives it. None on the embedded store (one
-    machine: the controller's flock is enough)."""
-    db = open_state()
-    if not db.shares_keys:
-        db.close()
-        return None
-    ttl = lease_ttl()
-    lease = db.try_lease(job_lease(job_id), purpose=f"{SERVICES}{whoami()}:{os.getpid()}", ttl=ttl)
-    if lease is None:
-        db.close()
-        return False
-    renewer = Renewer(db, lease, ttl)
-    renewer.start()
-    return renewer
-
-
 @dataclass
 class Adopted:
     lease: Lease
     proc: subprocess.Popen
 
 
-def _spawn(job_id: int) -> subprocess.Popen:
+def _spawn(job_id: int, lease: Lease) -> subprocess.Popen:
     log = open(jobdir.controller_log(job_id), "ab")  # noqa: SIM115 - handed to the child
+    # the controller takes the job's lease over from this service, and dies with it
+    handed = {LEASE_HELD: lease.token, SERVICE_PID: str(os.getpid())}
     try:
         return subprocess.Popen(
             [sys.executable, "-m", "skyform.ops.managed.controller", str(job_id)],
-            env={**os.environ, LEASE_HELD: "1"},  # the service holds the job's lease
+            env={**os.environ, **handed},
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -122,8 +101,8 @@ def serve(
             while not stop.is_set():
                 _reap(db, driving, emit)
                 _adopt(db, driving, skipped, name, ttl, emit)
-                for job in driving.values():
-                    db.renew_lease(job.lease, ttl)  # the heartbeat of each adopted job
+                for job in driving.values():  # until its controller has taken it over
+                    db.renew_lease(job.lease, ttl)
                 stop.wait(min(poll, ttl / 3))
         finally:
             for job in driving.values():
@@ -172,7 +151,7 @@ def _adopt(
         lease = db.try_lease(job_lease(record.id), purpose=name, ttl=ttl)
         if lease is None:
             continue  # another service drives it
-        driving[record.id] = Adopted(lease, _spawn(record.id))
+        driving[record.id] = Adopted(lease, _spawn(record.id, lease))
         db.add_event(
             "managed.adopted",
             f"controller {name.removeprefix(SERVICES)} adopted managed job {record.id}",
