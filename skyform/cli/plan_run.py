@@ -4,6 +4,7 @@ imported (cli/fastpath.py). Typer-free."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,6 +46,8 @@ def run_plan(
     require_cost_limit("--max-total-cost", max_total_cost)
     if out is not None:
         refuse_overwriting_input(out, task_file)
+    # a plan records secrets by name: CI plans a pull request without their values
+    inputs = dataclasses.replace(inputs, secrets_by_name=True)
     result = plan_task(
         task_file,
         out=out if check is None else check,

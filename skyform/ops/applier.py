@@ -135,7 +135,7 @@ class Applier:
                         name, wait=self.options.lock_wait, purpose=f"skyform apply {self.plan_path}"
                     )
                 )
-            check_fresh(plan, self.plan_path, db=self.db, catalog=self.catalog)
+            task_data = check_fresh(plan, self.plan_path, db=self.db, catalog=self.catalog)
             self.owner = str(task_file.resolve())
             self._check_ownership(Owner(self.owner, plan.task.path))
             secrets = (
@@ -144,6 +144,7 @@ class Applier:
                 else resolve_secrets(
                     plan,
                     task_file,
+                    task_data,
                     secret_overrides=self.options.secret_overrides,
                     environ=self.options.environ,
                 )
