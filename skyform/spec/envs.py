@@ -16,10 +16,10 @@ from typing import Any
 
 from skyform.errors import SpecError
 from skyform.inputfile import read_input_file
+from skyform.jobvalues import ENV_NAME
 from skyform.spec.errors import Where, describe
 from skyform.spec.yamlpos import Path
 
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_VARIABLES = 10_000
 _REFERENCE = re.compile(
     r"\$\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}"

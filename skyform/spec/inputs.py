@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skyform.errors import SpecError
-from skyform.spec.envs import ENV_NAME, parse_overrides, read_env_file
+from skyform.jobvalues import is_env_name
+from skyform.spec.envs import parse_overrides, read_env_file
 from skyform.spec.overrides import ResourceOverrides
 from skyform.spec.task import Overrides
 
@@ -82,7 +83,7 @@ def resolve_inputs(inputs: TaskInputs) -> Overrides:
     from_environ = [
         (name, value)
         for name, value in sorted((inputs.secret_environ or {}).items())
-        if name not in given and ENV_NAME.fullmatch(name)
+        if name not in given and is_env_name(name)
     ]
     return Overrides(
         envs=tuple(envs),

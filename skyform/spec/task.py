@@ -20,7 +20,7 @@ from skyform.spec.localpaths import (
     check_mount_source,
     check_workdir,
 )
-from skyform.spec.models import FileMount, GitWorkdir, SkyformExt, SourceRef, TaskSpec, is_uri
+from skyform.spec.models import FileMount, GitWorkdir, SkyformExt, SourceRef, TaskSpec
 from skyform.spec.raw import IGNORED_TASK_KEYS, RawSkyform, RawTask, RawWorkdirGit
 from skyform.spec.resources import parse_resources
 from skyform.spec.service import parse_service
@@ -169,17 +169,6 @@ def _file_mounts(raw: Any, variables: dict[str, str], where: Where) -> dict[str,
     for key, value in raw.items():
         path = ("file_mounts", key)
         dst, src = substitute(key, variables), substitute(value, variables)
-        if not dst or is_uri(dst):
-            where.fail(
-                path, f"file mount destination '{dst}' must be a path on the node", at_key=True
-            )
-        if dst.endswith("/") and dst != "/":
-            where.fail(
-                path,
-                f"file mount destination '{dst}' ends with '/'",
-                f"Write '{dst.rstrip('/')}'.",
-                at_key=True,
-            )
         check_mount_destination(dst, path, where)
         if dst in mounts:
             where.fail(
