@@ -12,15 +12,19 @@ from pathlib import Path
 from skyform.ops.applier import Applier, ApplyOptions, ApplyProgress, ClusterOutcome
 from skyform.ops.taskfile import check_jobs_match_task
 from skyform.plan.model import Plan
-from skyform.plan.planfile import plan_digest
+from skyform.plan.planfile import content_digest
 from skyform.state.models import JobExitCode
 
 
 def apply_plan(
-    plan: Plan, plan_path: Path, data: bytes, *, progress: ApplyProgress, options: ApplyOptions
+    plan: Plan, plan_path: Path, *, progress: ApplyProgress, options: ApplyOptions
 ) -> list[ClusterOutcome]:
-    """Apply `plan` (whose file bytes are `data`; `plan_path`'s folder is where its task
-    path starts). Returns one outcome per cluster the plan touches."""
+    """Apply `plan` (`plan_path`'s folder is where its task path starts). Returns one
+    outcome per cluster the plan touches.
+
+    Only the plan's canonical content counts, never the bytes of its file: two files that
+    spell one plan differently act, price and tag alike, and the digest recorded in state
+    and on cloud resources is the content digest the review posted (--expect-digest's)."""
     from skyform.config import load_config
     from skyform.plan.catalog import load_catalog
     from skyform.state.db import open_state
@@ -36,7 +40,7 @@ def apply_plan(
         applier = Applier(
             plan,
             plan_path,
-            plan_digest(data),
+            content_digest(plan),
             db=db,
             config=config,
             catalog=catalog,
