@@ -11,7 +11,13 @@ from typing import Any
 from pydantic import SecretStr
 
 from skyform.spec.accelerators import canonical_name
-from skyform.spec.envs import references, require_values, substitute, yaml_variables
+from skyform.spec.envs import (
+    references,
+    require_values,
+    secret_looking_envs,
+    substitute,
+    yaml_variables,
+)
 from skyform.spec.errors import BadValue, Where, describe
 from skyform.spec.infra import format_location, infer_location, parse_infra
 from skyform.spec.localpaths import (
@@ -79,6 +85,7 @@ def parse_task(
         for name, value in values.items():
             if value is not None:
                 check_env_value(name, value, (key, name), where)
+    in_file = list(envs)
     envs.update(overrides.envs)
     secrets.update((k, v) for k, v in overrides.declared_from if k in secrets)
     secrets.update(overrides.secrets)
@@ -90,6 +97,8 @@ def parse_task(
         require_values(secrets, where, "secrets", "--secret")
     secret_values = {k: v for k, v in secrets.items() if v is not None}
     variables = {**env_values, **secret_values}
+    for warning in secret_looking_envs(env_values, secrets, in_file, where):
+        note(warning)
 
     substituted = {key: substitute(raw.get(key), variables) for key in SUBSTITUTED}
     for key in substituted:
