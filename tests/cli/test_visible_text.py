@@ -19,6 +19,7 @@ from skyform.state.models import JobRecord, JobStatus
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "plan"))
 from realplans import reseal, write_json
+from reviewmutations import plan_offers
 
 # what a terminal acts on (rich's own colours, `ESC [ ... m`, are taken out first)
 ACTED_ON = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -47,20 +48,9 @@ def plan(cli, tmp_path) -> Path:
     raw = json.loads(out.read_text())  # text only a plan carries (shown by show and cost)
     raw["changes"][0]["reason"] = "new [red]cluster[/]\r\x1b[2Kfine"
     raw["tasks"][0]["request"] = "cpus\x9b2J"
-    for offer in _offers(raw):  # an offer no catalog has (cost tables show offers)
+    for offer in plan_offers(raw):  # an offer no catalog has (cost tables show offers)
         offer.update(cloud="aws", region="us-east-1\x1b[2Kx", instance_type="m5\x9b.large")
     return write_json(out, reseal(raw))
-
-
-def _offers(value):
-    if isinstance(value, dict):
-        if "instance_type" in value and "cloud" in value:
-            yield value
-        for item in value.values():
-            yield from _offers(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _offers(item)
 
 
 @pytest.mark.parametrize("terminal", [False, True], ids=["pipe", "terminal"])
