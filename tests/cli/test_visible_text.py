@@ -7,6 +7,7 @@ the user's terminal: it stays as it is, as under SkyPilot."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import sys
@@ -149,3 +150,25 @@ def test_text_a_node_reported_is_shown_and_the_jobs_output_stays_as_it_is(
     logs = cli("logs", "noisy", "1")
     assert "say \x1b[31mred\x1b[0m" in logs.stdout
     assert cli("down", "-y", "noisy").exit_code == 0
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_question_naming_recorded_text_shows_its_controls(cli, tmp_path, monkeypatch):
+    """The takeover question names the task file that made the cluster (state's record)."""
+    first = tmp_path / "a\r\u202eb" / "t.yaml"  # (click drops ESC sequences off a terminal)
+    first.parent.mkdir()
+    first.write_text("name: shared\nresources: {infra: local}\nrun: echo one\n")
+    assert cli("apply", first, "-y").exit_code == 0
+    other = tmp_path / "other.yaml"
+    other.write_text("name: shared\nresources: {infra: local}\nrun: echo two\n")
+    monkeypatch.setattr("sys.stdin", _Terminal("no\n"))
+    result = cli("apply", other)
+    assert result.exit_code == 1
+    assert "Do you want to take it over?" in result.stdout
+    _safe(result.stdout)
+    assert "a\\r\\u202eb" in result.stdout
+    assert cli("down", "-y", "shared").exit_code == 0
