@@ -44,11 +44,14 @@ def read_input_file(
     what: str = "the file",
     error: ErrorFactory | None = None,
     wait: float | None = None,
+    regular_only: bool = False,
 ) -> bytes:
     """The bytes of `path`, at most `cap` of them; every failure is `error(message, hint)`.
 
     `error` lets each caller raise its own branch of the error tree (SpecError with the
-    path for task files, PlanFileError for plans)."""
+    path for task files, PlanFileError for plans). `regular_only`: a device, FIFO or socket
+    is refused at once, without reading (a path skyform did not choose: the task path a plan
+    records)."""
     label = os.fspath(path)
     if error is None:
 
@@ -67,6 +70,11 @@ def read_input_file(
             raise error(STDIN_REFUSED.format(what=what), STDIN_HINT)
         if stat.S_ISDIR(info.st_mode):
             raise error(f"is a directory, not {what}", f"Pass the path of {what}.")
+        if regular_only and not stat.S_ISREG(info.st_mode):
+            raise error(
+                f"is not a regular file ({_kind(info.st_mode)}), so it is not {what}",
+                f"Point it at {what} saved on disk.",
+            )
         if stat.S_ISREG(info.st_mode) and info.st_size > cap:
             raise error(_too_big(what, cap), _BIG_HINT)
         if wait is None:
@@ -74,6 +82,16 @@ def read_input_file(
         return _read_capped(fd, what, cap, error, wait)
     finally:
         os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
 
 
 _BIG_HINT = "It holds configuration, not data; is this the right file?"

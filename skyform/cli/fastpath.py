@@ -76,7 +76,9 @@ def _show(rest: list[str]) -> int | None:
     from skyform.cli.outcome import guarded
 
     if json_out:  # the file is the canonical dump of its plan: what the app prints
-        return guarded(lambda: _write(data.decode()))
+        from skyform.cli.render.visible import json_visible
+
+        return guarded(lambda: _write(json_visible(data.decode())))
     from skyform.cli.render.plan_output import emit_plan
 
     plan = cast("Plan", view)  # a view draws as its model does (the mixins of plan/parts.py)

@@ -4,6 +4,7 @@ imported (cli/fastpath.py). Typer-free."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,6 +49,8 @@ def run_plan(
         planfiles.check_output(out)  # `-o .`, `-o /dev/null`: refused before planning
         out_path = Path(out)
         refuse_overwriting_input(out_path, task_file)
+    # a plan records secrets by name: CI plans a pull request without their values
+    inputs = dataclasses.replace(inputs, secrets_by_name=True)
     result = plan_task(
         task_file,
         out=out_path if check is None else check,

@@ -18,8 +18,10 @@ def confirm(question: str, yes: bool, *, hint: str = "Pass -y to go ahead withou
             f"{question.rstrip('?')}: needs confirmation, but stdin is not a terminal",
             hint,
         )
-    answer = typer.prompt(
-        f"\n{question} Only 'yes' will be accepted", default="", show_default=False
+    from skyform.cli.render.visible import visible
+
+    answer = typer.prompt(  # the question may name text from a plan: shown, not acted on
+        f"\n{visible(question)} Only 'yes' will be accepted", default="", show_default=False
     )
     if answer.strip() != "yes":
         typer.echo("Cancelled: nothing was changed.")

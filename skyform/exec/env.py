@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping
 
 from skyform.errors import ExecError
 from skyform.exec.templating import render
+from skyform.jobvalues import is_env_name
 from skyform.state.models import ClusterHandle
 
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 PREFIXES = ("SKYFORM_", "SKYPILOT_")
 
 
@@ -106,7 +105,7 @@ def job_env(
 
 def check_var(name: str, value: object, kind: str = "env") -> None:
     """Names must be shell identifiers; values any text without NUL. Never echoes the value."""
-    if not ENV_NAME.match(name):
+    if not is_env_name(name):
         raise ExecError(
             f"{kind} name {name!r} is not a valid environment variable name",
             hint="use letters, digits and underscores, not starting with a digit",

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from skyform.digests import sha256
-from skyform.errors import SkyformError, StalePlanError
+from skyform.errors import StalePlanError
 from skyform.plan.model import Action, KubernetesProvenance, Plan
 from skyform.plan.provenance import Difference, Provenance, differences, of_plan, touched_clusters
 from skyform.state.db import StateDB
@@ -26,13 +26,17 @@ def task_file_of(plan: Plan, plan_path: Path) -> Path:
     return recorded if recorded.is_absolute() else Path(plan_path).resolve().parent / recorded
 
 
-def _task_bytes(path: Path) -> bytes | None:
+def read_task_file(plan: Plan, plan_path: Path) -> bytes | None:
+    """The bytes of the task file a plan names, read once through the bounded reader and
+    only from a regular file; None when it is gone (the plan is stale). The path is the
+    plan's, so untrusted: a FIFO, a device, a file too large or unreadable is a SpecError
+    naming it (exit 1), at once — never a hang or a read until memory runs out."""
     from skyform.spec.loader import read_task_bytes
 
-    try:
-        return read_task_bytes(path)
-    except SkyformError:
+    path = task_file_of(plan, plan_path)
+    if not path.exists():
         return None
+    return read_task_bytes(path, regular_only=True)
 
 
 def _changed_clusters(plan: Plan, db: StateDB) -> tuple[tuple[str, str], ...]:
@@ -194,7 +198,7 @@ def _for_shell(path: Path) -> str:
 def check_fresh(plan: Plan, plan_path: Path, *, db: StateDB | None, catalog) -> bytes:
     """Refuse a stale plan; the task file's bytes, read once, as they were checked (what
     apply then reads the secrets from)."""
-    data = _task_bytes(task_file_of(plan, plan_path))
+    data = read_task_file(plan, plan_path)
     reasons = stale_reasons(plan, plan_path, data, db=db, catalog=catalog)
     if reasons or data is None:
         task = _for_shell(task_file_of(plan, plan_path))
@@ -208,9 +212,10 @@ def check_fresh(plan: Plan, plan_path: Path, *, db: StateDB | None, catalog) -> 
 
 
 def task_must_exist(plan: Plan, plan_path: Path) -> Path:
-    """A plan whose task file is gone is stale (exit 3): the task moved on without it."""
+    """A plan whose task file is gone is stale (exit 3): the task moved on without it. One
+    that is there but no regular file (or too large) is refused as read_task_file says."""
     path = task_file_of(plan, plan_path)
-    if not path.is_file():
+    if read_task_file(plan, plan_path) is None:
         raise StalePlanError(
             f"plan {plan_path} is stale: its task file {path} is gone",
             "Restore the task file, or plan its new location: skyform plan TASK.yaml -o "

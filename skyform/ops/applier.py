@@ -138,7 +138,7 @@ class Applier:
                 )
             for name in names:  # a start no command recorded: its nodes say (settle.py)
                 self._settle(name)
-            check_fresh(plan, self.plan_path, db=self.db, catalog=self.catalog)
+            task_data = check_fresh(plan, self.plan_path, db=self.db, catalog=self.catalog)
             self.owner = str(task_file.resolve())
             self._check_ownership(Owner(self.owner, plan.task.path))
             secrets = (
@@ -147,6 +147,7 @@ class Applier:
                 else resolve_secrets(
                     plan,
                     task_file,
+                    task_data,
                     secret_overrides=self.options.secret_overrides,
                     environ=self.options.environ,
                 )

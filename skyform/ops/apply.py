@@ -14,31 +14,27 @@ from skyform.errors import PlanError
 from skyform.ops.applier import Applier, ApplyOptions, ApplyProgress, ClusterOutcome
 from skyform.ops.taskfile import check_jobs_match_task
 from skyform.plan.model import Action, ClusterChange, Plan
-from skyform.plan.planfile import plan_digest
+from skyform.plan.planfile import content_digest
 from skyform.state.models import JobExitCode
 
 
 def apply_plan(
-    plan: Plan, plan_path: Path, data: bytes, *, progress: ApplyProgress, options: ApplyOptions
+    plan: Plan, plan_path: Path, *, progress: ApplyProgress, options: ApplyOptions
 ) -> list[ClusterOutcome]:
-    """Apply `plan` (whose file bytes are `data`; `plan_path`'s folder is where its task
-    path starts). Returns one outcome per cluster the plan touches."""
-    from skyform.config import load_config
-    from skyform.plan.catalog import load_catalog
+    """Apply `plan` (`plan_path`'s folder is where its task path starts). Returns one
+    outcome per cluster the plan touches.
+
+    Only the plan's canonical content counts, never the bytes of its file: two files that
+    spell one plan differently act, price and tag alike, and the digest recorded in state
+    and on cloud resources is the content digest the review posted (--expect-digest's)."""
     from skyform.state.db import open_state
 
-    # before state or locks exist: a refused plan leaves nothing behind
-    check_jobs_match_task(
-        plan, plan_path, secret_overrides=options.secret_overrides, environ=options.environ
-    )
-    config = load_config()
-    catalog = load_catalog(config)
-    refuse_stale_early(plan, plan_path, catalog)
+    config, catalog = refuse_before_anything(plan, plan_path, options)
     with open_state() as db:
         applier = Applier(
             plan,
             plan_path,
-            plan_digest(data),
+            content_digest(plan),
             db=db,
             config=config,
             catalog=catalog,
@@ -46,6 +42,50 @@ def apply_plan(
             options=options,
         )
         return applier.run()
+
+
+def refuse_before_anything(plan: Plan, plan_path: Path, options: ApplyOptions):
+    """Every refusal apply can make before state, a lock or a directory exists: a job the
+    task file does not make, a secret without a value, a stale plan. (config, catalog)."""
+    from skyform.config import load_config
+    from skyform.plan.catalog import load_catalog
+
+    check_jobs_match_task(
+        plan, plan_path, secret_overrides=options.secret_overrides, environ=options.environ
+    )
+    config = load_config()
+    catalog = load_catalog(config)
+    refuse_stale_early(plan, plan_path, catalog)
+    refuse_offers_not_in(plan, plan_path, catalog)
+    return config, catalog
+
+
+def refuse_offers_not_in(plan: Plan, plan_path: Path, catalog) -> None:
+    """Every offer a fresh plan shows (the chosen ones and the alternatives) is one of the
+    catalog it was priced from — the same catalog now (else it is stale) — with the same
+    price and shape: a plan edited to show a cheaper price, or another machine under the
+    price of the one it names, is refused. Kubernetes offers are read from the clusters,
+    not a catalog (a change there makes the plan stale instead)."""
+    from skyform.cost.estimate import catalog_offer, find_offer
+    from skyform.plan.planjson import corrupt
+    from skyform.plan.planner import placed
+
+    for i, t in enumerate(plan.tasks):
+        shown = [(f"tasks.{i}.offer", t.offer)]
+        shown += [
+            (f"tasks.{i}.alternatives.{k}.offer", a.offer) for k, a in enumerate(t.alternatives)
+        ]
+        for where, offer in shown:
+            if offer.cloud == "kubernetes":
+                continue
+            now = find_offer(catalog, catalog_offer(offer))
+            if now is None or placed(now) != offer:
+                raise corrupt(
+                    str(plan_path),
+                    "not an offer of the catalog the plan was priced from (its price, shape "
+                    "or name was edited)",
+                    where,
+                )
 
 
 def refuse_stale_early(plan: Plan, plan_path: Path, catalog) -> None:

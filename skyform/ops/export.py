@@ -18,5 +18,5 @@ def export(plan_file: Path, out: Path) -> ExportResult:
     # (the layering test), so `skyform --help` and the other verbs stay fast.
     from skyform.stacks.pulumi.export import export_plan
 
-    plan, data = planfiles.read(plan_file)
-    return export_plan(plan, planfiles.digest_of(data), out, config=load_config())
+    plan, _ = planfiles.read(plan_file)
+    return export_plan(plan, planfiles.digest_of(plan), out, config=load_config())

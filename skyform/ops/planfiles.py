@@ -37,13 +37,14 @@ def check_output(path: str | Path) -> None:
     output_file(path, "the plan")
 
 
-def unsaved(plan: Plan) -> tuple[Path, bytes]:
-    """Where a plan made here counts as saved (only its folder is used), and its bytes."""
-    return Path.cwd() / UNSAVED_PLAN, planfile.plan_bytes(plan)
+def unsaved() -> Path:
+    """Where a plan made here counts as saved (only its folder is used)."""
+    return Path.cwd() / UNSAVED_PLAN
 
 
-def digest_of(data: bytes) -> str:
-    return planfile.plan_digest(data)
+def digest_of(plan: Plan) -> str:
+    """The content digest: what a review posts, apply records and export tags with."""
+    return planfile.content_digest(plan)
 
 
 def require_digest(plan: Plan, expected: str | None, label: str) -> None:

@@ -16,9 +16,15 @@ from skyform.plan.model import Plan
 
 
 def resolve_secrets(
-    plan: Plan, task_file: Path, *, secret_overrides: list[str], environ: dict[str, str]
+    plan: Plan,
+    task_file: Path,
+    data: bytes,
+    *,
+    secret_overrides: list[str],
+    environ: dict[str, str],
 ) -> dict[str, dict[str, str]]:
-    """{task label: {secret name: value}} for every task of the plan that has secrets."""
+    """{task label: {secret name: value}} for every task of the plan that has secrets;
+    `data`: the task file's bytes as the freshness check read them."""
     needed = {t.task: t.job.secrets for t in plan.tasks if t.job.secrets}
     if not needed:
         return {}
@@ -27,23 +33,14 @@ def resolve_secrets(
     for t in plan.tasks:
         for key, value in t.job.envs.items():
             env_overrides.setdefault(key, value)
-    # A secret not given on the command line is read from the environment (like `--secret K`).
-    try:
-        dag = load_as_planned(
-            plan,
-            task_file,
-            env_overrides,
-            secret_overrides=secret_overrides,
-            environ=environ,
-            secret_names={name for names in needed.values() for name in names},
-        )
-    except SpecError as err:
-        if "no value" in err.message:
-            err.hint = (
-                (err.hint or "") + " Pass it to apply as --secret NAME=VALUE, or export "
-                "it in the environment; the plan holds only its name."
-            )
-        raise
+    dag = load_as_planned(
+        plan,
+        task_file,
+        data,
+        env_overrides,
+        secret_overrides=secret_overrides,
+        environ=environ,
+    )
     labels = {t.label(i): t for i, t in enumerate(dag.tasks)}
     resolved: dict[str, dict[str, str]] = {}
     for label, secret_names in needed.items():

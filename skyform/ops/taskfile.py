@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from skyform.errors import PlanCorruptError, SpecError
-from skyform.lifecycle.freshness import task_file_of
+from skyform.lifecycle.freshness import read_task_file, task_file_of
 from skyform.plan.model import JobSpec, Plan, TaskPlacement
 from skyform.plan.planfile import plan_digest
 from skyform.spec import Dag, task_digest
@@ -35,20 +35,22 @@ COMPARED = (
 def load_as_planned(
     plan: Plan,
     task_file: Path,
+    data: bytes,
     envs: Mapping[str, str],
     *,
     secret_overrides: list[str],
     environ: Mapping[str, str],
-    secret_names: set[str],
+    secrets_by_name: bool = False,
 ) -> Dag:
-    """The task file loaded with `envs` given as `--env` (so nulls resolve as they did at plan
-    time), the plan's resource flags, and secrets from `--secret` or the environment."""
-    from skyform.spec import load_task
+    """The task file's bytes `data` loaded with `envs` given as `--env` (so nulls resolve as
+    they did at plan time), the plan's resource flags, and every secret the file declares
+    from `--secret` or the environment (a value missing is an error naming how to give it,
+    unless `secrets_by_name`: then, as at plan time, only a secret a path uses needs one)."""
+    from skyform.spec import load_task_text
     from skyform.spec.inputs import TaskInputs
+    from skyform.spec.loader import decode_task
     from skyform.spec.overrides import ResourceOverrides
 
-    given = {o.split("=", 1)[0] for o in secret_overrides}
-    implicit = [name for name in sorted(secret_names - given) if name in environ]
     flags = (
         ResourceOverrides.from_recorded(plan.task.overrides, task_file.resolve().parent)
         if plan.task.overrides
@@ -56,11 +58,28 @@ def load_as_planned(
     )
     inputs = TaskInputs(
         envs=tuple(f"{k}={v}" for k, v in sorted(envs.items())),
-        secrets=(*secret_overrides, *implicit),
+        secrets=tuple(secret_overrides),
         resources=flags,
         environ=environ,
+        secrets_by_name=secrets_by_name,
+        secret_environ=environ,
     )
-    return load_task(task_file, inputs)
+    try:
+        return load_task_text(
+            decode_task(data, str(task_file)), path_label=str(task_file), inputs=inputs
+        )
+    except SpecError as err:
+        if _no_secret_value(err):
+            name = (err.field or "").removeprefix("secrets.")
+            err.hint = (
+                f"Pass it to apply as --secret {name}=VALUE, or export {name} in the "
+                "environment: the plan holds only its name."
+            )
+        raise
+
+
+def _no_secret_value(err: SpecError) -> bool:
+    return (err.field or "").startswith("secrets.") and "has no value" in err.message
 
 
 def _differs(planned: JobSpec, made: JobSpec) -> str | None:
@@ -83,37 +102,70 @@ def flag_envs(plan: Plan) -> dict[str, str]:
 def check_jobs_match_task(
     plan: Plan, plan_path: Path, *, secret_overrides: list[str], environ: Mapping[str, str]
 ) -> None:
-    """Refuse a plan whose jobs or task digest are not the ones its task file makes. Only
-    when the file is the one the plan was made from: a task file gone or changed is a stale
-    plan (apply's freshness check says so, exit 3). The secrets' values are needed (the
-    planner wrote `${NAME}` where a value appeared in a path); a plan whose values are not
-    all given is not checked here: nothing runs, apply refuses it for the missing value."""
-    task_file = task_file_of(plan, plan_path)
-    try:
-        unchanged = plan_digest(task_file.read_bytes()) == plan.task.file_digest
-    except OSError:
-        unchanged = False
-    if plan.destroy or not unchanged:
+    """Refuse a plan whose jobs or task digest are not the ones its task file makes — every
+    plan, whatever it declares. Only when the file is the one the plan was made from: a task
+    file gone or changed is a stale plan (apply's freshness check says so, exit 3).
+
+    First by secret names, as the plan was made: an edit is refused as one whether or not
+    the values are given. Then with every value the file declares: apply needs them all
+    (and a path may hold one), so a missing one is refused here, before anything exists."""
+    data = read_task_file(plan, plan_path)
+    if plan.destroy or data is None or plan_digest(data) != plan.task.file_digest:
         return
-    try:
-        dag = load_as_planned(
-            plan,
-            task_file,
-            flag_envs(plan),
-            secret_overrides=secret_overrides,
-            environ=environ,
-            secret_names={name for t in plan.tasks for name in t.job.secrets},
-        )
-    except SpecError as err:
-        if "no value" in err.message:
-            return
-        raise
+    task_file = task_file_of(plan, plan_path)
+    for by_name in (True, False):
+        try:
+            dag = load_as_planned(
+                plan,
+                task_file,
+                data,
+                flag_envs(plan),
+                secret_overrides=secret_overrides,
+                environ=environ,
+                secrets_by_name=by_name,
+            )
+        except SpecError as err:
+            if by_name and _no_secret_value(err):
+                continue  # a path uses a secret: compared below, with its value
+            raise
+        _compare(plan, dag, task_file)
+
+
+def check_saved_plan(plan_path: Path, *, secret_overrides: list[str]) -> None:
+    """check_jobs_match_task for a plan file not read yet (`jobs launch PLAN.json`)."""
+    import os
+
+    from skyform.plan.planfile import read_plan
+
+    plan, _ = read_plan(plan_path)
+    check_jobs_match_task(
+        plan, plan_path, secret_overrides=secret_overrides, environ=dict(os.environ)
+    )
+
+
+def _compare(plan: Plan, dag: Dag, task_file: Path) -> None:
+    _undeclared_need_values(plan, dag)
     if "sha256:" + task_digest(dag) != plan.task.digest:
         _refuse("task.digest", task_file)
     for i, placement in enumerate(plan.tasks):
         field = _mismatch(placement, dag)
         if field is not None:
             _refuse(f"tasks.{i}.job.{field}", task_file)
+
+
+def _undeclared_need_values(plan: Plan, dag: Dag) -> None:
+    """A secret the plan lists and the file does not declare came from `--secret` at plan
+    time: apply needs that flag again (the environment gives only what the file declares,
+    so a plan cannot choose which of CI's variables reach a job)."""
+    known = {name for task in dag.tasks for name in task.secret_names()}
+    for placement in plan.tasks:
+        for name in placement.job.secrets:
+            if name not in known:
+                raise SpecError(
+                    f"secret {name} of task {placement.task!r} has no value",
+                    f"The task file does not declare {name} (it was given to plan with "
+                    f"--secret): pass it to apply too, --secret {name}=VALUE.",
+                )
 
 
 def _refuse(where: str, task_file: Path) -> None:

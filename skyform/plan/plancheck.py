@@ -12,6 +12,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
+from skyform.jobvalues import is_env_name, mount_destination_problem
 from skyform.plan.jobdigest import job_digest, setup_digest
 from skyform.plan.naming import is_cluster_name
 from skyform.plan.parts import PRICE_DIGITS, Action, count_actions, money
@@ -150,6 +151,14 @@ def _check_job(t: TaskPlacement, where: str) -> Problem | None:
     job = t.job
     if job.secrets != sorted(set(job.secrets)):
         return "secret names are not sorted and unique", f"{where}.job.secrets"
+    for kind, names in (("envs", job.envs), ("secrets", job.secrets)):
+        for name in names:
+            if not is_env_name(name):
+                return f"{name!r} is not an environment variable name", f"{where}.job.{kind}"
+    for dst in job.file_mounts:
+        problem = mount_destination_problem(dst)
+        if problem is not None:
+            return problem[0], f"{where}.job.file_mounts"
     if job.num_nodes != t.num_nodes:
         return f"the job runs on {job.num_nodes} nodes, the task on {t.num_nodes}", where
     if job.setup_digest != setup_digest(job):

@@ -201,7 +201,6 @@ def launch(
     outcomes = apply_plan(
         result.plan,
         plan_path,
-        plan_path.read_bytes(),
         progress=_Quiet(log),
         options=ApplyOptions(detach=True, secret_overrides=secrets, take_over=True),
     )

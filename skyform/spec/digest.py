@@ -21,7 +21,7 @@ OPTIONAL_EXT = ("stop_after", "down_after")  # `skyform:` keys left out of the d
 
 def _canonical_task(task: TaskSpec) -> dict[str, Any]:
     data = task.model_dump(mode="json", exclude={"source", "resources"})
-    data["secrets"] = sorted(task.secret_values())
+    data["secrets"] = task.secret_names()
     for key in OPTIONAL_EXT:  # fields added later: unset, a task keeps the digest it had
         if data["skyform"].get(key) is None:
             data["skyform"].pop(key, None)

@@ -10,16 +10,16 @@ and run get them exported instead); unknown names stay literal. skyform also acc
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path as FsPath
 from typing import Any
 
 from skyform.errors import SpecError
 from skyform.inputfile import read_input_file
+from skyform.jobvalues import ENV_NAME
 from skyform.spec.errors import Where, describe
 from skyform.spec.yamlpos import Path
 
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_VARIABLES = 10_000
 _REFERENCE = re.compile(
     r"\$\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}"
@@ -155,6 +155,42 @@ def yaml_variables(raw: Any, where: Where, key: str) -> dict[str, str | None]:
         else:
             where.fail(path, f"value of {name} must be a string, got {describe(value)}")
     return out
+
+
+SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+
+
+def looks_like_secret(name: str) -> bool:
+    """A name one of whose `_`-separated words is, or ends with, KEY, TOKEN, SECRET or
+    PASSWORD: HF_TOKEN, WANDB_API_KEY, OPENAI_APIKEY, DB_PASSWORD — not MAX_TOKENS or
+    TOKENIZERS_PARALLELISM, which configure a program and are no secret."""
+    return any(word.endswith(SECRET_WORDS) for word in name.upper().split("_"))
+
+
+def secret_looking_envs(
+    envs: dict[str, str], secrets: Iterable[str], in_file: Iterable[str], where: Where
+) -> Iterator[str]:
+    """Warnings for envs that look like secrets and have a value (`in_file`: the names the
+    task file's `envs:` has; the others came from --env): an env's value is written into
+    the plan (and the PR comment that shows it); a secret's never is."""
+    declared, written = set(secrets), set(in_file)
+    for name, value in envs.items():
+        if value and name not in declared and looks_like_secret(name):
+            what = (
+                f"{where.label}:{where.line(('envs', name))}: envs.{name}"
+                if name in written
+                else f"--env {name}"
+            )
+            instead = (
+                "Declare it under `secrets:` instead"
+                if name in written
+                else f"Pass it with --secret {name}=... instead"
+            )
+            yield (
+                f"{what} looks like a secret: its value is written into the plan and the "
+                f"pull-request comment that shows it. {instead} (a plan holds secret names "
+                "only; apply takes the value from --secret or the environment)."
+            )
 
 
 def require_values(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skyform.errors import SpecError
+from skyform.jobvalues import is_env_name
 from skyform.spec.envs import parse_overrides, read_env_file
 from skyform.spec.overrides import ResourceOverrides
 from skyform.spec.task import Overrides
@@ -30,6 +31,12 @@ class TaskInputs:
     secrets: tuple[str, ...] = ()
     resources: ResourceOverrides | None = None
     environ: Mapping[str, str] | None = None
+    # `plan`: a declared secret may be left without a value (a plan records names only);
+    # apply and everything that runs a job need every value
+    secrets_by_name: bool = False
+    # apply of a saved plan: every secret the task file declares takes its value from this
+    # environment when set (as `--secret NAME` would; `--secret NAME=VALUE` still wins)
+    secret_environ: Mapping[str, str] | None = None
 
     @classmethod
     def given(
@@ -72,7 +79,18 @@ def resolve_inputs(inputs: TaskInputs) -> Overrides:
     _without_nul(envs, "--env")
     secrets = parse_overrides(inputs.secrets, flag="--secret", environ=environ)
     _without_nul(secrets, "--secret")
-    return Overrides(envs=tuple(envs), secrets=tuple(secrets))
+    given = {name for name, _ in secrets}
+    from_environ = [
+        (name, value)
+        for name, value in sorted((inputs.secret_environ or {}).items())
+        if name not in given and is_env_name(name)
+    ]
+    return Overrides(
+        envs=tuple(envs),
+        secrets=tuple(secrets),
+        secrets_by_name=inputs.secrets_by_name,
+        declared_from=tuple(from_environ),
+    )
 
 
 def _without_nul(pairs: list[tuple[str, str]], flag: str) -> None:

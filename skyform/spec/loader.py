@@ -36,14 +36,17 @@ def load_task(
     )
 
 
-def read_task_bytes(path: str | os.PathLike[str]) -> bytes:
-    """A task file's bytes, read once (capped; pipes, devices and stdin handled)."""
+def read_task_bytes(path: str | os.PathLike[str], *, regular_only: bool = False) -> bytes:
+    """A task file's bytes, read once (capped; pipes, devices and stdin handled).
+    `regular_only`: the path came from a plan, not from the user (see read_input_file)."""
     label = os.fspath(path)
 
     def error(message: str, hint: str | None) -> SpecError:
         return SpecError(message, hint, path=label)
 
-    return read_input_file(label, MAX_FILE_BYTES, what="a task file", error=error)
+    return read_input_file(
+        label, MAX_FILE_BYTES, what="a task file", error=error, regular_only=regular_only
+    )
 
 
 def refuse_stdin(path: str | os.PathLike[str]) -> None:

@@ -9,8 +9,9 @@ folder (the current directory for text with no file), `~` is this user's home. B
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+from skyform.jobvalues import mount_destination_problem
 from skyform.spec.errors import Where
 from skyform.spec.yamlpos import Path as FieldPath
 
@@ -47,27 +48,10 @@ def check_workdir(workdir: str, raw: object, where: Where) -> None:
 
 
 def check_mount_destination(dst: str, path: FieldPath, where: Where) -> None:
-    if "\x00" in dst or "\n" in dst or "\r" in dst:
-        where.fail(
-            path,
-            "file mount destination contains a NUL byte or a line break",
-            "Use a plain path on the node, e.g. /data or ~/data.",
-            at_key=True,
-        )
-    if ".." in PurePosixPath(dst.removeprefix("~/")).parts:
-        where.fail(
-            path,
-            f"file mount destination {dst!r} contains '..'",
-            "Write the path on the node without '..', e.g. /data or ~/data.",
-            at_key=True,
-        )
-    if dst.startswith("~") and not (dst == "~" or dst.startswith("~/")):
-        where.fail(
-            path,
-            f"file mount destination {dst!r}: '~user' paths are not supported",
-            "Use ~/PATH (the node user's home) or an absolute path.",
-            at_key=True,
-        )
+    """The rules of skyform/jobvalues.py (the plan loader applies them too)."""
+    problem = mount_destination_problem(dst)
+    if problem is not None:
+        where.fail(path, *problem, at_key=True)
 
 
 def check_mount_source(source: str, raw: object, path: FieldPath, where: Where) -> None:

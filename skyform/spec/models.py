@@ -183,7 +183,8 @@ class TaskSpec(_Frozen):
     num_nodes: int = 1
     resources: ResourceChoices
     envs: dict[str, str] = {}
-    secrets: dict[str, SecretStr] = {}
+    # None: declared without a value, which only `plan` allows (a plan records names only)
+    secrets: dict[str, SecretStr | None] = {}
     file_mounts: dict[str, FileMount] = {}
     setup: str | None = None
     run: str | None = None
@@ -197,7 +198,7 @@ class TaskSpec(_Frozen):
     source: SourceRef
 
     @field_serializer("secrets")
-    def _redact(self, secrets: dict[str, SecretStr]) -> dict[str, str]:
+    def _redact(self, secrets: dict[str, SecretStr | None]) -> dict[str, str]:
         return dict.fromkeys(secrets, REDACTED)
 
     def label(self, index: int) -> str:
@@ -205,4 +206,8 @@ class TaskSpec(_Frozen):
 
     def secret_values(self) -> dict[str, str]:
         """Plain secret values, for the executor only; never log or serialize them."""
-        return {k: v.get_secret_value() for k, v in self.secrets.items()}
+        return {k: v.get_secret_value() for k, v in self.secrets.items() if v is not None}
+
+    def secret_names(self) -> list[str]:
+        """Every secret the task declares, with a value or not (what a plan records)."""
+        return sorted(self.secrets)

@@ -11,7 +11,13 @@ from typing import Any
 from pydantic import SecretStr
 
 from skyform.spec.accelerators import canonical_name
-from skyform.spec.envs import references, require_values, substitute, yaml_variables
+from skyform.spec.envs import (
+    references,
+    require_values,
+    secret_looking_envs,
+    substitute,
+    yaml_variables,
+)
 from skyform.spec.errors import BadValue, Where, describe
 from skyform.spec.infra import format_location, infer_location, parse_infra
 from skyform.spec.localpaths import (
@@ -20,7 +26,7 @@ from skyform.spec.localpaths import (
     check_mount_source,
     check_workdir,
 )
-from skyform.spec.models import FileMount, GitWorkdir, SkyformExt, SourceRef, TaskSpec, is_uri
+from skyform.spec.models import FileMount, GitWorkdir, SkyformExt, SourceRef, TaskSpec
 from skyform.spec.raw import IGNORED_TASK_KEYS, RawSkyform, RawTask, RawWorkdirGit
 from skyform.spec.resources import parse_resources
 from skyform.spec.service import parse_service
@@ -30,6 +36,7 @@ from skyform.spec.values import parse_minutes
 MAX_NUM_NODES = 4096
 MAX_DATA_GB = 10_000_000  # 10 PB
 MAX_HOURS = 100_000
+SUBSTITUTED = ("workdir", "file_mounts", "service", "volumes")  # where $VAR is replaced
 TASK_NAME = re.compile(r"[a-zA-Z0-9]+(?:[._-]{1,2}[a-zA-Z0-9]+)*")
 
 
@@ -39,6 +46,9 @@ class Overrides:
 
     envs: tuple[tuple[str, str], ...] = ()
     secrets: tuple[tuple[str, str], ...] = ()
+    secrets_by_name: bool = False  # a declared secret may stay without a value (`plan`)
+    # values for the secrets a task declares, only those (apply's environment)
+    declared_from: tuple[tuple[str, str], ...] = ()
 
 
 def parse_task(
@@ -75,16 +85,22 @@ def parse_task(
         for name, value in values.items():
             if value is not None:
                 check_env_value(name, value, (key, name), where)
+    in_file = list(envs)
     envs.update(overrides.envs)
+    secrets.update((k, v) for k, v in overrides.declared_from if k in secrets)
     secrets.update(overrides.secrets)
     env_values = require_values(envs, where, "envs", "--env")
-    secret_values = require_values(secrets, where, "secrets", "--secret")
+    if overrides.secrets_by_name:
+        unset = [name for name, value in secrets.items() if value is None]
+        _refuse_unset_in_paths(unset, raw, where)
+    else:
+        require_values(secrets, where, "secrets", "--secret")
+    secret_values = {k: v for k, v in secrets.items() if v is not None}
     variables = {**env_values, **secret_values}
+    for warning in secret_looking_envs(env_values, secrets, in_file, where):
+        note(warning)
 
-    substituted = {
-        key: substitute(raw.get(key), variables)
-        for key in ("workdir", "file_mounts", "service", "volumes")
-    }
+    substituted = {key: substitute(raw.get(key), variables) for key in SUBSTITUTED}
     for key in substituted:
         leaked = sorted(references(raw.get(key)) & set(secret_values))
         if leaked:
@@ -99,7 +115,7 @@ def parse_task(
         num_nodes=num_nodes,
         resources=resources,
         envs=env_values,
-        secrets={k: SecretStr(v) for k, v in secret_values.items()},
+        secrets={k: None if v is None else SecretStr(v) for k, v in secrets.items()},
         file_mounts=_file_mounts(raw.get("file_mounts"), variables, where),
         setup=spec.setup,
         run=spec.run,
@@ -112,6 +128,21 @@ def parse_task(
         skyform=_skyform(raw.get("skyform"), spec.inputs, where),
         source=_source(where),
     )
+
+
+def _refuse_unset_in_paths(unset: list[str], raw: dict, where: Where) -> None:
+    """A secret substituted into a path is needed to plan (the path is resolved, checked
+    and recorded with `${NAME}` in place of the value); elsewhere its name is enough."""
+    for key in SUBSTITUTED:
+        used = sorted(references(raw.get(key)) & set(unset))
+        if used:
+            where.fail(
+                ("secrets", used[0]),
+                f"secret '{used[0]}' has no value, and {key} uses it: planning needs it",
+                f"Pass it with --secret {used[0]}=VALUE (or --secret {used[0]} to take it "
+                "from your shell); the plan records ${" + used[0] + "}, never the value.",
+                at_key=True,
+            )
 
 
 def _source(where: Where) -> SourceRef:
@@ -147,17 +178,6 @@ def _file_mounts(raw: Any, variables: dict[str, str], where: Where) -> dict[str,
     for key, value in raw.items():
         path = ("file_mounts", key)
         dst, src = substitute(key, variables), substitute(value, variables)
-        if not dst or is_uri(dst):
-            where.fail(
-                path, f"file mount destination '{dst}' must be a path on the node", at_key=True
-            )
-        if dst.endswith("/") and dst != "/":
-            where.fail(
-                path,
-                f"file mount destination '{dst}' ends with '/'",
-                f"Write '{dst.rstrip('/')}'.",
-                at_key=True,
-            )
         check_mount_destination(dst, path, where)
         if dst in mounts:
             where.fail(

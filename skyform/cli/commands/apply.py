@@ -125,7 +125,7 @@ def apply(
                 "its replacements included",
                 f"Apply it without --replace: skyform apply {target}",
             )
-        plan, data = planfiles.read_reviewed(target, expect_digest)
+        plan, _ = planfiles.read_reviewed(target, expect_digest)
         plan_path = target
     else:
         inputs = options.task_inputs(env, env_file, secret, overrides)
@@ -133,7 +133,7 @@ def apply(
             target, minimize=minimize, cluster=cluster, inputs=inputs, verb="apply"
         )
         planfiles.require_digest(plan, expect_digest, "the plan made now")
-        plan_path, data = planfiles.unsaved(plan)
+        plan_path = planfiles.unsaved()
         if not plan.summary.has_changes:
             return 0
         take_over = confirm_plan(plan, yes=yes, take_over=take_over, replace=replace, verb="apply")
@@ -143,6 +143,6 @@ def apply(
     run = ApplyOptions(
         detach=detach, secret_overrides=secret, take_over=take_over, lock_wait=lock_timeout
     )
-    outcomes = apply_plan(plan, plan_path, data, progress=ConsoleProgress(), options=run)
+    outcomes = apply_plan(plan, plan_path, progress=ConsoleProgress(), options=run)
     render_apply_result(plan, outcomes, detach=detach)
     return 1 if any(o.failed for o in outcomes) else 0

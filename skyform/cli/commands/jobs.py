@@ -42,6 +42,7 @@ def launch(
     from skyform.cli.options import is_plan_file
     from skyform.cli.prompts import confirm_on_terminal
     from skyform.cli.render.jobs import render_launched
+    from skyform.cli.render.visible import visible
     from skyform.errors import SkyformError
     from skyform.ops.managed import verbs
     from skyform.ops.plan import refuse_stdin
@@ -67,16 +68,17 @@ def launch(
         name=name,
     )
     render_launched(launched.record)
+    services = visible(", ".join(launched.services))  # names from the store
     if launched.local_controller:
         typer.echo(
             f"Started a controller on this machine: the job syncs "
-            f"{', '.join(launched.record.local_paths)} from here, which controller "
-            f"{', '.join(launched.services)} cannot reach. Keep this machine running until "
+            f"{visible(', '.join(launched.record.local_paths))} from here, which controller "
+            f"{services} cannot reach. Keep this machine running until "
             "the job ends (or sync the files through a bucket or a git workdir).",
             err=True,
         )
     elif launched.services:
-        typer.echo(f"Submitted: controller {', '.join(launched.services)} will run it.", err=True)
+        typer.echo(f"Submitted: controller {services} will run it.", err=True)
         if not launched.inputs_shared:
             typer.echo(
                 "SKYFORM_PASSPHRASE is not set: the job's task and inputs stay under this "

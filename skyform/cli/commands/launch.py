@@ -78,7 +78,6 @@ def launch(
     run = ApplyOptions(
         detach=detach, secret_overrides=secret, rerun_unchanged=True, take_over=take_over
     )
-    plan_path, data = planfiles.unsaved(plan)
-    outcomes = apply_plan(plan, plan_path, data, progress=ConsoleProgress(), options=run)
+    outcomes = apply_plan(plan, planfiles.unsaved(), progress=ConsoleProgress(), options=run)
     render_apply_result(plan, outcomes, detach=detach, verb="Launch")
     return launch_exit_code(outcomes)

@@ -169,7 +169,9 @@ def status(
     if endpoint:
         if len(records) != 1:
             raise SkyformError("--endpoint needs exactly one service", "Name one service.")
-        typer.echo(records[0].endpoint or "-")
+        from skyform.cli.render.visible import visible
+
+        typer.echo(visible(records[0].endpoint or "-"))
         return 0
     if json_out:
         print_json([r.model_dump(mode="json") for r in records])

@@ -38,9 +38,11 @@ def render_apply_result(
             soft_wrap=True,
         )
         if detach and not o.job.status.is_terminal:
-            console.print(f"    follow it: skyform logs {o.cluster} {o.job.job_id} --follow")
+            console.print(
+                f"    follow it: skyform logs {escape(o.cluster)} {o.job.job_id} --follow"
+            )
         elif o.failed:
-            console.print(f"    see why: skyform logs {o.cluster} {o.job.job_id}")
+            console.print(f"    see why: skyform logs {escape(o.cluster)} {o.job.job_id}")
     failed = [o for o in outcomes if o.failed]
     result = "failed" if failed else "complete"
     style = "red" if failed else "green"

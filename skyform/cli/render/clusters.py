@@ -124,7 +124,7 @@ def _verbose(console, r: ClusterRecord, jobs: list[JobRecord], h: ClusterState |
         console.print(f"  node {node.rank}: {escape(where)} ({escape(node.node_id)}){mark}")
     last = jobs[-1] if jobs else None
     if last is not None:
-        console.print(f"  last job: {last.job_id} {last.name} {last.status.value}")
+        console.print(f"  last job: {last.job_id} {escape(last.name)} {last.status.value}")
 
 
 def render_queues(
@@ -161,7 +161,7 @@ def _queue_table(console, cluster: str, jobs: list[JobRecord]) -> None:
             duration(j.started_at, j.ended_at),
             escape(j.resources),
             f"[{style}]{j.status.value}[/]",
-            f"skyform logs {cluster} {j.job_id}",
+            f"skyform logs {escape(cluster)} {j.job_id}",
         )
     console.print(table)
     unstarted = [j for j in jobs if j.never_ran and j.reason]

@@ -16,6 +16,7 @@ from rich.table import Table
 from skyform.cli.render import fmt
 from skyform.cli.render.console import make_console
 from skyform.cli.render.output import print_json
+from skyform.cli.render.visible import visible
 from skyform.cost.model import ClusterCost, PlanCost
 from skyform.plan.model import PlacedOffer
 
@@ -232,7 +233,7 @@ def emit(
     (markdown, CSV), or else the rich table on the terminal."""
     if as_json:
         print_json(result.model_dump(mode="json"))
-    elif text is not None:
-        sys.stdout.write(text)
+    elif text is not None:  # markdown or CSV of plan text: its controls shown, not acted on
+        sys.stdout.write(visible(text))
     else:
         render_table(result, make_console())

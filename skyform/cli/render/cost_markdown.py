@@ -19,6 +19,7 @@ from skyform.cli.render.cost import (
 from skyform.cli.render.cost_diff import SYMBOL_MD, delta_usd, side_text
 from skyform.cli.render.cost_reprice import ONPREM_NOTE, drift_text, missing_text
 from skyform.cli.render.plan_markdown import cell, render_plan_markdown
+from skyform.cli.render.visible import visible
 from skyform.cost.model import ClusterCost, ClusterDelta, PlanComparison, PlanCost, Reprice
 from skyform.plan.model import Plan
 
@@ -70,7 +71,7 @@ def cost_comment(plan: Plan, cost: PlanCost) -> str:
     """The plan comment with the cost section placed before its provenance footer."""
     body = render_plan_markdown(plan).rstrip("\n").split("\n")
     footer = [body.pop()] if body and body[-1].startswith(FOOTER) else []
-    return "\n".join(body + cost_section(cost) + footer) + "\n"
+    return visible("\n".join(body + cost_section(cost) + footer) + "\n")
 
 
 def render_diff_markdown(cmp: PlanComparison) -> str:
@@ -126,7 +127,7 @@ def render_diff_markdown(cmp: PlanComparison) -> str:
         lines += ["The new plan allows only:", ""]
         lines += [f"- {cell(a.describe())}" for a in cmp.allowed]
         lines.append("")
-    return "\n".join(lines)
+    return visible("\n".join(lines))
 
 
 def what_changed(d: ClusterDelta) -> str:
@@ -169,4 +170,4 @@ def render_reprice_markdown(r: Reprice) -> str:
     ]
     if r.missing:
         lines += [missing_text(r), ""]
-    return "\n".join(lines)
+    return visible("\n".join(lines))

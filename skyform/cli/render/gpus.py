@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 
 from skyform.cli.render.console import make_console
@@ -44,7 +45,7 @@ def render_gpu_summary(rows: list[GpuSummary], *, as_json: bool, console=None) -
         counts = [quantity(c) for c in row.counts]
         if len(counts) > MAX_COUNTS:
             counts = [*counts[: MAX_COUNTS - 2], "…", counts[-1], f"({len(row.counts)} sizes)"]
-        table.add_row(row.accelerator, row.cloud, ", ".join(counts))
+        table.add_row(escape(row.accelerator), escape(row.cloud), escape(", ".join(counts)))
     console.print(table)
     console.print("\nDetails and prices: `skyform gpus NAME` (e.g. `skyform gpus A100:8`).")
 
@@ -63,16 +64,16 @@ def render_gpu_rows(rows: list[GpuRow], *, as_json: bool, console=None) -> None:
     table.add_column("REGION")
     for row in rows:
         table.add_row(
-            row.accelerator,
+            escape(row.accelerator),
             quantity(row.count),
-            row.cloud,
-            row.instance_type + (" *" if row.attachable else ""),
+            escape(row.cloud),
+            escape(row.instance_type) + (" *" if row.attachable else ""),
             gib(row.device_memory_gib),
             quantity(row.vcpus),
             gib(row.host_memory_gib),
             price(row.hourly_price),
             price(row.hourly_spot_price),
-            row.region,
+            escape(row.region),
         )
     console.print(table)
     if any(r.attachable for r in rows):

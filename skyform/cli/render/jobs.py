@@ -11,6 +11,7 @@ from rich.table import Table
 from skyform.cli.render.clusters import duration
 from skyform.cli.render.console import make_console
 from skyform.cli.render.output import print_json
+from skyform.cli.render.progress import print_log_line
 from skyform.cli.render.status_table import ago
 from skyform.state.managed import ManagedJobRecord, ManagedJobStatus, PlanRevision
 
@@ -156,10 +157,7 @@ class JobLogPrinter:
         self.console = make_console()
 
     def line(self, line) -> None:
-        prefix = f"({line.task}, node={line.rank})"
-        self.console.print(
-            f"[dim]{escape(prefix)}[/] {escape(line.text)}", soft_wrap=True, highlight=False
-        )
+        print_log_line(self.console, f"({line.task}, node={line.rank})", line.text)
 
     def note(self, text: str) -> None:
         self.console.print(f"[bold yellow]── {escape(text)}[/]", soft_wrap=True)

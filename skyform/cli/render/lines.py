@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from skyform.cli.render.visible import visible
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
@@ -61,6 +63,7 @@ class PlainPrinter:
         self.parts: list[str] = []
 
     def line(self, text: str = "", *, markup: bool = True, soft_wrap: bool = False) -> None:
+        text = visible(text)  # as the rich console shows it (console.py)
         if markup:
             text = STYLE_TAG.sub("", text)
             if "[" in text or "\\" in text:  # escaped user text: rich unescapes it
@@ -73,7 +76,7 @@ class PlainPrinter:
 
     def grid(self, grid: Grid) -> None:
         header = [name for name, _ in grid.columns]
-        for cells in [header, *grid.rows]:
+        for cells in [header, *grid.rows]:  # a control character: rich's path shows it
             for cell in cells:
                 _check(cell)
         justify = [j for _, j in grid.columns]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from skyform.cli.render.visible import script_lines
 from skyform.plan.parts import Action, member_host
 
 if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/planview.py)
@@ -72,7 +73,7 @@ def job_text_lines(t: TaskPlacement, names: str | None = None) -> list[str]:
     for name, text in (("setup", job.setup), ("run", job.run)):
         if text:
             lines.append(f"      {name} = <<-EOT")
-            lines += [f"        {line}" for line in text.splitlines()]
+            lines += [f"        {line}" for line in script_lines(text)]
             lines.append("      EOT")
         else:
             lines.append(f"      {name} = null")
@@ -82,7 +83,7 @@ def job_text_lines(t: TaskPlacement, names: str | None = None) -> list[str]:
 def _fence(text: str, info: str = "") -> list[str]:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return [f"{fence}{info}", *text.splitlines(), fence]
+    return [f"{fence}{info}", *script_lines(text), fence]
 
 
 def _code(text: str) -> str:

@@ -9,6 +9,7 @@ from skyform.cli.render.plan_job import job_markdown
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, fenced_diff
+from skyform.cli.render.visible import visible
 from skyform.plan.parts import Action
 from skyform.plan.planjson import content_digest
 
@@ -25,8 +26,12 @@ ICON = {
 
 
 def cell(text: object) -> str:
-    """Table-cell safe text: pipes escaped, newlines flattened."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Table-cell safe text: pipes escaped, newlines flattened, and `<` `>` as entities, so
+    text from a plan cannot open HTML (`<!--` would hide the rest of a PR comment from its
+    reviewer). Control characters: the whole comment goes through render/visible.py."""
+    return (
+        str(text).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+    )
 
 
 def _considered(t: TaskPlacement, objective: str) -> list[str]:
@@ -82,7 +87,7 @@ def _attribute_details(change: ClusterChange) -> list[str]:
 
 def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
     s = plan.summary
-    head = title or f"skyform plan for `{plan.task.path}`"
+    head = title or f"skyform plan for `{cell(plan.task.path)}`"
     lines = [f"### {head}", ""]
     if s.has_changes:
         lines.append(f"**Plan: {s.add} to add, {s.change} to change, {s.destroy} to destroy.**")
@@ -174,8 +179,8 @@ def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
         "",
     ]
     lines.append(
-        f"<sub>skyform {plan.skyform_version} · task {fmt.short_digest(plan.task.digest)} · "
-        f"catalog {fmt.short_digest(plan.catalog_digest)} · state serial {plan.prior.serial}"
-        "</sub>"
+        f"<sub>skyform {cell(plan.skyform_version)} · task "
+        f"{cell(fmt.short_digest(plan.task.digest))} · catalog "
+        f"{cell(fmt.short_digest(plan.catalog_digest))} · state serial {plan.prior.serial}</sub>"
     )
-    return "\n".join(lines) + "\n"
+    return visible("\n".join(lines) + "\n")

@@ -15,9 +15,10 @@ def emit_plan(
     plan: Plan, *, as_json: bool = False, markdown: bool = False, saved_to: str | None = None
 ) -> None:
     if as_json:
+        from skyform.cli.render.visible import json_visible
         from skyform.plan.planfile import plan_bytes
 
-        sys.stdout.write(plan_bytes(plan).decode())
+        sys.stdout.write(json_visible(plan_bytes(plan).decode()))
     elif markdown:
         from skyform.cli.render.plan_markdown import render_plan_markdown
 

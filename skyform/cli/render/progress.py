@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.markup import escape
 
 from skyform.cli.render.console import make_console
+from skyform.cli.render.visible import visible
 
 STAGE_LABELS = {
     "provision": "provisioning",
@@ -20,6 +21,16 @@ STAGE_LABELS = {
     "rerun": "running the job again",
     "stop": "stopped",
 }
+
+
+def print_log_line(console, prefix: str, text: str) -> None:
+    """One line of a job's output, after its dim `prefix`: the user's program talking to
+    the user's terminal, so printed as it is (colours, and what rich itself drops), not
+    through render/visible.py as text from plans and nodes is; the prefix is."""
+    from rich.text import Text
+
+    line = Text.assemble((visible(prefix), "dim"), " ", text)
+    console.print(line, soft_wrap=True, highlight=False)
 
 
 class ConsoleProgress:
@@ -43,9 +54,7 @@ class ConsoleProgress:
 
     def log(self, cluster: str, line) -> None:
         prefix = f"({cluster}, node={line.rank}{', setup' if line.setup else ''})"
-        self.console.print(
-            f"[dim]{escape(prefix)}[/] {escape(line.text)}", soft_wrap=True, highlight=False
-        )
+        print_log_line(self.console, prefix, line.text)
 
     def job_end(self, job) -> None:
         """The line after a job's output: how it stands (always the last line)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from skyform.cli.render.visible import visible
 from skyform.serve.plan import ReplicaSlot, ServicePlan
 from skyform.serve.revisions import ServiceRevision
 from skyform.serve.state import ServiceRecord
@@ -58,14 +59,9 @@ def service_plan_text(plan: ServicePlan) -> str:
     width = max(len(k) for k, _ in _settings(plan))
     lines += [f"  {key.ljust(width)}  {value}" for key, value in _settings(plan)]
     lines += ["", "Replicas"]
-    rows = [HEADER, *(_row(s) for s in plan.replicas)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
-    for row in rows:
-        lines.append(
-            "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-        )
+    lines += ["  " + line for line in _table([HEADER, *(_row(s) for s in plan.replicas)])]
     lines += ["", *_cost_lines(plan)]
-    return "\n".join(lines) + "\n"
+    return visible("\n".join(lines) + "\n")
 
 
 def _cell(text: str) -> str:
@@ -82,18 +78,20 @@ def service_plan_markdown(plan: ServicePlan) -> str:
     ]
     lines += ["| " + " | ".join(_cell(c) for c in _row(s)) + " |" for s in plan.replicas]
     lines += ["", *(f"- **{line}**" for line in _cost_lines(plan))]
-    return "\n".join(lines) + "\n"
+    return visible("\n".join(lines) + "\n")
 
 
 def render_up(record: ServiceRecord) -> None:
     from skyform.cli.render.console import make_console
+    from skyform.cli.render.lines import escape
 
     console = make_console()
-    console.print(f"Service name: {record.name}", soft_wrap=True, highlight=False)
-    console.print(f"Endpoint URL: {record.endpoint}", soft_wrap=True, highlight=False)
+    name = escape(record.name)
+    console.print(f"Service name: {name}", soft_wrap=True, highlight=False)
+    console.print(f"Endpoint URL: {escape(str(record.endpoint))}", soft_wrap=True, highlight=False)
     console.print(
-        f"  status: skyform serve status {record.name} · logs: skyform serve logs "
-        f"{record.name} --controller · down: skyform serve down {record.name}",
+        f"  status: skyform serve status {name} · logs: skyform serve logs "
+        f"{name} --controller · down: skyform serve down {name}",
         soft_wrap=True,
         highlight=False,
     )
@@ -113,6 +111,8 @@ def _since(start: float | None, now: float) -> str:
 
 
 def _table(rows: list[list[str]]) -> list[str]:
+    """Columns two spaces apart; a cell is one line (its controls and newlines escaped)."""
+    rows = [[visible(c, lines=False) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
 
@@ -160,7 +160,7 @@ def status_text(records: list[ServiceRecord], *, verbose: bool, now: float) -> s
     lines += _table(replica_rows) if len(replica_rows) > 1 else ["No replicas."]
     if len(every) > len(shown):
         lines.append(f"... {len(every) - len(shown)} more (see all with -v)")
-    return "\n".join(lines) + "\n"
+    return visible("\n".join(lines) + "\n")
 
 
 def _infra(infra: str | None, role: str) -> str:
@@ -208,7 +208,7 @@ def update_text(preview: UpdatePreview) -> str:
         f"Update: {preview.count('relabel')} to relabel, {preview.count('replace')} to replace, "
         f"{preview.launch} to launch, {preview.count('remove')} to remove."
     )
-    return "\n".join(lines) + "\n"
+    return visible("\n".join(lines) + "\n")
 
 
 def _planned(revision: ServiceRevision) -> str:

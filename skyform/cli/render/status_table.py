@@ -17,6 +17,7 @@ from skyform.cli.render import fmt
 from skyform.cli.render.empty import NO_CLUSTERS
 from skyform.cli.render.fasttable import print_table, status_table_lines
 from skyform.cli.render.lines import plain_width
+from skyform.cli.render.visible import visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -69,8 +70,9 @@ def cells(
     launched_at: float | None,
     hourly_price: float,
 ) -> tuple[str, ...]:
-    """One row of the table (`state`: the status, with what --refresh found lost)."""
-    return (
+    """One row of the table (`state`: the status, with what --refresh found lost); each cell
+    one line, its control characters shown (the fast and the rich table draw the same)."""
+    row = (
         name,
         offer.infra,
         resources(offer, num_nodes),
@@ -79,6 +81,7 @@ def cells(
         ago(launched_at),
         fmt.usd(hourly_price * num_nodes, hourly=True),
     )
+    return tuple(visible(cell, lines=False) for cell in row)
 
 
 def status_table(rows: Sequence[Sequence[str]]) -> Table:

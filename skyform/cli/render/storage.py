@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from skyform.cli.render.console import make_console
@@ -24,11 +25,11 @@ def render_buckets(rows: list[BucketRow], *, as_json: bool) -> None:
     for r in rows:
         size = "-" if r.size_gb is None else f"{r.size_gb:.3g} GB"
         table.add_row(
-            r.name,
-            r.store.upper(),
-            r.region or "-",
+            escape(r.name),
+            escape(r.store.upper()),
+            escape(r.region or "-"),
             "yes" if r.persistent else "no (deleted at down)",
-            ", ".join(r.used_by) or "-",
+            escape(", ".join(r.used_by) or "-"),
             size,
         )
     console.print(table)

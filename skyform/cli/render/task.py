@@ -12,6 +12,7 @@ import sys
 from rich.markup import escape
 
 from skyform.cli.render.console import make_console
+from skyform.cli.render.visible import script_lines
 from skyform.spec import Dag, ResourceRequest, TaskSpec
 from skyform.spec.models import DEFAULT_DISK_SIZE_GB, REDACTED, FileMount, GitWorkdir
 
@@ -192,7 +193,7 @@ def _workdir(workdir: str | GitWorkdir) -> str:
 
 
 def _script(script: str) -> str:
-    lines = [line for line in script.strip().splitlines() if line.strip()]
+    lines = [line for line in script_lines(script.strip()) if line.strip()]
     if len(lines) == 1 and len(lines[0]) <= 70:
         return lines[0]
     first = lines[0] if lines else ""

@@ -10,14 +10,16 @@ from __future__ import annotations
 import difflib
 import re
 
+from skyform.cli.render.visible import script_lines
+
 TEXT_ATTRS = frozenset({"run", "setup"})
 CONTEXT = 2  # unchanged lines kept around each change
 
 
 def diff_lines(before: str | None, after: str | None) -> list[tuple[str, str]]:
     """(mark, line): mark is " ", "-", "+", or "…" for a fold of unchanged lines."""
-    old = (before or "").splitlines()
-    new = (after or "").splitlines()
+    old = script_lines(before)
+    new = script_lines(after)
     out: list[tuple[str, str]] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
         if tag == "equal":
@@ -42,7 +44,7 @@ def heredoc(path: str, before: str | None, after: str | None) -> list[str]:
     if before is None or after is None:
         symbol, text = ("+", after) if before is None else ("-", before)
         lines = [f"{symbol} {path} = <<-EOT"]
-        lines += [f"    {line}" for line in (text or "").splitlines()]
+        lines += [f"    {line}" for line in script_lines(text)]
         return [*lines, "  EOT"]
     lines = [f"~ {path} = <<-EOT"]
     for mark, line in diff_lines(before, after):

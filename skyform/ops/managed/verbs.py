@@ -48,6 +48,11 @@ def launch(
     """`jobs launch TASK.yaml` (planned now) or `jobs launch PLAN.json` (a reviewed plan)."""
     from skyform.ops.managed import launch as launching
 
+    if from_plan:  # as apply does, before the store is opened: a refusal leaves nothing
+        from skyform.ops.taskfile import check_saved_plan
+
+        check_saved_plan(target, secret_overrides=list(inputs.secrets))
+
     with _open() as (db, _):
         if from_plan:
             record = launching.launch_plan(
