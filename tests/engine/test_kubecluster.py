@@ -104,18 +104,19 @@ def test_a_pod_runs_in_its_own_namespace_and_its_deletion_is_finished(kube_clust
         pod = rest.get("/api/v1/namespaces/default/pods/sleeper")
         return pod if pod["status"].get("phase") == "Running" else None
 
-    pod = _wait_for(running)
-    address = pod["status"]["podIP"]
-    assert pod["status"]["hostIP"] == address
-    assert address.startswith(f"10.244.{kube_cluster.network.slot}.")
-    node = rest.get(f"/api/v1/nodes/{pod['spec']['nodeName']}")
-    assert int(node["status"]["allocatable"]["nvidia.com/gpu"]) >= 1
-    sandbox = kube_cluster.agent.running_pod("default", "sleeper").sandbox
-    pid = sandbox.init_pid
-    assert pid is not None
-    assert Path(f"/proc/{pid}/cmdline").read_text().startswith("/bin/sleep")
-
-    rest.delete("/api/v1/namespaces/default/pods/sleeper")  # graceful: the agent finishes it
+    try:
+        pod = _wait_for(running)
+        address = pod["status"]["podIP"]
+        assert pod["status"]["hostIP"] == address
+        assert address.startswith(f"10.244.{kube_cluster.network.slot}.")
+        node = rest.get(f"/api/v1/nodes/{pod['spec']['nodeName']}")
+        assert int(node["status"]["allocatable"]["nvidia.com/gpu"]) >= 1
+        sandbox = kube_cluster.agent.running_pod("default", "sleeper").sandbox
+        pid = sandbox.init_pid
+        assert pid is not None
+        assert Path(f"/proc/{pid}/cmdline").read_text().startswith("/bin/sleep")
+    finally:
+        rest.delete("/api/v1/namespaces/default/pods/sleeper")  # graceful: the agent ends it
 
     def gone():
         names = [p["metadata"]["name"] for p in rest.get("/api/v1/pods")["items"]]

@@ -173,8 +173,12 @@ class NodeAgent:
         code = running.sandbox.exit_code()
         if code is not None:
             if running.reported in ("", "Running"):
+                if not running.sandbox.started():  # the sandbox itself failed: say why
+                    self.note(f"pod {pod['metadata']['name']}: {running.sandbox.log_tail()}")
                 self._report_exit(pod, running, code)
             return
+        if running.reported == "" and not running.sandbox.started():
+            return  # still making its mounts
         if running.reported == "" and self._probe_passes(pod, running.address):
             self._report_running(pod, running)
 

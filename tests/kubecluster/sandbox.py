@@ -135,7 +135,8 @@ class Sandbox:
                 lines.append(f"mount --bind {stage}/v{index} {target}")
                 if volume.read_only:
                     lines.append(f"mount -o remount,bind,ro {target}")
-        lines += [f"umount -l {stage}/* ", f"rm -rf {stage}"]
+        # The mounts are made: the pod's command starts now (the agent waits for this mark).
+        lines += [f"touch {stage}/pod/started", f"umount -l {stage}/* ", f"rm -rf {stage}"]
         return "\n".join(lines)
 
     def start(self) -> None:
@@ -166,6 +167,10 @@ class Sandbox:
                 start_new_session=True,
                 preexec_fn=die_with_parent,
             ).result()
+
+    def started(self) -> bool:
+        """The sandbox is made and the pod's own command runs (or ran)."""
+        return (self.dir / "started").exists()
 
     @property
     def init_pid(self) -> int | None:
