@@ -24,7 +24,8 @@ def engine_bin_dir() -> Path:
     try:
         return engine_bin()
     except EngineBuildError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        failure = str(exc)
+    pytest.fail(failure, pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -34,10 +35,13 @@ def kube_cluster(engine_bin_dir, tmp_path_factory):
     if reason:
         pytest.fail(reason, pytrace=False)
     cluster = KubeCluster(engine_bin_dir, tmp_path_factory.mktemp("kubecluster"))
+    failure = None
     try:
         cluster.start()
     except ControlPlaneError as exc:
         cluster.close()
-        pytest.fail(f"the test cluster did not start: {exc}", pytrace=False)
+        failure = f"the test cluster did not start: {exc}"
+    if failure:
+        pytest.fail(failure, pytrace=False)
     yield cluster
     cluster.close()
