@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import datetime
 import socket
 import threading
 import time
@@ -29,6 +28,7 @@ from pathlib import Path
 
 from kubecluster.collector import KINDS, collect
 from kubecluster.podnet import PodNetwork
+from kubecluster.podstatus import exited_status, now, refused_status, running_status
 from kubecluster.rest import ApiError, Rest
 from kubecluster.sandbox import PodRefused, PodSpec, Sandbox, Volume
 from kubecluster.scheduling import choose_node, pod_requests
@@ -36,10 +36,6 @@ from kubecluster.services import NodePorts, sync_endpoints
 
 POLL = 0.2  # while something happens (a pod starts, a deletion is finished)
 POLL_IDLE = 0.5  # after a round with nothing to do: an idle cluster costs ~5% of a core
-
-
-def now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def pod_path(pod: dict, sub: str = "") -> str:
@@ -289,90 +285,23 @@ class NodeAgent:
         except OSError:
             return False
 
-    def _conditions(self, ready: bool) -> list[dict]:
-        stamp = now()
-        names = ("PodScheduled", "Initialized", "PodReadyToStartContainers")
-        conditions = [{"type": n, "status": "True", "lastTransitionTime": stamp} for n in names]
-        state = "True" if ready else "False"
-        for name in ("ContainersReady", "Ready"):
-            conditions.append({"type": name, "status": state, "lastTransitionTime": stamp})
-        return conditions
-
     def _report_running(self, pod: dict, running: RunningPod) -> None:
-        container = pod["spec"]["containers"][0]
-        status = {
-            "phase": "Running",
-            "conditions": self._conditions(True),
-            "hostIP": running.address,
-            "hostIPs": [{"ip": running.address}],
-            "podIP": running.address,
-            "podIPs": [{"ip": running.address}],
-            "startTime": running.started,
-            "containerStatuses": [
-                {
-                    "name": container["name"],
-                    "image": container.get("image", ""),
-                    "imageID": "",
-                    "containerID": f"skyform-test://{pod['metadata']['uid']}",
-                    "ready": True,
-                    "started": True,
-                    "restartCount": 0,
-                    "state": {"running": {"startedAt": running.started}},
-                }
-            ],
-        }
-        if self._patch_status(pod, {"status": status}):
+        if self._patch_status(pod, running_status(pod, running.address, running.started)):
             running.reported = "Running"
             self.note(f"pod {pod['metadata']['name']} Running and Ready")
 
     def _report_exit(self, pod: dict, running: RunningPod, code: int) -> None:
-        phase = "Succeeded" if code == 0 else "Failed"
-        container = pod["spec"]["containers"][0]
-        terminated = {
-            "exitCode": code,
-            "reason": "Completed" if code == 0 else "Error",
-            "startedAt": running.started,
-            "finishedAt": now(),
-        }
-        status = {
-            "phase": phase,
-            "conditions": self._conditions(False),
-            "containerStatuses": [
-                {
-                    "name": container["name"],
-                    "image": container.get("image", ""),
-                    "imageID": "",
-                    "ready": False,
-                    "started": False,
-                    "restartCount": 0,
-                    "state": {"terminated": terminated},
-                }
-            ],
-        }
-        if self._patch_status(pod, {"status": status}):
-            running.reported = phase
-            self.note(f"pod {pod['metadata']['name']} {phase} (exit {code})")
+        status = exited_status(pod, running.started, code)
+        if self._patch_status(pod, status):
+            running.reported = status["status"]["phase"]
+            self.note(f"pod {pod['metadata']['name']} {running.reported} (exit {code})")
 
     def _refuse(self, pod: dict, message: str) -> None:
         uid = pod["metadata"]["uid"]
         if self._refused.get(uid) == message:
             return
         self._refused[uid] = message
-        container = pod["spec"]["containers"][0]
-        waiting = {"reason": "CreateContainerError", "message": message}
-        status = {
-            "containerStatuses": [
-                {
-                    "name": container["name"],
-                    "image": container.get("image", ""),
-                    "imageID": "",
-                    "ready": False,
-                    "restartCount": 0,
-                    "state": {"waiting": waiting},
-                }
-            ]
-        }
-        self._patch_status(pod, {"status": status})
+        self._patch_status(pod, refused_status(pod, message))
         self.note(f"pod {pod['metadata']['name']} refused: {message}")
 
     def _patch_status(self, pod: dict, body: dict) -> bool:
