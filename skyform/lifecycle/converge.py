@@ -96,29 +96,6 @@ def update_in_place(
     return record
 
 
-def attach_again(
-    config: Config,
-    record: ClusterRecord,
-    job: JobSpec,
-    mounts: Collection[str],
-    *,
-    on_event: NodeEvent | None = None,
-) -> list[str]:
-    """Attach the job's bucket mounts named in `mounts` (its file_mounts keys) on every node
-    of the cluster again, without running the job: a COPY is copied anew, a MOUNT or
-    MOUNT_CACHED is mounted (a live mount is kept). Returns the mounts attached."""
-    from skyform.exec.run import open_cluster
-    from skyform.storage.attach import attach_buckets
-
-    chosen = {d: m for d, m in job.file_mounts.items() if d in mounts and m.bucket is not None}
-    if not chosen or record.handle is None:
-        return []
-    subset = job.model_copy(update={"file_mounts": chosen})
-    with open_cluster(record.handle, on_event=on_event, prepare=False) as session:
-        attach_buckets(session, subset, config.storage)
-    return sorted(chosen)
-
-
 def require_up(record: ClusterRecord, nodes: int) -> None:
     """A cluster a job can run on as it is (`exec`): it has nodes, is not stopped, and has
     at least `nodes` of them."""

@@ -22,13 +22,9 @@ from skyform.errors import PlanError
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession
 from skyform.lifecycle import clusters
+from skyform.lifecycle.bucketmounts import attach_again
 from skyform.lifecycle.cluster_job import JobRun, follow_job, synced_workdir
-from skyform.lifecycle.converge import (
-    attach_again,
-    converge_cluster,
-    run_job,
-    update_in_place,
-)
+from skyform.lifecycle.converge import converge_cluster, run_job, update_in_place
 from skyform.lifecycle.freshness import check_fresh, task_must_exist
 from skyform.lifecycle.interrupts import detaching
 from skyform.lifecycle.interrupts import provisioning as _provisioning

@@ -73,10 +73,14 @@ def plan_task(
     if catalog.source.warning:
         warnings.append(catalog.source.warning)
     snapshot = read_snapshot(nodes_gone)
+    task_path = recorded_task_path(task_file, out)
+    detached = (
+        {} if destroy else detached_bucket_mounts(dag, snapshot, task_path, cluster, warnings)
+    )
     plan = plan_dag(
         dag,
         snapshot,
-        task_path=recorded_task_path(task_file, out),
+        task_path=task_path,
         file_digest=sha256(data),
         objective=objective,
         config=config,
@@ -88,6 +92,7 @@ def plan_task(
         workdirs={} if destroy or not snapshot.clusters else current_workdirs(dag, task_file),
         buckets={} if destroy else bucket_facts(dag, config),
         bucket_sources={} if destroy else bucket_sources(dag, Path(task_file).parent),
+        detached=detached,
     )
     if not destroy:
         check_placed_mounts(plan, dag)
@@ -152,6 +157,63 @@ def bucket_sources(dag: Dag, task_dir: Path) -> dict[str, str]:
     from skyform.storage.sources import source_digests
 
     return source_digests(uploads, task_dir)
+
+
+def detached_bucket_mounts(
+    dag: Dag,
+    snapshot: StateSnapshot,
+    task_path: str,
+    cluster: str | None,
+    warnings: list[str],
+) -> dict[str, dict[str, str]]:
+    """cluster -> {file mount: mode} of the MOUNT / MOUNT_CACHED buckets a node of an existing,
+    running cluster of this task does not have attached (asked on the nodes: one command
+    each, only for clusters whose task and last applied job both mount a bucket). A cluster
+    whose nodes cannot be asked gets a warning and is taken as it is recorded."""
+    from skyform.errors import SkyformError
+    from skyform.plan.diff import SETUP_FAILED
+    from skyform.plan.mountdiff import FUSED, fused_mounts
+    from skyform.plan.naming import cluster_names
+
+    try:
+        names = cluster_names([t.name for t in dag.tasks], dag.name, task_path, cluster)
+    except SkyformError:
+        return {}  # the planner says what is wrong with the names
+    asked: dict[str, dict[str, str]] = {}
+    for named, task in zip(names, dag.tasks, strict=True):
+        current = snapshot.clusters.get(named.name)
+        if current is None or current.status not in ("UP", SETUP_FAILED):
+            continue
+        had = fused_mounts(current.job)
+        wanted: dict[str, str] = {
+            dst: m.bucket.mode
+            for dst, m in task.file_mounts.items()
+            if m.bucket is not None and m.bucket.mode in FUSED and had.get(dst) == m.bucket.mode
+        }
+        if wanted:
+            asked[named.name] = wanted
+    if not asked:
+        return {}
+    from skyform.lifecycle.bucketmounts import detached_mounts
+    from skyform.state.store import open_state
+
+    found: dict[str, dict[str, str]] = {}
+    with open_state() as db:
+        for name, mounts in sorted(asked.items()):
+            record = db.get_cluster(name)
+            if record is None:
+                continue
+            try:
+                missing = detached_mounts(record, mounts)
+            except SkyformError as err:
+                warnings.append(
+                    f"cluster {name!r}: could not check that its bucket mounts are attached "
+                    f"({err.message}); a missing one would not show in this plan"
+                )
+                continue
+            if missing:
+                found[name] = missing
+    return found
 
 
 def check_placed_mounts(plan: Plan, dag: Dag) -> None:

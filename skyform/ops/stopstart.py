@@ -12,7 +12,10 @@ infra table's `stop` column (skyform/infra.py):
   AWS cannot stop spot instances: refused, offering autodown.
 - local and kubernetes: only `down` exists (refused with a clear error).
 A stopped cluster's usage interval is closed (no compute is billed while it is stopped) and
-a new one opens when it starts.
+a new one opens when it starts. Its bucket mounts are parked when it stops (MOUNT_CACHED
+uploads flushed, every mount unmounted and its rclone ended: on a cloud before the machines
+stop, on an ssh pool once the jobs have ended) and mounted again when it starts, before
+anything runs (lifecycle/bucketmounts.py).
 """
 
 from __future__ import annotations
@@ -53,13 +56,21 @@ def record_stopped(
     """Stop what still runs (per engine) and record the cluster STOPPED; `last_active` is
     when it was last busy (default: now, for a stop by hand)."""
     from skyform.exec.keeperclient import stop_keepers
+    from skyform.infra import Stop, infra
+    from skyform.lifecycle.bucketmounts import park_buckets
     from skyform.stacks.registry import engine_for
 
     assert record.handle is not None
+    row = infra(record.spec.offer.cloud)
+    machines_stop = row is not None and row.stop is Stop.INSTANCES
+    if machines_stop:  # while the machines still run: what the cache holds reaches the bucket
+        park_buckets(record, emit=emit)
     stop_keepers(record.name)  # a stopped cluster's SSH connections are not kept
     engine_for(record.spec.offer.cloud, config=config, state=db).stop(
         record.spec, record.handle, emit
     )
+    if not machines_stop:  # the jobs have ended: nothing writes to the mounts any more
+        park_buckets(record, emit=emit)
     now = time.time()
     update = {
         "status": ClusterStatus.STOPPED,
@@ -131,6 +142,9 @@ def resume_stopped(db: StateDB, config: Config, record: ClusterRecord, *, emit: 
     if record.spec.autostop is not None:
         record = push(db, config, record, record.spec.autostop)
         emit(f"autostop {record.spec.autostop.short} restored")  # type: ignore[union-attr]
+    from skyform.lifecycle.bucketmounts import attach_after_start
+
+    attach_after_start(config, record, emit=emit)
     return record
 
 
