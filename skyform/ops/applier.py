@@ -149,6 +149,10 @@ class Applier:
                     environ=self.options.environ,
                 )
             )
+            if not plan.destroy:  # before anything is reserved or made (plan asked too)
+                from skyform.ops.plan import check_ssh_destinations
+
+                check_ssh_destinations(plan, self.config, self.db.taken_nodes(), task_file.parent)
             for change in plan.changes:
                 if change.action is Action.DELETE:
                     self._destroy(change, "destroyed by plan")

@@ -7,7 +7,7 @@ plans exactly the same way.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -96,6 +96,7 @@ def plan_task(
     )
     if not destroy:
         check_placed_mounts(plan, dag)
+        check_ssh_destinations(plan, config, snapshot.reserved, Path(task_file).parent, dag)
     return PlanResult(plan=plan, warnings=_unique(warnings))
 
 
@@ -235,6 +236,35 @@ def check_placed_mounts(plan: Plan, dag: Dag) -> None:
                     line=task.source.line,
                     field=f"file_mounts[{dst!r}]",
                 )
+
+
+def check_ssh_destinations(
+    plan: Plan, config: Config, reserved: Mapping[str, str], task_dir: Path, dag: Dag | None = None
+) -> None:
+    """Absolute file-mount destinations of tasks placed on ssh pools must be makeable by the
+    node user on every host the cluster could get (stacks/sshdest.py): refused otherwise,
+    naming the hosts and the reason, at `plan` (located in the task file when `dag` is
+    given) and again at `apply` before anything is reserved or created."""
+    if not any(t.offer.cloud == "ssh" for t in plan.tasks):
+        return
+    from skyform.errors import PlanError
+    from skyform.stacks.sshdest import HINT, describe, destination_problems
+
+    problems = destination_problems(plan.tasks, config, reserved, task_dir)
+    if not problems:
+        return
+    message = f"cannot make the file mount destination(s): {describe(problems)}"
+    first = problems[0]
+    if dag is None:
+        raise PlanError(f"{plan.task.path}: {message}", HINT)
+    task = dag.tasks[first.task.index]
+    raise SpecError(
+        message,
+        HINT,
+        path=task.source.path,
+        line=task.source.line,
+        field=f"file_mounts[{first.mount!r}]",
+    )
 
 
 def current_workdirs(dag: Dag, task_file: Path) -> dict[int, WorkdirFiles]:

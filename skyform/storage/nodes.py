@@ -22,6 +22,7 @@ import shlex
 from collections.abc import Mapping
 
 from skyform.digests import sha256_hex
+from skyform.exec.mounts import make_dir_command, shell_path
 from skyform.plan.model import BucketMount
 
 REMOTE = "sky"  # the rclone remote every command uses; its config comes from the environment
@@ -39,28 +40,21 @@ def env_script(env: Mapping[str, str]) -> str:
     return "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(env.items()))
 
 
-def _shell_path(dst: str) -> str:
-    """A node path for a shell: `~/x` expands ($HOME), everything else is quoted."""
-    if dst == "~":
-        return '"$HOME"'
-    if dst.startswith("~/"):
-        return '"$HOME"/' + shlex.quote(dst[2:])
-    return shlex.quote(dst)
-
-
 def mount_id(dst: str) -> str:
     return sha256_hex(dst)[:12]
 
 
 def copy_command(dst: str, mount: BucketMount) -> str:
-    where = _shell_path(dst)
+    where = shell_path(dst)
     flags = " ".join(COPY_FLAGS)
-    return f"mkdir -p {where} && rclone copy {flags} {shlex.quote(remote_path(mount))} {where}"
+    return (
+        f"{make_dir_command(dst)} && rclone copy {flags} {shlex.quote(remote_path(mount))} {where}"
+    )
 
 
 def mount_command(dst: str, mount: BucketMount) -> str:
     """Unmount a stale mount at `dst`, make it, then mount (a daemon) and wait until it is up."""
-    where = _shell_path(dst)
+    where = shell_path(dst)
     state = f'"$HOME"/.skyform/buckets/{mount_id(dst)}'
     flags = [
         "--daemon",
@@ -85,7 +79,8 @@ def mount_command(dst: str, mount: BucketMount) -> str:
     # (rclone gone: "transport endpoint is not connected") is unmounted and made again
     return (
         f"if mountpoint -q {where} 2>/dev/null && ls {where} >/dev/null 2>&1; then exit 0; fi; "
-        f"{unmount_command(dst)}; {_known_flags(mount.rclone_flags)}mkdir -p {where} {state} && "
+        f"{unmount_command(dst)}; {_known_flags(mount.rclone_flags)}"
+        f"{make_dir_command(dst)} && mkdir -p {state} && "
         f'if [ -n "$(ls -A {where} 2>/dev/null)" ]; then '
         f"echo 'mount path {dst} is not empty' >&2; exit 3; fi && "
         # the daemon must not hold the command's pipes open; on failure show its log's tail
@@ -99,7 +94,7 @@ def attached_probe(dsts: list[str]) -> str:
     """Prints the index of each node destination in `dsts` that has no live mount (as
     mount_command tells a live one: a mount point that can be listed)."""
     checks = [
-        f"{{ mountpoint -q {_shell_path(d)} && ls {_shell_path(d)} >/dev/null; }} 2>/dev/null "
+        f"{{ mountpoint -q {shell_path(d)} && ls {shell_path(d)} >/dev/null; }} 2>/dev/null "
         f"|| echo {i}"
         for i, d in enumerate(dsts)
     ]
@@ -123,7 +118,7 @@ def _known_flags(flags: tuple[str, ...] | list[str]) -> str:
 def unmount_command(dst: str) -> str:
     """Unmount `dst` if /proc/mounts lists it (also a dead mount, which `mountpoint` and `ls`
     cannot stat): politely, then lazily."""
-    where = _shell_path(dst)
+    where = shell_path(dst)
     listed = f"awk -v m=\"$(realpath -m {where})\" '$2 == m {{f = 1}} END {{exit !f}}' /proc/mounts"
     return (
         f"({listed} && (fusermount3 -u {where} || fusermount -u {where} || "
@@ -148,7 +143,7 @@ def flush_command(dst: str) -> str:
     """Wait until the MOUNT_CACHED mount at `dst` has uploaded what was written to it (the
     mount stays)."""
     return (
-        f'd="$HOME"/.skyform/buckets/{mount_id(dst)}; m="$(realpath -m {_shell_path(dst)})"; '
+        f'd="$HOME"/.skyform/buckets/{mount_id(dst)}; m="$(realpath -m {shell_path(dst)})"; '
         + _FLUSH_ONE
     )
 
