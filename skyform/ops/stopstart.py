@@ -104,10 +104,16 @@ def stop_cluster(db: StateDB, config: Config, name: str, *, emit: Emit) -> Clust
 
 
 def start_cluster(db: StateDB, config: Config, name: str, *, emit: Emit) -> ClusterRecord:
-    """Resume a STOPPED cluster where it was, with its autostop setting restored."""
+    """Resume a STOPPED cluster where it was, with its autostop setting restored. One its
+    node agent stopped that state still records UP (no `status --refresh` since) is taken
+    as stopped first, so it is resumed (and its bucket mounts attached) all the same."""
     from skyform.lifecycle.autostop import push_setting
+    from skyform.ops.autostop import converge
     from skyform.state.lock import cluster_lock
 
+    record = db.require_cluster(name)
+    if record.status is ClusterStatus.UP and record.spec.autostop is not None:
+        converge(db, config, record, emit=emit)
     with cluster_lock(name, purpose=f"skyform start {name}"):
         record = db.require_cluster(name)
         if record.status is ClusterStatus.UP:

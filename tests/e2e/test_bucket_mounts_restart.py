@@ -136,7 +136,10 @@ def test_autostop_then_start_mounts_the_buckets_again(sky, s3, pool, tmp_path, s
     assert any(_rclone_pids(h) for h in homes)
     # the agent parks the mounts when it stops the cluster (its rclone ends on the node)
     wait_until(lambda: not any(_rclone_pids(h) for h in homes), timeout=150)
-    wait_until(lambda: statuses(sky, refresh=True)["idle"]["status"] == "STOPPED", timeout=60)
+    markers = [h / ".skyform_node" / "autostop" / "state" for h in homes]
+    wait_until(lambda: any(m.exists() and m.read_text().startswith("stop") for m in markers))
+    # `start` at once, as a user does (no `status --refresh` first): taken as stopped, resumed
+    assert statuses(sky, refresh=False)["idle"]["status"] == "UP"
     started = sky("start", "-y", "idle", timeout=300, check=0)
     assert "bucket mounts attached again: ~/ckpt, ~/in" in started.stdout
     _write(sky, "idle", "after-autostop")
