@@ -23,7 +23,6 @@ from skyform.state.models import ClusterRecord, NodeHandle
 
 NodeEvent = Callable[[str, "int | None", str], None]
 Emit = Callable[[str], None]
-PROBE = Timeouts(connect=5.0, banner=5.0, auth=5.0, channel=5.0, command=30.0)
 
 
 def attach_again(
@@ -116,7 +115,9 @@ def detached_mounts(record: ClusterRecord, mounts: Mapping[str, str]) -> dict[st
         return {}
     order = sorted(mounts)
     command = attached_probe([node_path(dst) for dst in order])
-    with open_cluster(record.handle, timeouts=PROBE, prepare=False) as session:
+    # the default timeouts: the cluster's connection keeper (named by them) is the one its
+    # jobs use, so asking costs a Unix-socket round trip per node
+    with open_cluster(record.handle, prepare=False) as session:
         outcomes = session.fan_out(lambda _rank, runner: runner.run(command).stdout)
     raise_first(outcomes, "checking bucket mounts")
     missing: set[int] = set()
