@@ -149,10 +149,12 @@ def _rsync(runner: NodeRunner, argv: list[str], src: Path) -> int | None:
 
 
 def _make_target(runner: NodeRunner, dst: str, is_dir: bool) -> None:
-    """The directory a sync writes into: `dst` itself for a directory, else its parent (an
-    absolute one the node user cannot make is made with sudo -n: exec/mounts.py)."""
-    target = dst.rstrip("/") if is_dir else os.path.dirname(dst.rstrip("/"))
-    if target and target not in ("~", "."):
+    """What a sync needs to exist first: the parent of `dst` (rsync makes `dst`), or for an
+    absolute directory destination `dst` itself, which the node user may only be able to make
+    with sudo -n (exec/mounts.py; rsync would fail on `/data`)."""
+    absolute = dst.startswith("/")
+    target = dst.rstrip("/") if is_dir and absolute else os.path.dirname(dst.rstrip("/"))
+    if target and target not in ("~", ".", "/"):
         target = target if target.startswith(("/", "~/")) else "~/" + target
         runner.check(make_dir_command(target))
 
