@@ -21,7 +21,6 @@ anything runs (lifecycle/bucketmounts.py).
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Iterator
 
 from skyform.config import Config
@@ -44,46 +43,6 @@ def refuse_unstoppable(record: ClusterRecord) -> None:
     )
 
 
-def record_stopped(
-    db: StateDB,
-    config: Config,
-    record: ClusterRecord,
-    *,
-    emit: Emit,
-    reason: str,
-    last_active: float | None = None,
-) -> ClusterRecord:
-    """Stop what still runs (per engine) and record the cluster STOPPED; `last_active` is
-    when it was last busy (default: now, for a stop by hand)."""
-    from skyform.exec.keeperclient import stop_keepers
-    from skyform.infra import Stop, infra
-    from skyform.lifecycle.bucketmounts import park_buckets
-    from skyform.stacks.registry import engine_for
-
-    assert record.handle is not None
-    row = infra(record.spec.offer.cloud)
-    machines_stop = row is not None and row.stop is Stop.INSTANCES
-    if machines_stop:  # while the machines still run: what the cache holds reaches the bucket
-        park_buckets(record, emit=emit)
-    stop_keepers(record.name)  # a stopped cluster's SSH connections are not kept
-    engine_for(record.spec.offer.cloud, config=config, state=db).stop(
-        record.spec, record.handle, emit
-    )
-    if not machines_stop:  # the jobs have ended: nothing writes to the mounts any more
-        park_buckets(record, emit=emit)
-    now = time.time()
-    update = {
-        "status": ClusterStatus.STOPPED,
-        "stopped_at": now,
-        "last_active_at": last_active or now,
-    }
-    stopped = record.model_copy(update=update)
-    db.put_cluster(stopped)
-    db.close_usage(record.name)
-    db.add_event("cluster.stopped", reason, cluster=record.name)
-    return stopped
-
-
 def stop_cluster(db: StateDB, config: Config, name: str, *, emit: Emit) -> ClusterRecord:
     from skyform.ops.managed.cancel import refuse_managed_clusters
     from skyform.state.lock import cluster_lock
@@ -100,6 +59,8 @@ def stop_cluster(db: StateDB, config: Config, name: str, *, emit: Emit) -> Clust
                 f"cluster {name!r} is {record.status.value}: only an UP cluster can be stopped",
                 f"Apply its plan again, or take it down: skyform down {name}",
             )
+        from skyform.lifecycle.clusters import record_stopped
+
         return record_stopped(db, config, record, emit=emit, reason="skyform stop")
 
 
