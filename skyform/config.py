@@ -185,6 +185,16 @@ class StorageSettings(_Strict):
     r2_endpoint: str | None = None
 
 
+class ServeSettings(_Strict):
+    """How long a service's load balancer waits on a client that sends nothing (seconds;
+    nginx's client_header_timeout, keepalive_timeout and client_body_timeout): for its
+    request line and headers, between two requests, between two parts of a body."""
+
+    client_header_timeout: float = Field(default=60.0, gt=0)
+    client_keepalive_timeout: float = Field(default=75.0, gt=0)
+    client_body_timeout: float = Field(default=60.0, gt=0)
+
+
 class PulumiSettings(_Strict):
     backend_url: str | None = None
     project: str = "skyform"
@@ -206,6 +216,7 @@ class Config(_Strict):
     recovery: RecoverySettings = RecoverySettings()
     autostop: AutostopSettings = AutostopSettings()
     storage: StorageSettings = StorageSettings()
+    serve: ServeSettings = ServeSettings()
 
 
 def config_path() -> Path:

@@ -23,7 +23,9 @@ AGENT = f"$HOME/{NODE_BASE}/agent.sh"
 
 @cache
 def agent_script() -> str:
-    return render("agent.sh.j2", base=NODE_BASE)
+    from skyform.storage.nodes import PARK_BUCKETS
+
+    return render("agent.sh.j2", base=NODE_BASE, park=PARK_BUCKETS)
 
 
 @dataclass(frozen=True)

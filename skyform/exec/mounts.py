@@ -2,13 +2,16 @@
 
 Bucket URIs (s3://, gs://, ...) cannot be mounted on ssh or local nodes; that is refused
 before anything is copied, naming the mount. Destinations: `~/x` or a relative path lands in
-the node's home; absolute paths are allowed on ssh nodes (the node user must be able to write
-there) but refused on local nodes, whose whole filesystem is their directory.
+the node's home; absolute paths are allowed on ssh nodes but refused on local nodes, whose
+whole filesystem is their directory. An absolute destination the node user cannot make
+(`/data`: its parent is root's) is made with `sudo -n` and given to the user, as SkyPilot
+does on VMs; `plan` refuses it on hosts where the user may not (stacks/sshdest.py).
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +35,28 @@ def node_path(dst: str) -> str:
     if dst.startswith("/") or dst.startswith("~/") or dst == "~":
         return dst.rstrip("/") or "/"
     return "~/" + dst.rstrip("/").removeprefix("./")
+
+
+def shell_path(dst: str) -> str:
+    """A node path (node_path's form) for a shell: `~/x` expands ($HOME), the rest is quoted."""
+    if dst == "~":
+        return '"$HOME"'
+    if dst.startswith("~/"):
+        return '"$HOME"/' + shlex.quote(dst[2:])
+    return shlex.quote(dst)
+
+
+def make_dir_command(dst: str) -> str:
+    """Shell that makes the node directory `dst` (node_path's form) when it is missing. An
+    absolute one the node user cannot make is made with `sudo -n` (no password asked) and
+    owned by the user; a directory that exists is never changed."""
+    where = shell_path(dst)
+    if not dst.startswith("/"):
+        return f"mkdir -p {where}"
+    return (
+        f"{{ [ -d {where} ] || mkdir -p {where} 2>/dev/null || "
+        f'sudo -n install -d -o "$(id -u)" -g "$(id -g)" {where}; }}'
+    )
 
 
 def resolve_mounts(

@@ -27,6 +27,7 @@ from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec.connect import LocalRunner
 from skyform.exec.hostkeys import KnownHosts
 from skyform.exec.ignore import IgnoreRules, walk
+from skyform.exec.mounts import make_dir_command
 from skyform.exec.runner import NodeRunner
 from skyform.state.models import NodeHandle, NodeKind
 
@@ -147,13 +148,15 @@ def _rsync(runner: NodeRunner, argv: list[str], src: Path) -> int | None:
     return _files_sent(proc.stdout)
 
 
-def _mkdir_parent(runner: NodeRunner, dst: str) -> None:
-    parent = os.path.dirname(dst.rstrip("/"))
-    if parent and parent not in ("~", "."):
-        quoted = (
-            ("~/" + shlex.quote(parent[2:])) if parent.startswith("~/") else shlex.quote(parent)
-        )
-        runner.check(f"mkdir -p {quoted}")
+def _make_target(runner: NodeRunner, dst: str, is_dir: bool) -> None:
+    """What a sync needs to exist first: the parent of `dst` (rsync makes `dst`), or for an
+    absolute directory destination `dst` itself, which the node user may only be able to make
+    with sudo -n (exec/mounts.py; rsync would fail on `/data`)."""
+    absolute = dst.startswith("/")
+    target = dst.rstrip("/") if is_dir and absolute else os.path.dirname(dst.rstrip("/"))
+    if target and target not in ("~", ".", "/"):
+        target = target if target.startswith(("/", "~/")) else "~/" + target
+        runner.check(make_dir_command(target))
 
 
 def sync_path(
@@ -190,7 +193,7 @@ def sync_path(
             return SyncResult(runner.node.rank, "rsync", sent, time.monotonic() - started)
         sent = _copy_local(src, target)
         return SyncResult(runner.node.rank, "copy", sent, time.monotonic() - started)
-    _mkdir_parent(runner, dst)
+    _make_target(runner, dst, is_dir)
     if rsync and node_has_rsync:
         remote = _remote_spec(runner, dst.rstrip("/") + ("/" if is_dir else ""))
         exact = [EXACT_TIMES] if exact_times(_about(rsync), node_rsync) else []

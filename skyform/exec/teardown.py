@@ -15,6 +15,7 @@ from skyform.exec.connect import open_runner
 from skyform.exec.node_jobs import NODE_BASE, WORKDIR
 from skyform.exec.runner import Timeouts
 from skyform.state.models import NodeHandle
+from skyform.storage.nodes import UNMOUNT_ALL
 
 QUICK = Timeouts(connect=5.0, banner=5.0, auth=5.0, channel=5.0, command=30.0)
 
@@ -38,21 +39,9 @@ if [ -n "$live" ]; then
   for pid in $live; do kill -KILL -- "-$pid" 2>/dev/null; done
 fi
 """
-# Unmount the bucket mounts (rclone FUSE) skyform made on the node before anything is
-# removed: `rm -rf` through a live mount would delete the bucket's objects.
-UNMOUNT_BUCKETS = """
-list="$HOME/.skyform/buckets/mounted"
-{ [ -f "$list" ] && cat "$list"; awk -v h="$HOME/" '$3 == "fuse.rclone" && index($2, h) == 1 \
-    {print $2}' /proc/mounts 2>/dev/null; } | sort -u | while read -r m; do
-  grep -qsF " $m " /proc/mounts || continue  # listed, not `mountpoint`: a dead mount counts
-  fusermount3 -u "$m" 2>/dev/null || fusermount -u "$m" 2>/dev/null || \
-    fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
-done
-rm -f "$list"
-"""
 TEARDOWN = (
     STOP_JOBS
-    + UNMOUNT_BUCKETS
+    + UNMOUNT_ALL
     + f"""
 rm -rf "$HOME/{NODE_BASE}" "$HOME/{WORKDIR}"
 echo "stopped:$(echo $live | wc -w)"

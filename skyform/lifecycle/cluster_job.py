@@ -19,10 +19,10 @@ from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle import clusters
 from skyform.lifecycle.interrupts import Starting, stop_stale_setups
 from skyform.lifecycle.settle import nodes_of, record_final, settle_unstarted
-from skyform.plan.model import JobSpec, PlannedMount
+from skyform.plan.model import BucketMount, JobSpec, PlannedMount
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus, ReadyCluster
-from skyform.storage.attach import with_flush
+from skyform.storage.attach import with_flush, with_recorded_mounts
 
 NodeEvent = Callable[[str, "int | None", str], None]
 LogSink = Callable[[LogLine], None]
@@ -79,7 +79,9 @@ def synced_workdir(job: JobSpec, task_dir: Path, secrets: Mapping[str, str]) -> 
 
 def sync_inputs(
     session: ClusterSession, job: JobSpec, task_dir: Path, secrets: Mapping[str, str]
-) -> None:
+) -> dict[str, BucketMount]:
+    """Sync the workdir and local file mounts, attach the buckets; returns the bucket mounts
+    attached (node destination -> mount)."""
     workdir = _workdir_path(job, task_dir, secrets)
     if workdir is not None:
         session.sync_workdir(workdir)
@@ -96,7 +98,8 @@ def sync_inputs(
         from skyform.config import load_config
         from skyform.storage.attach import attach_buckets
 
-        attach_buckets(session, job, load_config().storage)
+        return attach_buckets(session, job, load_config().storage)
+    return {}
 
 
 def start_job(
@@ -161,7 +164,11 @@ def start_job(
         )
         if managed_job_id is None and record.spec.autostop is not None:
             _arm_autostop(session, record, on_event)
-        sync_inputs(session, job_spec, task_dir, secrets)
+        # the cluster's own bucket mounts too (an exec after a stop and start): before
+        # anything runs, so what it writes there reaches the bucket
+        attached = sync_inputs(
+            session, with_recorded_mounts(job_spec, record.job), task_dir, secrets
+        )
         setup_ran = False
         if run_setup and job_spec.setup and record.setup_done != job_spec.setup_digest:
             setup = setup_key(record.name, job_spec.setup_digest)
@@ -187,7 +194,7 @@ def start_job(
             return session, JobRun(job=job, setup_ran=setup_ran)
         start.phase = "submit"
         state = session.submit(
-            with_flush(job_spec),
+            with_flush(job_spec, attached),
             job_key=key,
             task_id=task_id,
             secrets=secrets,

@@ -1,4 +1,4 @@
-"""Cluster lifecycle with state bookkeeping: provision, mark up, destroy.
+"""Cluster lifecycle with state bookkeeping: provision, mark up, record stopped, destroy.
 
 Each step writes state before and after the engine acts, so a process killed at any point
 leaves a record a second apply can converge from: an INIT cluster is resumed (its engine
@@ -165,6 +165,44 @@ def salvage(db: StateDB, record: ClusterRecord, *, emit: Emit) -> ClusterHandle:
 def mark_up(db: StateDB, record: ClusterRecord, *, setup_done: str | None) -> ClusterRecord:
     update = {"status": ClusterStatus.UP, "setup_done": setup_done}
     return _recorded(db, record, update, "cluster.up", "cluster is up")
+
+
+def record_stopped(
+    db: StateDB,
+    config: Config,
+    record: ClusterRecord,
+    *,
+    emit: Emit,
+    reason: str,
+    last_active: float | None = None,
+) -> ClusterRecord:
+    """Stop what still runs (per engine) and record the cluster STOPPED; `last_active` is
+    when it was last busy (default: now, for a stop by hand)."""
+    from skyform.infra import Stop, infra
+    from skyform.lifecycle.bucketmounts import park_buckets
+
+    assert record.handle is not None
+    row = infra(record.spec.offer.cloud)
+    machines_stop = row is not None and row.stop is Stop.INSTANCES
+    if machines_stop:  # while the machines still run: what the cache holds reaches the bucket
+        park_buckets(record, emit=emit)
+    stop_keepers(record.name)  # a stopped cluster's SSH connections are not kept
+    engine_for(record.spec.offer.cloud, config=config, state=db).stop(
+        record.spec, record.handle, emit
+    )
+    if not machines_stop:  # the jobs have ended: nothing writes to the mounts any more
+        park_buckets(record, emit=emit)
+    now = time.time()
+    update = {
+        "status": ClusterStatus.STOPPED,
+        "stopped_at": now,
+        "last_active_at": last_active or now,
+    }
+    stopped = record.model_copy(update=update)
+    db.put_cluster(stopped)
+    db.close_usage(record.name)
+    db.add_event("cluster.stopped", reason, cluster=record.name)
+    return stopped
 
 
 def update_spec(

@@ -22,6 +22,7 @@ from skyform.errors import PlanError
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession
 from skyform.lifecycle import clusters
+from skyform.lifecycle.bucketmounts import attach_again
 from skyform.lifecycle.cluster_job import JobRun, follow_job, synced_workdir
 from skyform.lifecycle.converge import converge_cluster, run_job, update_in_place
 from skyform.lifecycle.freshness import check_fresh, task_must_exist
@@ -152,6 +153,10 @@ class Applier:
                     environ=self.options.environ,
                 )
             )
+            if not plan.destroy:  # before anything is reserved or made (plan asked too)
+                from skyform.ops.plan import check_ssh_destinations
+
+                check_ssh_destinations(plan, self.config, self.db.taken_nodes(), task_file.parent)
             for change in plan.changes:
                 if change.action is Action.DELETE:
                     self._destroy(change, "destroyed by plan")
@@ -283,7 +288,8 @@ class Applier:
             record = self._update_in_place(change, record)
             rerun = self.options.rerun_unchanged
             if not job_runs_again(change) and setup_done and not rerun:
-                return ClusterOutcome(name, action, message="updated in place")
+                attached = self._attach_again(record, change, task)
+                return ClusterOutcome(name, action, message="updated in place" + attached)
         return self._run_job(record, task, task_dir, secrets, follow_now=follow_now)
 
     def _rerun(
@@ -325,6 +331,24 @@ class Applier:
             stage=functools.partial(self.progress.stage, change.cluster),
             emit=self._emit(change.cluster, "update"),
         )
+
+    def _attach_again(
+        self, record: ClusterRecord, change: ClusterChange, task: TaskPlacement
+    ) -> str:
+        """The bucket mounts the plan attaches again (a COPY refresh, a missing mount); the
+        job does not run. Returns what to add to the outcome's message."""
+        if not change.attach_again:
+            return ""
+        name = record.name
+        self.progress.stage(name, "attach", ", ".join(change.attach_again))
+        attached = attach_again(
+            self.config,
+            record,
+            task.job,
+            change.attach_again,
+            on_event=lambda stage, rank, msg: self.progress.event(name, stage, rank, msg),
+        )
+        return f"; bucket mounts attached again: {', '.join(attached)}" if attached else ""
 
     def _run_job(
         self,

@@ -136,7 +136,6 @@ def converge(
 ) -> tuple[ClusterRecord | None, str | None]:
     """Finish what the node agent did to `record`: (the record now or None if torn down,
     what happened in words or None). A cluster another command holds is left for later."""
-    from skyform.ops.stopstart import record_stopped
     from skyform.state.lock import cluster_lock
 
     now = time.time() if now is None else now
@@ -175,7 +174,7 @@ def converge(
             if kind == "down":
                 clusters.destroy(db, config, current, reason=f"autostop: {why}", emit=emit)
                 return None, f"torn down by autostop ({why})"
-            stopped = record_stopped(
+            stopped = clusters.record_stopped(
                 db, config, current, emit=emit, reason=f"autostop: {why}", last_active=last_active
             )
             return stopped, f"stopped by autostop ({why})"

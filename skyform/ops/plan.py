@@ -7,7 +7,7 @@ plans exactly the same way.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,10 +75,14 @@ def plan_task(
     if not destroy:
         warnings += settle_unrecorded_starts()
     snapshot = read_snapshot(nodes_gone)
+    task_path = recorded_task_path(task_file, out)
+    detached = (
+        {} if destroy else detached_bucket_mounts(dag, snapshot, task_path, cluster, warnings)
+    )
     plan = plan_dag(
         dag,
         snapshot,
-        task_path=recorded_task_path(task_file, out),
+        task_path=task_path,
         file_digest=sha256(data),
         objective=objective,
         config=config,
@@ -90,9 +94,11 @@ def plan_task(
         workdirs={} if destroy or not snapshot.clusters else current_workdirs(dag, task_file),
         buckets={} if destroy else bucket_facts(dag, config),
         bucket_sources={} if destroy else bucket_sources(dag, Path(task_file).parent),
+        detached=detached,
     )
     if not destroy:
         check_placed_mounts(plan, dag)
+        check_ssh_destinations(plan, config, snapshot.reserved, Path(task_file).parent, dag)
     return PlanResult(plan=plan, warnings=_unique(warnings))
 
 
@@ -187,6 +193,63 @@ def bucket_sources(dag: Dag, task_dir: Path) -> dict[str, str]:
     return source_digests(uploads, task_dir)
 
 
+def detached_bucket_mounts(
+    dag: Dag,
+    snapshot: StateSnapshot,
+    task_path: str,
+    cluster: str | None,
+    warnings: list[str],
+) -> dict[str, dict[str, str]]:
+    """cluster -> {file mount: mode} of the MOUNT / MOUNT_CACHED buckets a node of an existing,
+    running cluster of this task does not have attached (asked on the nodes: one command
+    each, only for clusters whose task and last applied job both mount a bucket). A cluster
+    whose nodes cannot be asked gets a warning and is taken as it is recorded."""
+    from skyform.errors import SkyformError
+    from skyform.plan.diff import SETUP_FAILED
+    from skyform.plan.mountdiff import FUSED, fused_mounts
+    from skyform.plan.naming import cluster_names
+
+    try:
+        names = cluster_names([t.name for t in dag.tasks], dag.name, task_path, cluster)
+    except SkyformError:
+        return {}  # the planner says what is wrong with the names
+    asked: dict[str, dict[str, str]] = {}
+    for named, task in zip(names, dag.tasks, strict=True):
+        current = snapshot.clusters.get(named.name)
+        if current is None or current.status not in ("UP", SETUP_FAILED):
+            continue
+        had = fused_mounts(current.job)
+        wanted: dict[str, str] = {
+            dst: m.bucket.mode
+            for dst, m in task.file_mounts.items()
+            if m.bucket is not None and m.bucket.mode in FUSED and had.get(dst) == m.bucket.mode
+        }
+        if wanted:
+            asked[named.name] = wanted
+    if not asked:
+        return {}
+    from skyform.lifecycle.bucketmounts import detached_mounts
+    from skyform.state.store import open_state
+
+    found: dict[str, dict[str, str]] = {}
+    with open_state() as db:
+        for name, mounts in sorted(asked.items()):
+            record = db.get_cluster(name)
+            if record is None:
+                continue
+            try:
+                missing = detached_mounts(record, mounts)
+            except SkyformError as err:
+                warnings.append(
+                    f"cluster {name!r}: could not check that its bucket mounts are attached "
+                    f"({err.message}); a missing one would not show in this plan"
+                )
+                continue
+            if missing:
+                found[name] = missing
+    return found
+
+
 def check_placed_mounts(plan: Plan, dag: Dag) -> None:
     """A `local` node is a directory on this machine: it takes mount destinations in its
     home only. Known once the task is placed, so refused now rather than after provisioning."""
@@ -206,6 +269,35 @@ def check_placed_mounts(plan: Plan, dag: Dag) -> None:
                     line=task.source.line,
                     field=f"file_mounts[{dst!r}]",
                 )
+
+
+def check_ssh_destinations(
+    plan: Plan, config: Config, reserved: Mapping[str, str], task_dir: Path, dag: Dag | None = None
+) -> None:
+    """Absolute file-mount destinations of tasks placed on ssh pools must be makeable by the
+    node user on every host the cluster could get (stacks/sshdest.py): refused otherwise,
+    naming the hosts and the reason, at `plan` (located in the task file when `dag` is
+    given) and again at `apply` before anything is reserved or created."""
+    if not any(t.offer.cloud == "ssh" for t in plan.tasks):
+        return
+    from skyform.errors import PlanError
+    from skyform.stacks.sshdest import HINT, describe, destination_problems
+
+    problems = destination_problems(plan.tasks, config, reserved, task_dir)
+    if not problems:
+        return
+    message = f"cannot make the file mount destination(s): {describe(problems)}"
+    first = problems[0]
+    if dag is None:
+        raise PlanError(f"{plan.task.path}: {message}", HINT)
+    task = dag.tasks[first.task.index]
+    raise SpecError(
+        message,
+        HINT,
+        path=task.source.path,
+        line=task.source.line,
+        field=f"file_mounts[{first.mount!r}]",
+    )
 
 
 def current_workdirs(dag: Dag, task_file: Path) -> dict[int, WorkdirFiles]:

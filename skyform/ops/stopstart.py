@@ -12,13 +12,15 @@ infra table's `stop` column (skyform/infra.py):
   AWS cannot stop spot instances: refused, offering autodown.
 - local and kubernetes: only `down` exists (refused with a clear error).
 A stopped cluster's usage interval is closed (no compute is billed while it is stopped) and
-a new one opens when it starts.
+a new one opens when it starts. Its bucket mounts are parked when it stops (MOUNT_CACHED
+uploads flushed, every mount unmounted and its rclone ended: on a cloud before the machines
+stop, on an ssh pool once the jobs have ended) and mounted again when it starts, before
+anything runs (lifecycle/bucketmounts.py).
 """
 
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Iterator
 
 from skyform.config import Config
@@ -41,38 +43,6 @@ def refuse_unstoppable(record: ClusterRecord) -> None:
     )
 
 
-def record_stopped(
-    db: StateDB,
-    config: Config,
-    record: ClusterRecord,
-    *,
-    emit: Emit,
-    reason: str,
-    last_active: float | None = None,
-) -> ClusterRecord:
-    """Stop what still runs (per engine) and record the cluster STOPPED; `last_active` is
-    when it was last busy (default: now, for a stop by hand)."""
-    from skyform.exec.keeperclient import stop_keepers
-    from skyform.stacks.registry import engine_for
-
-    assert record.handle is not None
-    stop_keepers(record.name)  # a stopped cluster's SSH connections are not kept
-    engine_for(record.spec.offer.cloud, config=config, state=db).stop(
-        record.spec, record.handle, emit
-    )
-    now = time.time()
-    update = {
-        "status": ClusterStatus.STOPPED,
-        "stopped_at": now,
-        "last_active_at": last_active or now,
-    }
-    stopped = record.model_copy(update=update)
-    db.put_cluster(stopped)
-    db.close_usage(record.name)
-    db.add_event("cluster.stopped", reason, cluster=record.name)
-    return stopped
-
-
 def stop_cluster(db: StateDB, config: Config, name: str, *, emit: Emit) -> ClusterRecord:
     from skyform.ops.managed.cancel import refuse_managed_clusters
     from skyform.state.lock import cluster_lock
@@ -89,14 +59,22 @@ def stop_cluster(db: StateDB, config: Config, name: str, *, emit: Emit) -> Clust
                 f"cluster {name!r} is {record.status.value}: only an UP cluster can be stopped",
                 f"Apply its plan again, or take it down: skyform down {name}",
             )
+        from skyform.lifecycle.clusters import record_stopped
+
         return record_stopped(db, config, record, emit=emit, reason="skyform stop")
 
 
 def start_cluster(db: StateDB, config: Config, name: str, *, emit: Emit) -> ClusterRecord:
-    """Resume a STOPPED cluster where it was, with its autostop setting restored."""
+    """Resume a STOPPED cluster where it was, with its autostop setting restored. One its
+    node agent stopped that state still records UP (no `status --refresh` since) is taken
+    as stopped first, so it is resumed (and its bucket mounts attached) all the same."""
     from skyform.lifecycle.autostop import push_setting
+    from skyform.ops.autostop import converge
     from skyform.state.lock import cluster_lock
 
+    record = db.require_cluster(name)
+    if record.status is ClusterStatus.UP and record.spec.autostop is not None:
+        converge(db, config, record, emit=emit)
     with cluster_lock(name, purpose=f"skyform start {name}"):
         record = db.require_cluster(name)
         if record.status is ClusterStatus.UP:
@@ -131,6 +109,9 @@ def resume_stopped(db: StateDB, config: Config, record: ClusterRecord, *, emit: 
     if record.spec.autostop is not None:
         record = push(db, config, record, record.spec.autostop)
         emit(f"autostop {record.spec.autostop.short} restored")  # type: ignore[union-attr]
+    from skyform.lifecycle.bucketmounts import attach_after_start
+
+    attach_after_start(config, record, emit=emit)
     return record
 
 

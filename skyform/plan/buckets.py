@@ -17,7 +17,7 @@ from skyform.digests import sha256
 from skyform.errors import PlanError
 from skyform.infra import OBJECT_STORES
 from skyform.plan.catalog.offer import Location
-from skyform.plan.model import Action, BucketMount, PlacedOffer, PlannedBucket
+from skyform.plan.model import Action, BucketMount, JobSpec, PlacedOffer, PlannedBucket
 from skyform.plan.optimizer.problem import Anchor
 from skyform.spec import Dag
 from skyform.spec.models import BucketSpec
@@ -244,3 +244,19 @@ def _unread(fact: BucketFact | None, action: Action) -> str:
     if action is Action.CREATE:
         return f"could not check whether it exists ({why}); apply creates it when missing"
     return f"region unknown ({why}); egress from it is not priced"
+
+
+def copies_to_refresh(
+    buckets: Sequence[PlannedBucket], jobs: Mapping[str, JobSpec]
+) -> dict[str, dict[str, str]]:
+    """cluster -> {file mount: bucket URI} for each COPY of a bucket the plan uploads again:
+    a COPY is a snapshot on the nodes, so it is refreshed there too (a cluster that stays
+    is updated: apply copies the bucket again)."""
+    again = {b.uri for b in buckets if b.action is Action.UPDATE}
+    found: dict[str, dict[str, str]] = {}
+    for cluster, job in jobs.items():
+        for dst, mount in sorted(job.file_mounts.items()):
+            used = mount.bucket
+            if used is not None and used.mode == "COPY" and key(used.store, used.bucket) in again:
+                found.setdefault(cluster, {})[dst] = key(used.store, used.bucket)
+    return found

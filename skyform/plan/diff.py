@@ -10,6 +10,8 @@ Rules, in order:
                                                            are there), setup and job run again
 - only ports/labels/autostop (in place) or the job (setup, run,
   envs, workdir and its files, file mounts) changed      → update (jobdiff.py says what)
+- a bucket mount must be attached again on its nodes
+  (a COPY refresh, a MOUNT found missing)                 → update (mountdiff.py says which)
 - nothing changed                                        → noop
 
 A plan touches only the clusters it names. A cluster made from this task file that the plan
@@ -34,6 +36,7 @@ from skyform.plan.model import (
     UntouchedCluster,
     WorkdirFiles,
 )
+from skyform.plan.mountdiff import attach_again
 from skyform.plan.ownership import Owner, Relation, describe_owner, relation
 
 # Attributes whose change means a new cluster: (path, getter).
@@ -129,7 +132,10 @@ def diff_cluster(
     job: JobSpec | None = None,
     workdir_files: WorkdirFiles | None = None,
     owner: Owner | None = None,
+    refresh: Mapping[str, str] | None = None,
+    detached: Mapping[str, str] | None = None,
 ) -> ClusterChange:
+    """`refresh` and `detached`: the bucket mounts to attach again (mountdiff.py)."""
     name = desired.name
     if current is None:
         return ClusterChange(
@@ -174,9 +180,15 @@ def diff_cluster(
     # (a failed setup edited since is an ordinary update: the edit is the news)
     if current.status == UNFINISHED or (current.status == SETUP_FAILED and not job_attrs):
         return change(Action.UPDATE, CARRY_ON_REASONS[current.status])
-    if in_place or job_attrs:
+    again, again_attrs, again_reason = attach_again(refresh or {}, detached or {}, current.job, job)
+    if in_place or job_attrs or again:
         parts = [f"{c.path} changed" for c in in_place] + ([job_reason] if job_reason else [])
-        return change(Action.UPDATE, "; ".join(parts))
+        updated = change(Action.UPDATE, "; ".join(parts + ([again_reason] if again_reason else [])))
+        if not again:
+            return updated
+        return updated.model_copy(
+            update={"attach_again": again, "attributes": updated.attributes + again_attrs}
+        )
     return change(Action.NOOP, "up to date")
 
 
@@ -187,9 +199,13 @@ def diff_clusters(
     owner: Owner | None = None,
     jobs: Mapping[str, JobSpec] | None = None,
     workdirs: Mapping[str, WorkdirFiles] | None = None,
+    refresh: Mapping[str, Mapping[str, str]] | None = None,
+    detached: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[ClusterChange]:
-    """Changes for every desired cluster, in the given order; never a deletion."""
+    """Changes for every desired cluster, in the given order; never a deletion. `refresh`
+    and `detached` are per cluster (diff_cluster)."""
     jobs, workdirs = jobs or {}, workdirs or {}
+    refresh, detached = refresh or {}, detached or {}
     return [
         diff_cluster(
             spec,
@@ -197,6 +213,8 @@ def diff_clusters(
             job=jobs.get(spec.name),
             workdir_files=workdirs.get(spec.name),
             owner=owner,
+            refresh=refresh.get(spec.name),
+            detached=detached.get(spec.name),
         )
         for spec in desired
     ]

@@ -67,12 +67,18 @@ class ClusterChange(_Model):
     # The files the workdir sync sends differ from the last job's: the job runs again (the
     # one thing the specs cannot say; workdir contents are never in a plan)
     workdir_changed: bool = False
+    # Bucket mounts of the job (its file_mounts keys) that apply attaches again on the nodes
+    # of a cluster that stays: a COPY whose bucket is uploaded again is copied anew, a
+    # MOUNT or MOUNT_CACHED found missing on a node is mounted again (an update)
+    attach_again: list[str] = []
 
     @model_serializer(mode="wrap")
     def _without_unchanged_workdir(self, handler):
         data = handler(self)
         if not data.get("workdir_changed"):  # plans whose workdir is as synced keep their bytes
             data.pop("workdir_changed", None)
+        if not data.get("attach_again"):  # and plans with nothing to attach again too
+            data.pop("attach_again", None)
         return data
 
 
@@ -194,6 +200,17 @@ class Summary(SummaryShape, _Model):
     estimated_cost: Money
     estimated_hours: Money
     egress_cost: Money = 0.0
+    # buckets, counted apart from clusters: made by apply, and uploaded again
+    buckets_add: int = 0
+    buckets_change: int = 0
+
+    @model_serializer(mode="wrap")
+    def _without_no_buckets(self, handler):
+        data = handler(self)
+        for name in ("buckets_add", "buckets_change"):
+            if not data.get(name):  # plans without bucket work keep their bytes
+                data.pop(name, None)
+        return data
 
 
 class Plan(PlanShape, _Model):

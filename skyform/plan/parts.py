@@ -49,17 +49,24 @@ ACTION_SYMBOLS = {
 }
 
 
-def count_actions(changes: Iterable[Any], buckets: Iterable[Any] = ()) -> tuple[int, int, int]:
-    """(to add, to change, to destroy) as Terraform counts them: replace = add + destroy. A
-    bucket whose sources are uploaded again is a change (what apply does when no cluster
-    changes); a created bucket goes with its cluster's change, as before."""
+def count_actions(changes: Iterable[Any]) -> tuple[int, int, int]:
+    """Clusters (to add, to change, to destroy) as Terraform counts them: replace = add +
+    destroy. Buckets are counted apart (count_buckets)."""
     add = change = destroy = 0
     for c in changes:
         add += c.action in (Action.CREATE, Action.REPLACE)
         change += c.action is Action.UPDATE
         destroy += c.action in (Action.DELETE, Action.REPLACE)
-    change += sum(1 for b in buckets if b.action is Action.UPDATE)
     return add, change, destroy
+
+
+def count_buckets(buckets: Iterable[Any]) -> tuple[int, int]:
+    """Buckets (to create, to upload again)."""
+    add = change = 0
+    for b in buckets:
+        add += b.action is Action.CREATE
+        change += b.action is Action.UPDATE
+    return add, change
 
 
 def minutes_text(minutes: int) -> str:
@@ -187,10 +194,25 @@ class SummaryShape:
         add: int
         change: int
         destroy: int
+        buckets_add: int
+        buckets_change: int
 
     @property
     def has_changes(self) -> bool:
-        return bool(self.add or self.change or self.destroy)
+        return bool(
+            self.add or self.change or self.destroy or self.buckets_add or self.buckets_change
+        )
+
+    def buckets_text(self, *, done: bool = False) -> str:
+        """`Buckets: 1 to create, 2 to upload again.` (`done`: `1 created, 2 uploaded
+        again.`), empty when the plan does no bucket work: counted apart from clusters."""
+        words = ("created", "uploaded again") if done else ("to create", "to upload again")
+        parts = [
+            f"{n} {w}"
+            for n, w in zip((self.buckets_add, self.buckets_change), words, strict=True)
+            if n
+        ]
+        return f"Buckets: {', '.join(parts)}." if parts else ""
 
 
 class PlanShape:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from skyform.jobvalues import is_env_name, mount_destination_problem
 from skyform.plan.jobdigest import job_digest, setup_digest
 from skyform.plan.naming import is_cluster_name
-from skyform.plan.parts import PRICE_DIGITS, Action, count_actions, money
+from skyform.plan.parts import PRICE_DIGITS, Action, count_actions, count_buckets, money
 
 if TYPE_CHECKING:  # the checks read a Plan or the strict reader's PlanView alike
     from skyform.plan.model import ClusterChange, Plan, TaskPlacement
@@ -207,7 +207,7 @@ def _check_pairs(plan: Plan) -> Problem | None:
         if t.cluster not in changes:
             return f"task {t.task!r} has no change for its cluster {t.cluster!r}", "changes"
         k, change = changes[t.cluster]
-        problem = _same(t, change, f"changes.{k}.after")
+        problem = _same(t, change, f"changes.{k}.after") or _attached(t, change, f"changes.{k}")
         if problem:
             return problem
     tasks = {t.cluster for t in plan.tasks}
@@ -229,13 +229,33 @@ def _same(t: TaskPlacement, change: ClusterChange, where: str) -> Problem | None
     return None
 
 
+def _attached(t: TaskPlacement, change: ClusterChange, where: str) -> Problem | None:
+    """What apply attaches again is an update's, and each is a bucket mount of the job."""
+    if not change.attach_again:
+        return None
+    if change.action is not Action.UPDATE:
+        return f"a {change.action.value} change attaches mounts again", f"{where}.attach_again"
+    for j, dst in enumerate(change.attach_again):
+        mount = t.job.file_mounts.get(dst)
+        if mount is None or mount.bucket is None:
+            return f"{dst!r} is not a bucket mount of task {t.task!r}", f"{where}.attach_again.{j}"
+    return _duplicate(change.attach_again, "mount", f"{where}.attach_again")
+
+
 def _check_summary(plan: Plan) -> Problem | None:
     s = plan.summary
-    counted = count_actions(plan.changes, plan.buckets)
+    counted = count_actions(plan.changes)
     if (s.add, s.change, s.destroy) != counted:
         return (
             f"the summary says {s.add} to add, {s.change} to change, {s.destroy} to destroy; "
             f"the changes are {counted[0]}, {counted[1]}, {counted[2]}",
+            "summary",
+        )
+    buckets = count_buckets(plan.buckets)
+    if (s.buckets_add, s.buckets_change) != buckets:
+        return (
+            f"the summary says {s.buckets_add} bucket(s) to create and {s.buckets_change} to "
+            f"upload again; the plan's buckets are {buckets[0]} and {buckets[1]}",
             "summary",
         )
     before = sum(c.before.hourly_cost for c in plan.changes if c.before is not None)

@@ -18,6 +18,7 @@ from skyform.plan.buckets import (
     BucketFact,
     bucket_anchors,
     bucket_mount,
+    copies_to_refresh,
     merge_anchors,
     planned_buckets,
 )
@@ -52,7 +53,7 @@ from skyform.plan.model import (
 )
 from skyform.plan.naming import ClusterName, cluster_names
 from skyform.plan.ownership import Owner
-from skyform.plan.parts import count_actions
+from skyform.plan.parts import count_actions, count_buckets
 from skyform.spec import Dag, ResourceRequest, TaskSpec, task_digest
 from skyform.spec.models import SkyformExt
 from skyform.spec.overrides import words
@@ -78,6 +79,9 @@ class PlanInputs:
     buckets: Mapping[str, BucketFact] = field(default_factory=dict)  # read at plan time, by URI
     # local source uploaded into a bucket (as the task file writes it) -> its digest now
     bucket_sources: Mapping[str, str] = field(default_factory=dict)
+    # cluster -> {file mount: mode} of the bucket mounts a node of it does not have attached
+    # (probed at plan time: mountdiff.py)
+    detached: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 def _scrub(text: str, secrets: Mapping[str, str]) -> str:
@@ -170,13 +174,16 @@ def _summary(
     destroy: bool,
     buckets: Sequence[PlannedBucket] = (),
 ) -> Summary:
-    add, change, destroy_n = count_actions(plan_changes, buckets)
+    add, change, destroy_n = count_actions(plan_changes)
+    buckets_add, buckets_change = count_buckets(buckets)
     before = sum(c.before.hourly_cost for c in plan_changes if c.before is not None)
     after = 0.0 if destroy else sum(s.hourly_cost for s in desired)
     return Summary(
         add=add,
         change=change,
         destroy=destroy_n,
+        buckets_add=buckets_add,
+        buckets_change=buckets_change,
         hourly_before=before,
         hourly_after=after,
         estimated_cost=0.0 if solution is None else solution.cost,
@@ -377,12 +384,15 @@ def make_plan(
     )
     order = {p.cluster: p.index for p in placements}
     desired.sort(key=lambda s: order[s.name])
+    jobs = {p.cluster: p.job for p in placements}
     changes = diff_clusters(
         desired,
         current,
         owner=owner,
-        jobs={p.cluster: p.job for p in placements},
+        jobs=jobs,
         workdirs={names[i]: files for i, files in inputs.workdirs.items()},
+        refresh=copies_to_refresh(buckets, jobs),
+        detached=inputs.detached,
     )
     return Plan(
         tasks=placements,

@@ -49,6 +49,7 @@ MODELS: dict[str, dict[str, tuple[Any, Any]]] = {
     "ClusterChange": {
         "action": (("enum", ("create", "update", "replace", "delete", "noop")), "REQUIRED"),
         "after": (("opt", ("model", "ClusterSpec")), None),
+        "attach_again": (("list", "str"), []),
         "attributes": (("list", ("model", "AttributeChange")), []),
         "before": (("opt", ("model", "ClusterSpec")), None),
         "cluster": ("str", "REQUIRED"),
@@ -171,6 +172,8 @@ MODELS: dict[str, dict[str, tuple[Any, Any]]] = {
     "Prior": {"lineage": (("opt", "str"), None), "serial": ("int", 0)},
     "Summary": {
         "add": ("int", "REQUIRED"),
+        "buckets_add": ("int", 0),
+        "buckets_change": ("int", 0),
         "change": ("int", "REQUIRED"),
         "destroy": ("int", "REQUIRED"),
         "egress_cost": ("money", 0.0),
@@ -208,10 +211,11 @@ MODELS: dict[str, dict[str, tuple[Any, Any]]] = {
 }
 
 OMITTED: dict[str, dict[str, str]] = {
-    "ClusterChange": {"workdir_changed": "falsy"},
+    "ClusterChange": {"attach_again": "falsy", "workdir_changed": "falsy"},
     "ClusterSpec": {"autostop": "none"},
     "Plan": {"buckets": "falsy"},
     "PlannedBucket": {"source_digest": "none"},
     "PlannedMount": {"bucket": "none"},
+    "Summary": {"buckets_add": "falsy", "buckets_change": "falsy"},
     "TaskSource": {"overrides": "falsy"},
 }

@@ -116,8 +116,11 @@ class ServiceController(Rollouts):
         return str(self.latest.inputs.task_file.parent / Path(path).expanduser())
 
     def _start_lb(self) -> None:
+        from skyform.config import load_config
+
         spec = self.latest.spec
         port = free_lb_port()
+        clients = load_config().serve
         config = LbConfig(
             service=self.name,
             host="0.0.0.0",
@@ -130,6 +133,9 @@ class ServiceController(Rollouts):
             request_log=str(self.folder / "requests.log"),
             ports_file=str(self.folder / "lb.ports.json"),
             parent_pid=os.getpid(),
+            header_timeout_seconds=clients.client_header_timeout,
+            keepalive_timeout_seconds=clients.client_keepalive_timeout,
+            body_timeout_seconds=clients.client_body_timeout,
         )
         write_json_atomic(self.folder / "replicas.json", ReplicaSet())
         write_json_atomic(self.folder / "lb.json", config)

@@ -16,16 +16,10 @@ from skyform.exec.results import raise_first
 from skyform.exec.run import ClusterSession
 from skyform.exec.runner import NodeRunner
 from skyform.plan.model import BucketMount, JobSpec
+from skyform.plan.mountdiff import FUSED
 from skyform.state.models import ClusterHandle, NodeKind
 from skyform.storage.client import S3Access, gcs_rclone_env, s3_access
-from skyform.storage.nodes import (
-    REMOTE,
-    copy_command,
-    env_script,
-    flush_prologue,
-    mount_command,
-    unmount_command,
-)
+from skyform.storage.nodes import REMOTE, copy_command, env_script, flush_prologue, mount_command
 
 COPY_TIMEOUT = 6 * 3600.0  # a COPY of a large prefix takes as long as it takes
 
@@ -33,6 +27,24 @@ COPY_TIMEOUT = 6 * 3600.0  # a COPY of a large prefix takes as long as it takes
 def bucket_mounts(job: JobSpec) -> dict[str, BucketMount]:
     """Node destination (`~/x` or `/x`) -> bucket mount."""
     return {node_path(dst): m.bucket for dst, m in sorted(job.file_mounts.items()) if m.bucket}
+
+
+def with_recorded_mounts(job: JobSpec, recorded: JobSpec | None) -> JobSpec:
+    """`job` plus the MOUNT and MOUNT_CACHED buckets of the job last applied on the cluster
+    that `job` does not mount itself: they are attached again before anything runs (an
+    `exec` after a stop and start, a reboot, an rclone that died), so what the job writes
+    under them reaches the bucket and not a plain directory."""
+    if recorded is None:
+        return job
+    have = {node_path(dst) for dst in job.file_mounts}
+    extra = {
+        dst: m
+        for dst, m in recorded.file_mounts.items()
+        if m.bucket is not None and m.bucket.mode in FUSED and node_path(dst) not in have
+    }
+    if not extra:
+        return job
+    return job.model_copy(update={"file_mounts": {**extra, **job.file_mounts}})
 
 
 def rclone_env(store: str, settings: StorageSettings, cluster: ClusterHandle) -> dict[str, str]:
@@ -98,16 +110,10 @@ def _require_tools(runner: NodeRunner, fuse: bool) -> None:
         )
 
 
-def with_flush(job: JobSpec) -> JobSpec:
-    """The job whose run script, on exit, waits for its MOUNT_CACHED uploads, then unmounts."""
-    cached = [dst for dst, m in bucket_mounts(job).items() if m.mode == "MOUNT_CACHED"]
+def with_flush(job: JobSpec, attached: Mapping[str, BucketMount]) -> JobSpec:
+    """The job whose run script, on exit, waits until the MOUNT_CACHED mounts `attached` for
+    it have uploaded what was written (the mounts stay)."""
+    cached = [dst for dst, m in attached.items() if m.mode == "MOUNT_CACHED"]
     if not cached or not job.run:
         return job
     return job.model_copy(update={"run": flush_prologue(cached) + job.run})
-
-
-def detach_buckets(session: ClusterSession, mounts: Mapping[str, BucketMount]) -> None:
-    """Unmount every FUSE mount of the job (best effort: used on the way down)."""
-    fused = [dst for dst, m in mounts.items() if m.mode != "COPY"]
-    if fused:
-        session.fan_out(lambda rank, runner: runner.run("; ".join(map(unmount_command, fused))))

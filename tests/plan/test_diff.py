@@ -181,3 +181,65 @@ def test_a_cluster_whose_setup_failed_runs_it_again_when_applied_unchanged():
     change = diff_cluster(spec(), current(spec(), status="SETUP_FAILED"))
     assert change.action is Action.UPDATE
     assert "setup did not complete" in change.reason
+
+
+def _bucket_job(**modes: str):
+    """The factory's job with bucket mounts `~/<name>` in the given modes."""
+    from skyform.plan.jobdigest import with_digests
+    from skyform.plan.model import BucketMount, PlannedMount
+
+    mounts = {
+        f"~/{name}": PlannedMount(
+            source=f"s3://b-{name}",
+            mode=mode,
+            bucket=BucketMount(bucket=f"b-{name}", store="s3", mode=mode),
+        )
+        for name, mode in modes.items()
+    }
+    return with_digests(job().model_copy(update={"file_mounts": mounts}))
+
+
+def _with_job(j):
+    s = spec(setup_digest=j.setup_digest, job_digest=j.job_digest)
+    return s, CurrentCluster(spec=s, status="UP", source="train.yaml", job=j)
+
+
+def test_a_copy_of_a_bucket_uploaded_again_is_refreshed_on_a_cluster_that_stays():
+    j = _bucket_job(data="COPY", ckpt="MOUNT")
+    s, cur = _with_job(j)
+    change = diff_cluster(s, cur, job=j, refresh={"~/data": "s3://b-data"})
+    assert change.action is Action.UPDATE
+    assert change.reason == "COPY refresh: ~/data (s3://b-data uploaded again)"
+    assert change.attach_again == ["~/data"]
+    assert [(a.path, a.after) for a in change.attributes] == [
+        ('file_mounts["~/data"]', "COPY of s3://b-data again")
+    ]
+    assert count_actions([change]) == (0, 1, 0)
+
+
+def test_a_mount_found_missing_is_attached_again_only_when_both_jobs_have_it():
+    j = _bucket_job(data="COPY", ckpt="MOUNT_CACHED")
+    s, cur = _with_job(j)
+    change = diff_cluster(s, cur, job=j, detached={"~/ckpt": "MOUNT_CACHED"})
+    assert change.action is Action.UPDATE
+    assert change.reason == "MOUNT_CACHED ~/ckpt not attached"
+    assert change.attach_again == ["~/ckpt"]
+    # a mount the desired job no longer has, or had in another mode: nothing to attach
+    other = _bucket_job(data="COPY", ckpt="MOUNT")
+    assert (
+        diff_cluster(
+            s, cur, job=_bucket_job(data="COPY"), detached={"~/ckpt": "MOUNT_CACHED"}
+        ).attach_again
+        == []
+    )
+    assert "attach_again" not in diff_cluster(s, cur, job=j).model_dump(mode="json")
+    moved = diff_cluster(
+        spec(job_digest=other.job_digest), cur, job=other, detached={"~/ckpt": "MOUNT"}
+    )
+    assert moved.attach_again == [] and "file_mounts changed" in moved.reason
+
+
+def test_a_new_cluster_has_nothing_to_attach_again():
+    j = _bucket_job(data="COPY")
+    change = diff_cluster(spec(), None, job=j, refresh={"~/data": "s3://b-data"})
+    assert change.action is Action.CREATE and change.attach_again == []

@@ -249,3 +249,15 @@ def test_a_resealed_task_digest_is_recomputed_from_the_task_file(cli, plans, fre
     assert result.exit_code == 1, result.output
     assert "task.digest: not what the task file" in result.stderr
     nothing_written(fresh_home)
+
+
+def test_mounts_attached_again_belong_to_an_update_and_buckets_are_counted_as_planned(cli, plans):
+    def attach(raw):
+        raw["changes"][0]["attach_again"] = ["/data"]
+
+    refused(cli, edited(plans["gcp"], attach, seal=True), "a create change attaches mounts")
+
+    def count(raw):
+        raw["summary"]["buckets_change"] = 2
+
+    refused(cli, edited(plans["gcp"], count, seal=True), "2 to upload again")

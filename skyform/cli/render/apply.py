@@ -46,8 +46,9 @@ def render_apply_result(
     failed = [o for o in outcomes if o.failed]
     result = "failed" if failed else "complete"
     style = "red" if failed else "green"
+    buckets = s.buckets_text(done=True)
     console.print(
         f"\n[bold {style}]{verb} {result}![/] Clusters: {s.add} added, {s.change} changed, "
-        f"{s.destroy} destroyed.",
+        f"{s.destroy} destroyed." + (f" {buckets}" if buckets else ""),
         soft_wrap=True,
     )

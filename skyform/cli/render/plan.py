@@ -174,7 +174,9 @@ def best_plan_table(plan: Plan) -> Grid:
 
 def summary_line(plan: Plan) -> str:
     s = plan.summary
-    return f"Plan: {s.add} to add, {s.change} to change, {s.destroy} to destroy."
+    buckets = s.buckets_text()
+    line = f"Plan: {s.add} to add, {s.change} to change, {s.destroy} to destroy."
+    return f"{line} {buckets}" if buckets else line
 
 
 def cost_line(plan: Plan) -> str:

@@ -90,7 +90,10 @@ def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
     head = title or f"skyform plan for `{cell(plan.task.path)}`"
     lines = [f"### {head}", ""]
     if s.has_changes:
-        lines.append(f"**Plan: {s.add} to add, {s.change} to change, {s.destroy} to destroy.**")
+        buckets = f" {s.buckets_text()}" if s.buckets_text() else ""
+        lines.append(
+            f"**Plan: {s.add} to add, {s.change} to change, {s.destroy} to destroy.{buckets}**"
+        )
     else:
         lines.append("**No changes.** The clusters match the task file.")
     if not plan.destroy:

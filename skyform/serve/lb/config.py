@@ -13,12 +13,14 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
+from skyform.config import ServeSettings
 from skyform.errors import SkyformError
 from skyform.frozen import Frozen
 from skyform.paths import write_atomic
 from skyform.spec.service_models import LbPolicy
 
 LB_STREAM_TIMEOUT_SECONDS = 120.0  # SkyPilot's LB_STREAM_TIMEOUT
+CLIENTS = ServeSettings()  # how long a client may send nothing (config.yaml `serve:`)
 LB_MAX_ATTEMPTS = 3  # SkyPilot's LB_MAX_RETRY
 MAX_BODY_BYTES = 100 * 1024 * 1024
 MAX_REPLICAS = 4096
@@ -51,6 +53,12 @@ class LbConfig(_Strict):
     # run for minutes, as long as it keeps sending
     read_timeout_seconds: float = Field(default=LB_STREAM_TIMEOUT_SECONDS, gt=0)
     connect_timeout_seconds: float = Field(default=5.0, gt=0)
+    # a client that sends nothing is closed (slow or stalled clients hold no connection):
+    # its request line and headers, between requests, between parts of a body (serve/lb/
+    # idle.py); a response the client is reading is never cut
+    header_timeout_seconds: float = Field(default=CLIENTS.client_header_timeout, gt=0)
+    keepalive_timeout_seconds: float = Field(default=CLIENTS.client_keepalive_timeout, gt=0)
+    body_timeout_seconds: float = Field(default=CLIENTS.client_body_timeout, gt=0)
     max_attempts: int = Field(default=LB_MAX_ATTEMPTS, ge=1, le=10)
     max_body_bytes: int = Field(default=MAX_BODY_BYTES, ge=0)
 

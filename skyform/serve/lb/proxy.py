@@ -18,12 +18,14 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable
+from typing import Any
 
 import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
 from skyform.serve.lb.config import LbConfig, ReplicaSet
+from skyform.serve.lb.idle import IdleClients
 from skyform.serve.lb.metrics import Metrics
 from skyform.serve.lb.policies import Target, make_policy
 from skyform.serve.lb.requestlog import RequestLog
@@ -48,8 +50,11 @@ log = logging.getLogger("skyform.serve.lb")
 
 
 class Proxy:
-    def __init__(self, config: LbConfig) -> None:
+    def __init__(self, config: LbConfig, idle: IdleClients[Any] | None = None) -> None:
         self.config = config
+        self.idle = idle or IdleClients(
+            config.header_timeout_seconds, config.keepalive_timeout_seconds
+        )
         self.policy = make_policy(config.policy, config.target_qps)
         self.metrics = Metrics()
         self.requests = RequestLog(config.request_log)
@@ -119,15 +124,21 @@ class Proxy:
         started = time.perf_counter()
         self.requests.record(time.time())
         code, replica_id = 500, None
+        connection = request.protocol
+        self.idle.begin(connection)  # busy until the response is out: never closed as idle
         try:
             response, code, replica_id = await self._forward(request)
             return response
+        except web.HTTPException as exc:
+            code = exc.status
+            raise
         finally:
+            self.idle.end(connection, asyncio.get_running_loop().time())
             self.metrics.observe(code, time.perf_counter() - started, replica_id)
 
     async def _forward(self, request: web.Request) -> tuple[web.StreamResponse, int, int | None]:
         assert self.session is not None
-        body = await request.read() if request.body_exists else None
+        body = await self._read_body(request) if request.body_exists else None
         headers = forwarded_headers(request)
         timeout = aiohttp.ClientTimeout(
             total=None,
@@ -178,6 +189,26 @@ class Proxy:
                 None,
             )
         return _error(502, f"no replica answered ({len(tried)} tried)"), 502, None
+
+    async def _read_body(self, request: web.Request) -> bytes:
+        """The whole body; a client that goes `body_timeout_seconds` without sending any of
+        it gets 408 (a slow upload that keeps coming is read to its end)."""
+        limit, wait = self.config.max_body_bytes, self.config.body_timeout_seconds
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            try:
+                chunk = await asyncio.wait_for(request.content.readany(), wait)
+            except asyncio.TimeoutError:
+                raise web.HTTPRequestTimeout(
+                    text=f"no part of the request body arrived for {wait:g} s"
+                ) from None
+            if not chunk:
+                return b"".join(parts)
+            size += len(chunk)
+            if limit and size > limit:
+                raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=size)
+            parts.append(chunk)
 
     async def _relay(
         self, request: web.Request, upstream: aiohttp.ClientResponse

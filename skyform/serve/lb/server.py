@@ -15,11 +15,14 @@ import signal
 import ssl
 import time
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
 
 from skyform.errors import SkyformError
 from skyform.serve.lb.config import LbConfig, load_replica_set, parse_replica_set
+from skyform.serve.lb.idle import IdleClients
 from skyform.serve.lb.proxy import Proxy
 
 WATCH_INTERVAL_SECONDS = 0.25
@@ -31,7 +34,10 @@ class LoadBalancer:
     def __init__(self, config: LbConfig, stop: asyncio.Event | None = None) -> None:
         self.config = config
         self.stop_event = stop
-        self.proxy = Proxy(config)
+        self.idle: IdleClients[RequestHandler] = IdleClients(
+            config.header_timeout_seconds, config.keepalive_timeout_seconds
+        )
+        self.proxy = Proxy(config, self.idle)
         self.runners: list[web.AppRunner] = []
         self.port = 0
         self.control_port = 0
@@ -48,13 +54,22 @@ class LoadBalancer:
         control.router.add_get("/-/replicas", self._get_replicas)
         control.router.add_put("/-/replicas", self._put_replicas)
         control.router.add_get("/-/health", self._health)
-        self.port = await self._listen(public, self.config.host, self.config.port, tls=True)
+        # aiohttp's own idle timer agrees with ours; a body left unread after a 408 is
+        # drained for at most one more body timeout
+        clients: dict[str, Any] = {
+            "keepalive_timeout": self.config.keepalive_timeout_seconds,
+            "lingering_time": self.config.body_timeout_seconds,
+        }
+        self.port = await self._listen(
+            public, self.config.host, self.config.port, tls=True, **clients
+        )
         self.control_port = await self._listen(
             control, self.config.control_host, self.config.control_port, tls=False
         )
         self._tasks = [
             asyncio.create_task(self._watch_replicas()),
             asyncio.create_task(self._flush_requests()),
+            asyncio.create_task(self._close_idle_clients(self.runners[0])),
         ]
         if self.config.ports_file:
             Path(self.config.ports_file).write_text(
@@ -62,8 +77,10 @@ class LoadBalancer:
             )
         log.info("listening on %s:%d (control %d)", self.config.host, self.port, self.control_port)
 
-    async def _listen(self, app: web.Application, host: str, port: int, *, tls: bool) -> int:
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    async def _listen(
+        self, app: web.Application, host: str, port: int, *, tls: bool, **protocol: Any
+    ) -> int:
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, **protocol)
         await runner.setup()
         context = self._ssl_context() if tls else None
         site = web.TCPSite(runner, host, port, ssl_context=context, reuse_address=True)
@@ -134,6 +151,17 @@ class LoadBalancer:
             if parent is not None and os.getppid() != parent and self.stop_event is not None:
                 log.warning("the controller (pid %d) is gone: stopping", parent)
                 self.stop_event.set()
+
+    async def _close_idle_clients(self, runner: web.AppRunner) -> None:
+        loop = asyncio.get_running_loop()
+        every = self.idle.sweep_interval()
+        while True:
+            await asyncio.sleep(every)
+            server = runner.server
+            if server is None:
+                continue
+            for connection in self.idle.expired(server.connections, loop.time()):
+                connection.force_close()
 
     async def _flush_requests(self) -> None:
         while True:
