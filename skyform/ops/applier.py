@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shlex
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -29,10 +28,11 @@ from skyform.lifecycle.freshness import check_fresh, task_must_exist
 from skyform.lifecycle.interrupts import detaching
 from skyform.lifecycle.interrupts import provisioning as _provisioning
 from skyform.lifecycle.settle import nodes_on_demand, settle_unstarted
+from skyform.ops.apply_checks import refuse_takeover, refuse_unrunnable
 from skyform.ops.secrets import resolve_secrets
 from skyform.plan.effects import in_place_updates, job_runs_again
 from skyform.plan.model import Action, ClusterChange, Plan, TaskPlacement
-from skyform.plan.ownership import Owner, Relation, describe_owner, relation
+from skyform.plan.ownership import Owner
 from skyform.state.db import StateDB
 from skyform.state.lock import cluster_lock
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
@@ -115,19 +115,7 @@ class Applier:
 
     def run(self) -> list[ClusterOutcome]:
         plan = self.plan
-        if plan.task.execution == "parallel" and len(plan.tasks) > 1 and not plan.destroy:
-            raise PlanError(
-                f"{plan.task.path} is a job group (execution: parallel): it runs only as a "
-                "managed job",
-                f"Run it with: skyform jobs launch {shlex.quote(plan.task.path)}",
-            )
-        multi = len(plan.tasks) > 1 and any(t.depends_on for t in plan.tasks)
-        if self.options.detach and multi:
-            raise PlanError(
-                "--detach cannot run a pipeline whose tasks wait for each other",
-                "Run apply without --detach (it follows the tasks in order), or use "
-                "`skyform jobs launch` to run the pipeline in the background.",
-            )
+        multi = refuse_unrunnable(plan, detach=self.options.detach)
         task_file = task_must_exist(plan, self.plan_path)
         names = sorted({c.cluster for c in plan.changes})
         with ExitStack() as locks:
@@ -141,7 +129,9 @@ class Applier:
                 self._settle(name)
             task_data = check_fresh(plan, self.plan_path, db=self.db, catalog=self.catalog)
             self.owner = str(task_file.resolve())
-            self._check_ownership(Owner(self.owner, plan.task.path))
+            refuse_takeover(
+                plan, self.db, Owner(self.owner, plan.task.path), take_over=self.options.take_over
+            )
             secrets = (
                 {}
                 if plan.destroy
@@ -195,30 +185,6 @@ class Applier:
         else:
             self._close_sessions()
         return self.outcomes
-
-    def _check_ownership(self, owner: Owner) -> None:
-        """Refuse, before anything changes, to act on a cluster that is not this task file's
-        unless told to (`--take-over`). Checked against state here, not only trusted from
-        the plan, so a plan made elsewhere cannot slip a takeover through."""
-        from skyform.state.managed import ManagedJobs
-
-        jobs = ManagedJobs(self.db)
-        foreign = []
-        for change in self.plan.changes:
-            record = self.db.get_cluster(change.cluster)
-            if record is None or change.action is Action.NOOP:
-                continue
-            managed = jobs.owner_of(change.cluster)
-            managed_id = managed.id if managed is not None else None
-            if relation(record.source, managed_id, owner) is Relation.OTHER:
-                foreign.append(f"{change.cluster} ({describe_owner(record.source, managed_id)})")
-        if foreign and not self.options.take_over:
-            raise PlanError(
-                "this plan takes over cluster(s) that another task file or a managed job made: "
-                + ", ".join(foreign),
-                "Pick another name (-c NAME) if they are not the same thing; to take them over "
-                "on purpose, run apply again with --take-over.",
-            )
 
     # -- one cluster --------------------------------------------------------------------------
 

@@ -228,7 +228,9 @@ def _cmdlines(pool, i: int) -> list[str]:
 
 
 def test_two_concurrent_applies_on_one_cluster(sky, skyform_home, pool, tmp_path):
-    task = sleepy(tmp_path, setup="sleep 8", run="echo hi")
+    # a's setup outlasts everything below (the refused apply, up to 4 s, and the exec that
+    # waits up to 20 s): with `sleep 8` a loaded machine let the exec find the lock free
+    task = sleepy(tmp_path, setup="sleep 25", run="echo hi")
     sky("plan", task, "-o", "a.json", check=0)
     sky("plan", task, "-o", "old.json", check=0)
     first = _apply_in_background(skyform_home, tmp_path, "a.json")
@@ -246,7 +248,7 @@ def test_two_concurrent_applies_on_one_cluster(sky, skyform_home, pool, tmp_path
     assert "is locked by " in second.stderr and " pid " in second.stderr
     assert "skyform apply a.json" in second.stderr
     assert 4 < waited < 20  # waited briefly (SKYFORM_LOCK_WAIT, default 5 s), then gave up
-    assert first.wait(timeout=60) == 0
+    assert first.wait(timeout=90) == 0
     after = sky("apply", "old.json")
     assert after.exit_code == 3  # still stale once a is done
     sky("down", "-y", "job", check=0)
