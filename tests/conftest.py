@@ -113,3 +113,10 @@ def kubeconfig(kube_api, tmp_path, monkeypatch):
         return path
 
     return write
+
+
+def pytest_collection_modifyitems(config, items):
+    """The real-engine tests run last: on a fresh machine `.ci/run` builds the engine in the
+    background while the rest of the suite runs (a cold build takes about half an hour), and
+    their fixture waits for that build."""
+    items.sort(key=lambda item: item.get_closest_marker("engine") is not None)

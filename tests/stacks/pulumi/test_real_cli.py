@@ -1,23 +1,21 @@
-"""With the real Pulumi CLI (skipped where `pulumi` is not on PATH): a stack's whole life in
-skyform's local backend, and `stack_outputs` reading what the CLI wrote, without the CLI.
+"""With the real Pulumi CLI (scripts/build-engine's, built when absent): a stack's whole life
+in skyform's local backend, and `stack_outputs` reading what the CLI wrote, without the CLI.
 
 The program registers no cloud resource, so no credentials or provider plugins are needed.
 """
 
 from __future__ import annotations
 
-import shutil
+import os
 
 import pytest
+from kubecluster.fixtures import engine_bin_dir  # noqa: F401
 
 from skyform.config import Config
 from skyform.stacks.pulumi.backend import pulumi_settings, stack_outputs
 from skyform.stacks.pulumi.errors import Operation
 
-pytestmark = [
-    pytest.mark.pulumi_cli,
-    pytest.mark.skipif(shutil.which("pulumi") is None, reason="needs the pulumi CLI on PATH"),
-]
+pytestmark = [pytest.mark.pulumi_cli, pytest.mark.engine]
 
 NODES = [{"rank": 0, "id": "n-0", "public_ip": "203.0.113.7", "private_ip": "10.0.0.7", "port": 22}]
 
@@ -40,9 +38,13 @@ def operation(settings, verb: str) -> Operation:
     )
 
 
-def test_stack_lifecycle_in_the_local_backend(monkeypatch):
+def test_stack_lifecycle_in_the_local_backend(monkeypatch, engine_bin_dir, tmp_path):
     from skyform.stacks.pulumi import workspace
 
+    monkeypatch.setenv("PATH", f"{engine_bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PULUMI_HOME", str(tmp_path / "pulumi-home"))
+    monkeypatch.setenv("PULUMI_SKIP_UPDATE_CHECK", "true")
+    monkeypatch.setenv("PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION", "true")
     monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
     settings = pulumi_settings(Config())
     lines: list[str] = []
