@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from kubecluster.fixtures import engine_bin_dir  # noqa: F401  (the real CLI's tests)
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))  # `import pulumi_harness`, `import pulumi_specs`

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from kubecluster.fixtures import engine_bin_dir  # noqa: F401
 
 from skyform.config import Config
 from skyform.stacks.pulumi.backend import pulumi_settings, stack_outputs
