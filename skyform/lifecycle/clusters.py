@@ -167,6 +167,12 @@ def mark_up(db: StateDB, record: ClusterRecord, *, setup_done: str | None) -> Cl
     return _recorded(db, record, update, "cluster.up", "cluster is up")
 
 
+def mark_lost(db: StateDB, record: ClusterRecord, why: str) -> ClusterRecord:
+    """The infra no longer has some of the cluster's nodes: LOST, which the next plan
+    replaces (plan/diff.py)."""
+    return _recorded(db, record, {"status": ClusterStatus.LOST}, "cluster.lost", why)
+
+
 def update_spec(
     db: StateDB,
     record: ClusterRecord,

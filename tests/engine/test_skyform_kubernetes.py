@@ -88,3 +88,44 @@ def test_launch_the_cluster_verbs_and_down(kube_user):
     assert json.loads(user.sky("status", "--json").stdout) == []
     assert not (user.home / "pulumi" / ".pulumi" / "stacks" / "skyform" / f"{name}.json").exists()
     assert user.cluster.agent.errors == []
+
+
+TWO_PODS = """\
+name: {name}
+num_nodes: 2
+resources: {{infra: k8s, cpus: 1, memory: 2}}
+run: echo "rank $SKYPILOT_NODE_RANK on $(hostname)"
+"""
+
+
+def test_a_pod_deleted_out_of_band_shows_in_status_and_the_next_plan(kube_user):
+    user, name = kube_user, "k8s-drift"
+    user.task("task.yaml", TWO_PODS.format(name=name))
+    user.sky("launch", "task.yaml", "-y")
+    assert "No changes." in user.sky("plan", "task.yaml").stdout
+
+    rest = user.cluster.rest
+    rest.delete(f"/api/v1/namespaces/default/pods/{name}-1")  # kubectl delete pod
+    wait_for(lambda: user.objects(name)["pods"] == [f"{name}-0"])
+
+    refreshed = user.sky("status", "--refresh").stdout
+    assert f"{name}" in refreshed and "(node 1 lost)" in refreshed
+    # What the refresh found stays recorded: a plain status and the next plan know it.
+    status = json.loads(user.sky("status", "--json").stdout)
+    assert [(c["name"], c["status"]) for c in status] == [(name, "LOST")]
+    planned = user.sky("plan", "task.yaml", "-o", "plan.json").stdout
+    assert "No changes" not in planned
+    assert f'-/+ cluster "{name}"' in planned
+    assert "its nodes were lost (preempted or dead): the cluster is rebuilt" in planned
+    assert "Plan: 1 to add, 0 to change, 1 to destroy." in planned
+    # launch never replaces a cluster it was not told to
+    refused = user.sky("launch", "task.yaml", "-y", check=1)
+    assert f"--replace {name}" in refused.stderr
+
+    applied = user.sky("apply", "plan.json").stdout
+    assert f"rank 1 on {name}-1" in applied
+    assert user.objects(name)["pods"] == [f"{name}-0", f"{name}-1"]
+    status = json.loads(user.sky("status", "--json").stdout)
+    assert [(c["name"], c["status"]) for c in status] == [(name, "UP")]
+    user.sky("down", "-y", name)
+    wait_for(lambda: nothing_of(user, name))
