@@ -10,6 +10,7 @@ import json
 import time
 
 import pytest
+from helpers import wait_until
 from kubecluster.skyuser import nothing_of
 
 pytestmark = pytest.mark.engine
@@ -25,13 +26,6 @@ run: |
   echo "rank $SKYPILOT_NODE_RANK of $SKYPILOT_NUM_NODES on $(hostname): $(cat data.txt)"
 """
 T4_NODES = {"gke-train-t4-pool-3f9c2a1b-xk2p", "gke-train-t4-pool-3f9c2a1b-m7qd"}
-
-
-def wait_for(probe, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not probe():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.2)
 
 
 def test_launch_the_cluster_verbs_and_down(kube_user):
@@ -87,7 +81,7 @@ def test_launch_the_cluster_verbs_and_down(kube_user):
 
     down = user.sky("down", "-y", name)
     assert f"removed stack skyform/{name}" in down.stdout
-    wait_for(lambda: nothing_of(user, name))  # the Endpoints follow their Service
+    wait_until(lambda: nothing_of(user, name), 15)  # the Endpoints follow their Service
     assert json.loads(user.sky("status", "--json").stdout) == []
     assert not (user.home / "pulumi" / ".pulumi" / "stacks" / "skyform" / f"{name}.json").exists()
     assert user.cluster.agent.errors == []
@@ -109,7 +103,7 @@ def test_a_pod_deleted_out_of_band_shows_in_status_and_the_next_plan(kube_user):
 
     rest = user.cluster.rest
     rest.delete(f"/api/v1/namespaces/default/pods/{name}-1")  # kubectl delete pod
-    wait_for(lambda: user.objects(name)["pods"] == [f"{name}-0"])
+    wait_until(lambda: user.objects(name)["pods"] == [f"{name}-0"], 15)
 
     refreshed = user.sky("status", "--refresh").stdout
     assert f"{name}" in refreshed and "(node 1 lost)" in refreshed
@@ -131,4 +125,4 @@ def test_a_pod_deleted_out_of_band_shows_in_status_and_the_next_plan(kube_user):
     status = json.loads(user.sky("status", "--json").stdout)
     assert [(c["name"], c["status"]) for c in status] == [(name, "UP")]
     user.sky("down", "-y", name)
-    wait_for(lambda: nothing_of(user, name))
+    wait_until(lambda: nothing_of(user, name), 15)

@@ -8,6 +8,8 @@ Automation API errors are recognised by class name (only `workspace.py` imports
   ZONE_RESOURCE_POOL_EXHAUSTED, unschedulable pods ...)        -> CapacityError (exit 4; recovery
                                                                   re-plans elsewhere)
 - missing or invalid credentials (per cloud)                   -> StackError + that cloud's hint
+- the cloud's API not answering (per cloud: a Kubernetes API
+  server down or not reachable from here)                      -> StackError + that cloud's hint
 - anything else during `up`                                    -> StackError naming the
                                                                   resources that exist now
 """
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 
 from skyform.errors import CapacityError, SkyformError, StackError
 from skyform.infra import PULUMI
-from skyform.stacks.pulumi.cloud import pulumi_cloud
+from skyform.stacks.pulumi.cloud import PulumiCloud, pulumi_cloud
 
 INSTALL_HINT = (
     "Install the Pulumi CLI: curl -fsSL https://get.pulumi.com | sh "
@@ -66,6 +68,10 @@ class Operation:
     work_dir: str = "."  # the stack's Pulumi project directory
 
 
+def _doing(op: Operation) -> str:
+    return "bring up" if op.verb == "up" else op.verb
+
+
 def error_lines(text: str, limit: int = 3) -> list[str]:
     """The cloud's own error messages out of the CLI's output, most specific first."""
     found: list[str] = []
@@ -104,6 +110,23 @@ def _partial(op: Operation, existing: Sequence[str] | None) -> tuple[str, str]:
     )
 
 
+def _access_error(cloud: PulumiCloud, op: Operation, text: str) -> StackError | None:
+    """The cloud refusing the credentials, or its API not answering, with the provider's own
+    reason where it gives one (a Kubernetes API server: the error line says only that the
+    cluster is unreachable; the warning before it says why)."""
+    reason = cloud.reason.search(text) if cloud.reason is not None else None
+    why = reason.group(0).strip() if reason is not None else _summary(text)
+    if any(pattern in text for pattern in cloud.credential_patterns):
+        return StackError(
+            f"{op.cloud} credentials are missing or not valid: {why}", cloud.credential_hint
+        )
+    if any(pattern in text for pattern in cloud.unreachable_patterns):
+        return StackError(
+            f"cannot {_doing(op)} cluster {op.cluster}: {why}", cloud.unreachable_hint
+        )
+    return None
+
+
 def translate(
     exc: BaseException, op: Operation, existing: Sequence[str] | None = ()
 ) -> SkyformError | None:
@@ -116,7 +139,7 @@ def translate(
     kind = type(exc).__name__
     if isinstance(exc, FileNotFoundError) and "pulumi" in str(exc):
         return StackError(
-            f"cannot {op.verb} cluster {op.cluster}: the Pulumi CLI is not installed "
+            f"cannot {_doing(op)} cluster {op.cluster}: the Pulumi CLI is not installed "
             "(no `pulumi` on PATH)",
             INSTALL_HINT,
             nothing_made=True,
@@ -161,12 +184,9 @@ def _translate_cli(
             "themselves." + hint_tail,
         )
     if op.cloud in PULUMI:
-        cloud = pulumi_cloud(op.cloud)
-        if any(pattern in text for pattern in cloud.credential_patterns):
-            return StackError(
-                f"{op.cloud} credentials are missing or not valid: {_summary(text)}",
-                cloud.credential_hint,
-            )
+        refused = _access_error(pulumi_cloud(op.cloud), op, text)
+        if refused is not None:
+            return refused
     if "no matching EC2 Subnet found" in text:
         return StackError(
             f"cluster {op.cluster}: the AWS account has no default subnet in the planned zone "

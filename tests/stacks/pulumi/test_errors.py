@@ -154,3 +154,46 @@ def test_errors_that_are_not_pulumis_are_left_alone():
 def test_error_lines_prefer_the_clouds_message():
     text = UP_OUTPUT.format(message="boom") + "\nerror: boom\nerror: second\nerror: third\n"
     assert error_lines(text) == ["boom", "second", "third"]
+
+
+# The real CLI's output (v3.276.0, pulumi-resource-kubernetes 4.25.0) for a refresh when the
+# API server does not answer, or refuses the kubeconfig's token: the error line says only
+# "unreachable"; the provider's warning before it says why.
+K8S_REFRESH = """Refreshing (train):
+ ~  kubernetes:core/v1:Pod node-0 refreshing (0s) warning: configured Kubernetes cluster is \
+unreachable: unable to load schema information from the API server: {why}
+ ~  kubernetes:core/v1:Pod node-0 refreshing (0s) error: failed to read resource state due to \
+unreachable cluster. If the cluster was deleted, you can remove this resource from Pulumi state \
+by rerunning the operation with the PULUMI_K8S_DELETE_UNREACHABLE environment variable set to \
+"true"
+ ~  kubernetes:core/v1:Pod node-0 **refreshing failed** error: failed to read resource state \
+due to unreachable cluster.
+    pulumi:pulumi:Stack skyform-train running error: update failed
+"""
+REFUSED = (
+    'Get "https://127.0.0.1:9/openapi/v2?timeout=32s": dial tcp 127.0.0.1:9: connect: '
+    "connection refused"
+)
+NO_TOKEN = "the server has asked for the client to provide credentials"
+
+
+def test_an_unreachable_kubernetes_api_server_is_named_with_the_providers_reason():
+    exc = cli_error(stdout=K8S_REFRESH.format(why=REFUSED), code=1)
+    err = translate(exc, op("refresh", cloud="kubernetes"))
+    assert type(err) is StackError
+    assert err.message == (
+        "cannot refresh cluster train: configured Kubernetes cluster is unreachable: unable to "
+        f"load schema information from the API server: {REFUSED}"
+    )
+    assert "credentials" not in err.message and "PULUMI_K8S_DELETE_UNREACHABLE" not in err.message
+    assert "did not answer" in err.hint and "skyform down --purge" in err.hint
+
+
+def test_a_refused_kubernetes_token_is_a_credentials_error_with_the_reason():
+    exc = cli_error(stdout=K8S_REFRESH.format(why=NO_TOKEN), code=1)
+    err = translate(exc, op("destroy", cloud="kubernetes"))
+    assert err.message == (
+        "kubernetes credentials are missing or not valid: configured Kubernetes cluster is "
+        f"unreachable: unable to load schema information from the API server: {NO_TOKEN}"
+    )
+    assert "kubectl --context CONTEXT get nodes" in err.hint

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,8 +36,8 @@ CLOUD = PulumiCloud(
     credential_patterns=(
         "unable to load kubeconfig",
         "invalid configuration: no configuration has been provided",
-        "Kubernetes cluster is unreachable",
         "context was not found for specified context",
+        "the server has asked for the client to provide credentials",  # HTTP 401
         "Unauthorized",
         "You must be logged in to the server",
     ),
@@ -44,6 +45,15 @@ CLOUD = PulumiCloud(
         "Check that `kubectl --context CONTEXT get nodes` works; point KUBECONFIG at "
         "the right file."
     ),
+    unreachable_patterns=("Kubernetes cluster is unreachable", "due to unreachable cluster"),
+    unreachable_hint=(
+        "The cluster's API server did not answer. Check that it is up and reachable from here "
+        "(`kubectl --context CONTEXT get nodes`; the stack reads the kubeconfig file it was "
+        "made with), then run this again. If the cluster is gone for good, `skyform down "
+        "--purge CLUSTER` forgets it."
+    ),
+    # the provider's error line says only "unreachable"; its warning says why
+    reason=re.compile(r"configured Kubernetes cluster is unreachable: [^\n]+"),
     requirements=("pulumi>=3.181,<4", "pulumi-kubernetes>=4.18,<5"),
     export_credentials=(
         "Credentials: your kubeconfig (the context is in Pulumi.<stack>.yaml; null "

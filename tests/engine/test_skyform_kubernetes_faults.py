@@ -1,0 +1,70 @@
+"""Faults on Kubernetes through the real engine, as a user meets them: each is skyform's
+error (what, why in the engine's own words, what to do), never a traceback, and a cluster
+is left so that the next command converges once the cause is gone."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from helpers import closed_port, wait_until
+from kubecluster.skyuser import nothing_of
+
+pytestmark = pytest.mark.engine
+
+ONE_POD = """\
+name: {name}
+resources: {{infra: k8s, cpus: 1, memory: 2}}
+run: echo "ran on $(hostname)"
+"""
+
+
+def rewrite_kubeconfig(path, *, server: str | None = None, token: str | None = None) -> None:
+    """The same kubeconfig file with another API server address or token (a cluster moved
+    or down, a token revoked): the stack reads the file it was made with."""
+    doc = yaml.safe_load(path.read_text())
+    if server is not None:
+        doc["clusters"][0]["cluster"]["server"] = server
+    if token is not None:
+        doc["users"][0]["user"]["token"] = token
+    path.write_text(yaml.safe_dump(doc))
+
+
+def error_of(run) -> tuple[str, str]:
+    assert "Traceback" not in run.output
+    message, _, hint = run.stderr.partition("\nHint: ")
+    return message.split("Error: ", 1)[1], hint
+
+
+def test_an_unreachable_api_server_and_a_refused_token_are_named(kube_user):
+    user, name = kube_user, "k8s-away"
+    user.task("task.yaml", ONE_POD.format(name=name))
+    user.sky("launch", "task.yaml", "-y")
+    good = user.kubeconfig.read_text()
+
+    port = closed_port()
+    rewrite_kubeconfig(user.kubeconfig, server=f"https://127.0.0.1:{port}")
+    for args, verb in ((["status", "--refresh"], "refresh"), (["down", "-y", name], "destroy")):
+        message, hint = error_of(user.sky(*args, check=1))
+        assert message.startswith(
+            f"cannot {verb} cluster {name}: configured Kubernetes cluster is unreachable: "
+            "unable to load schema information from the API server: Get "
+            f'"https://127.0.0.1:{port}/openapi/v2?timeout=32s": dial tcp 127.0.0.1:{port}: '
+            "connect: connection refused"
+        ), message
+        assert "credentials" not in message
+        assert hint.startswith("The cluster's API server did not answer.")
+        assert f"skyform down --purge {name}" not in hint and "skyform down --purge" in hint
+
+    user.kubeconfig.write_text(good)
+    rewrite_kubeconfig(user.kubeconfig, token="not-the-token")
+    message, hint = error_of(user.sky("status", "--refresh", check=1))
+    assert message == (
+        "kubernetes credentials are missing or not valid: configured Kubernetes cluster is "
+        "unreachable: unable to load schema information from the API server: the server has "
+        "asked for the client to provide credentials"
+    )
+    assert "kubectl --context CONTEXT get nodes" in hint
+
+    user.kubeconfig.write_text(good)  # the token is right again: down goes through
+    user.sky("down", "-y", name)
+    wait_until(lambda: nothing_of(user, name), 15)
