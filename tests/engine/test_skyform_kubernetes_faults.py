@@ -4,6 +4,9 @@ is left so that the next command converges once the cause is gone."""
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 import yaml
 from helpers import closed_port, wait_until
@@ -66,5 +69,30 @@ def test_an_unreachable_api_server_and_a_refused_token_are_named(kube_user):
     assert "kubectl --context CONTEXT get nodes" in hint
 
     user.kubeconfig.write_text(good)  # the token is right again: down goes through
+    user.sky("down", "-y", name)
+    wait_until(lambda: nothing_of(user, name), 15)
+
+
+def test_a_missing_provider_plugin_makes_nothing_and_says_how_to_install_it(kube_user):
+    user, name = kube_user, "k8s-noplugin"
+    user.task("task.yaml", ONE_POD.format(name=name))
+    only_cli = user.cwd / "only-the-cli"
+    only_cli.mkdir()
+    engine_bin = user.env["PATH"].split(os.pathsep)[0]
+    (only_cli / "pulumi").symlink_to(os.path.join(engine_bin, "pulumi"))
+    path = os.pathsep.join([str(only_cli), *user.env["PATH"].split(os.pathsep)[1:]])
+
+    refused = user.sky("launch", "task.yaml", "-y", check=1, env=dict(user.env, PATH=path))
+    message, hint = error_of(refused)
+    assert message == (
+        f"cannot bring up cluster {name}: the Pulumi provider plugin for kubernetes is not "
+        "installed (no resource plugin 'pulumi-resource-kubernetes' found in the workspace at "
+        "version v4.25.0 or on your $PATH)"
+    )
+    assert hint.startswith("Install it: pulumi plugin install resource kubernetes 4.25.0")
+    assert json.loads(user.sky("status", "--json").stdout) == []  # nothing made, no record
+    assert nothing_of(user, name)
+    # with the plugin back on PATH the same launch goes through
+    assert "ran on k8s-noplugin-0" in user.sky("launch", "task.yaml", "-y").stdout
     user.sky("down", "-y", name)
     wait_until(lambda: nothing_of(user, name), 15)

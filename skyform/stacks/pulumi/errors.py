@@ -8,6 +8,7 @@ Automation API errors are recognised by class name (only `workspace.py` imports
   ZONE_RESOURCE_POOL_EXHAUSTED, unschedulable pods ...)        -> CapacityError (exit 4; recovery
                                                                   re-plans elsewhere)
 - missing or invalid credentials (per cloud)                   -> StackError + that cloud's hint
+- the cloud's provider plugin not installed                    -> StackError + how to install it
 - the cloud's API not answering (per cloud: a Kubernetes API
   server down or not reachable from here)                      -> StackError + that cloud's hint
 - anything else during `up`                                    -> StackError naming the
@@ -50,6 +51,10 @@ CAPACITY_PATTERNS = (
     "Insufficient memory",
     "nodes are available",
     "Unschedulable",
+)
+_MISSING_PLUGIN = re.compile(
+    r"no resource plugin '(?:pulumi-resource-)?(?P<name>[\w.-]+)' found in the workspace"
+    r"(?: at version v?(?P<version>[\w.+-]+))?[^\n]*"
 )
 _ERROR_LINE = re.compile(r"error:\s*(.+)", re.IGNORECASE)
 _NOISE = ("update failed", "preview failed", "destroy failed", "refresh failed")
@@ -187,6 +192,16 @@ def _translate_cli(
         refused = _access_error(pulumi_cloud(op.cloud), op, text)
         if refused is not None:
             return refused
+    plugin = _MISSING_PLUGIN.search(text)
+    if plugin is not None:
+        name, version = plugin.group("name"), plugin.group("version") or ""
+        return StackError(
+            f"cannot {_doing(op)} cluster {op.cluster}: the Pulumi provider plugin for {name} "
+            f"is not installed ({plugin.group(0)})",
+            f"Install it: pulumi plugin install resource {name} {version}".rstrip()
+            + " (the Pulumi CLI downloads it by itself when it can reach the internet and "
+            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION is not set), then run this again.",
+        )
     if "no matching EC2 Subnet found" in text:
         return StackError(
             f"cluster {op.cluster}: the AWS account has no default subnet in the planned zone "

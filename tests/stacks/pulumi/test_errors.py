@@ -197,3 +197,18 @@ def test_a_refused_kubernetes_token_is_a_credentials_error_with_the_reason():
         f"unreachable: unable to load schema information from the API server: {NO_TOKEN}"
     )
     assert "kubectl --context CONTEXT get nodes" in err.hint
+
+
+def test_a_missing_provider_plugin_says_how_to_install_it():
+    line = (
+        "no resource plugin 'pulumi-resource-kubernetes' found in the workspace at version "
+        "v4.25.0 or on your $PATH"
+    )
+    exc = cli_error(stdout=f"Updating (train):\n    error: {line}\n", code=255)
+    err = translate(exc, op("up", cloud="kubernetes"), [])
+    assert err.message == (
+        "cannot bring up cluster train: the Pulumi provider plugin for kubernetes is not "
+        f"installed ({line})"
+    )
+    assert err.hint.startswith("Install it: pulumi plugin install resource kubernetes 4.25.0")
+    assert err.nothing_made  # the stack holds nothing: no record is kept
