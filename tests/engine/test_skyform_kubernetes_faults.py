@@ -10,7 +10,7 @@ import os
 import pytest
 import yaml
 from helpers import closed_port, wait_until
-from kubecluster.skyuser import nothing_of
+from kubecluster.skyuser import kill_tree, nothing_of
 
 pytestmark = pytest.mark.engine
 
@@ -96,3 +96,58 @@ def test_a_missing_provider_plugin_makes_nothing_and_says_how_to_install_it(kube
     assert "ran on k8s-noplugin-0" in user.sky("launch", "task.yaml", "-y").stdout
     user.sky("down", "-y", name)
     wait_until(lambda: nothing_of(user, name), 15)
+
+
+TWO_PODS = """\
+name: {name}
+num_nodes: 2
+resources: {{infra: k8s, cpus: 1, memory: 2}}
+run: echo "rank $SKYPILOT_NODE_RANK ran on $(hostname)"
+"""
+
+
+def kill_inside_up(user, name: str):
+    """`skyform apply` of a new 2-node cluster, killed with SIGKILL (skyform, the Pulumi CLI
+    and its provider) while the engine waits for the Services: the Pods exist, the
+    Services are being made. What a killed engine leaves: its lock, and pending creates."""
+    user.task("task.yaml", TWO_PODS.format(name=name))
+    user.sky("plan", "task.yaml", "-o", "plan.json")
+    proc = user.start("apply", "plan.json", log=user.cwd / "killed.log")
+    wait_until(lambda: len(user.objects(name)["pods"]) == 2, 60)
+    # skyform's own lock keeps any other skyform command off the cluster meanwhile
+    busy = user.sky("down", "-y", name, check=1, env=dict(user.env, SKYFORM_LOCK_WAIT="0"))
+    assert f"cluster {name!r} is locked by " in busy.stderr and "apply plan.json" in busy.stderr
+    kill_tree(proc)
+    stacks = user.home / "pulumi" / ".pulumi"
+    assert list((stacks / "locks").rglob(f"{name}/*.json"))  # the engine's lock is left
+    checkpoint = json.loads((stacks / "stacks" / "skyform" / f"{name}.json").read_text())
+    pending = checkpoint["checkpoint"]["latest"]["pending_operations"]
+    assert {p["type"] for p in pending} == {"creating"}, pending
+
+
+def test_an_up_killed_halfway_is_converged_by_the_next_apply(kube_user):
+    user, name = kube_user, "k8s-killed"
+    kill_inside_up(user, name)
+
+    planned = user.sky("plan", "task.yaml", "-o", "again.json").stdout
+    assert "the last apply did not finish" in planned
+    applied = user.sky("apply", "again.json", timeout=120)
+    assert "released the lock of pulumi process" in applied.stdout
+    for rank in (0, 1):
+        assert f"rank {rank} ran on {name}-{rank}" in applied.stdout
+    status = json.loads(user.sky("status", "--json").stdout)
+    assert [(c["name"], c["status"]) for c in status] == [(name, "UP")]
+    assert not list((user.home / "pulumi" / ".pulumi" / "locks").rglob(f"{name}/*.json"))
+    user.sky("down", "-y", name)
+    wait_until(lambda: nothing_of(user, name), 15)
+
+
+def test_down_right_after_a_killed_up_leaves_nothing(kube_user):
+    """What the killed engine had begun to make (its pending creates: the Services) is not
+    in the stack; down still removes it."""
+    user, name = kube_user, "k8s-killed-down"
+    kill_inside_up(user, name)
+    down = user.sky("down", "-y", name, timeout=120)
+    assert "released the lock of pulumi process" in down.stdout
+    wait_until(lambda: nothing_of(user, name), 15)
+    assert json.loads(user.sky("status", "--json").stdout) == []

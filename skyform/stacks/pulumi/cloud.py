@@ -73,6 +73,9 @@ class PulumiCloud:
     unreachable_hint: str = ""
     # where the provider says why in more words than its error line (a warning before it)
     reason: re.Pattern[str] | None = None
+    # a resource's provider id from its recorded inputs, where the cloud names objects by
+    # them (Kubernetes: namespace/name): what a killed run was making is then found again
+    object_id: Callable[[Mapping[str, Any]], str | None] | None = None
 
 
 @cache

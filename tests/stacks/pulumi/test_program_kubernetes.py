@@ -58,7 +58,12 @@ def test_cpu_pod_with_every_input():
     (pod,) = pods(got)
     assert pod.provider == "kubernetes"
     labels = {"team": "ml", "skyform/cluster": "c1", "skyform/plan": "sha256_" + "ab" * 28}
-    assert pod.inputs["metadata"] == {"name": "c1-0", "labels": {**labels, "skyform/rank": "0"}}
+    assert pod.inputs["metadata"] == {
+        "name": "c1-0",
+        "labels": {**labels, "skyform/rank": "0"},
+        # one field manager for every run: an object a killed run made is taken over
+        "annotations": {"pulumi.com/patchFieldManager": "skyform"},
+    }
     assert pod.inputs["spec"] == {
         "restartPolicy": "Never",
         "containers": [

@@ -25,6 +25,15 @@ def _node_id(region: str | None, raw: str) -> str:
     return f"kubernetes/{region}/{raw}"
 
 
+def _object_id(resource: Mapping[str, Any]) -> str | None:
+    """The provider's id of an object: namespace/name (name alone if cluster-scoped)."""
+    metadata = (resource.get("inputs") or {}).get("metadata") or {}
+    name, namespace = metadata.get("name"), metadata.get("namespace")
+    if not isinstance(name, str) or not name:
+        return None
+    return f"{namespace}/{name}" if isinstance(namespace, str) and namespace else name
+
+
 CLOUD = PulumiCloud(
     name="kubernetes",
     inputs=kubernetes_inputs,
@@ -60,5 +69,6 @@ CLOUD = PulumiCloud(
         "means the current one)."
     ),
     node_id=_node_id,
+    object_id=_object_id,
     container_images=True,
 )
