@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -151,3 +154,63 @@ def test_down_right_after_a_killed_up_leaves_nothing(kube_user):
     assert "released the lock of pulumi process" in down.stdout
     wait_until(lambda: nothing_of(user, name), 15)
     assert json.loads(user.sky("status", "--json").stdout) == []
+
+
+# Another Pulumi update of the same stack, outside skyform (a teammate's `pulumi up`, a
+# script's Automation API): its program waits for the test to release it, then fails, so
+# the update ends without changing anything.
+HOLDER = """
+import pathlib, sys, time
+import pulumi.automation as auto
+
+work, name, ready, release = sys.argv[1:5]
+
+def program():
+    pathlib.Path(ready).touch()
+    while not pathlib.Path(release).exists():
+        time.sleep(0.1)
+    raise RuntimeError("released by the test")
+
+stack = auto.select_stack(
+    name, project_name="skyform", program=program,
+    opts=auto.LocalWorkspaceOptions(work_dir=work),
+)
+try:
+    stack.up(color="never")
+except auto.CommandError:
+    pass
+"""
+
+
+def test_another_pulumi_update_of_the_stack_is_skyforms_lock_error(kube_user):
+    user, name = kube_user, "k8s-held"
+    user.task("task.yaml", ONE_POD.format(name=name))
+    user.sky("launch", "task.yaml", "-y")
+    ready, release = user.cwd / "ready", user.cwd / "release"
+    env = dict(
+        user.env,
+        PULUMI_BACKEND_URL=(user.home / "pulumi").as_uri(),
+        PULUMI_CONFIG_PASSPHRASE=(user.home / "secrets" / "pulumi-passphrase").read_text().strip(),
+    )
+    work = user.home / "pulumi-work" / "skyform" / name
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(work), name, str(ready), str(release)], env=env
+    )
+    try:
+        wait_until(ready.exists, 60)
+        user.task(
+            "task.yaml", ONE_POD.format(name=name).replace("cpus: 1,", "cpus: 1, ports: 8080,")
+        )
+        for args in (["status", "--refresh"], ["apply", "task.yaml", "-y"], ["down", "-y", name]):
+            message, hint = error_of(user.sky(*args, check=1))
+            assert message.startswith(
+                f"stack skyform/{name} (cluster {name}) is locked by another Pulumi update (the "
+                "stack is currently locked by 1 lock(s): pulumi process "
+            ), (args, message)
+            assert f"@{socket.gethostname()} (since " in message
+            assert hint.startswith("Wait for it to finish, then run this again.")
+    finally:
+        release.touch()
+        holder.wait(timeout=60)
+    user.sky("down", "-y", name)  # the update is over: skyform goes ahead
+    wait_until(lambda: nothing_of(user, name), 15)

@@ -3,7 +3,8 @@
 Automation API errors are recognised by class name (only `workspace.py` imports
 `pulumi.automation`) and by the text the CLI printed, which carries the cloud's own error:
 - missing CLI (FileNotFoundError) or a too old one            -> StackError + install hint
-- ConcurrentUpdateError (the stack is locked)                  -> StackError + how to cancel
+- ConcurrentUpdateError (the stack is locked)                  -> LockedError (skyform's lock
+                                                                  error) naming the holders
 - no capacity / quota (InsufficientInstanceCapacity,
   ZONE_RESOURCE_POOL_EXHAUSTED, unschedulable pods ...)        -> CapacityError (exit 4; recovery
                                                                   re-plans elsewhere)
@@ -21,9 +22,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from skyform.errors import CapacityError, SkyformError, StackError
+from skyform.errors import CapacityError, LockedError, SkyformError, StackError
 from skyform.infra import PULUMI
 from skyform.stacks.pulumi.cloud import PulumiCloud, pulumi_cloud
+from skyform.stacks.pulumi.interrupted import lock_holders
 
 INSTALL_HINT = (
     "Install the Pulumi CLI: curl -fsSL https://get.pulumi.com | sh "
@@ -55,6 +57,9 @@ CAPACITY_PATTERNS = (
 _MISSING_PLUGIN = re.compile(
     r"no resource plugin '(?:pulumi-resource-)?(?P<name>[\w.-]+)' found in the workspace"
     r"(?: at version v?(?P<version>[\w.+-]+))?[^\n]*"
+)
+_LOCKED = re.compile(
+    r"the stack is currently locked by \d+ lock\(s\)|Another update is currently in progress"
 )
 _ERROR_LINE = re.compile(r"error:\s*(.+)", re.IGNORECASE)
 _NOISE = ("update failed", "preview failed", "destroy failed", "refresh failed")
@@ -158,24 +163,36 @@ def translate(
     error = _translate_cli(exc, op, existing)
     busy = kind == "ConcurrentUpdateError"  # someone else's update may be creating things
     known_empty = existing is not None and not existing
-    if error is not None and op.verb == "up" and known_empty and not busy:
+    if isinstance(error, StackError) and op.verb == "up" and known_empty and not busy:
         error.nothing_made = True
     return error
 
 
+def engine_lock_error(op: Operation, text: str) -> LockedError:
+    """Another Pulumi update holds the stack (the engine's own lock: a teammate's apply, a
+    `pulumi up` by hand, or a run killed on another machine); skyform's lock error, with
+    the engine's words and its holders. A holder of this machine that is gone never gets
+    here: workspace.py releases its lock (interrupted.py)."""
+    locked = _LOCKED.search(text)
+    words = locked.group(0) if locked else _summary(text)
+    holders = lock_holders(text)
+    if holders:
+        words += ": " + ", ".join(map(str, holders))
+    return LockedError(
+        f"stack {op.stack} (cluster {op.cluster}) is locked by another Pulumi update ({words})",
+        "Wait for it to finish, then run this again. If no pulumi process works on it any "
+        f"more (one was killed on another machine), release the lock: cd {op.work_dir} && "
+        f"PULUMI_BACKEND_URL={op.backend_url} pulumi cancel --stack {op.cluster} --yes",
+    )
+
+
 def _translate_cli(
     exc: BaseException, op: Operation, existing: Sequence[str] | None
-) -> StackError | None:
+) -> SkyformError | None:
     kind = type(exc).__name__
     text = str(exc)
     if kind == "ConcurrentUpdateError":
-        return StackError(
-            f"another update is running on stack {op.stack} (cluster {op.cluster})",
-            "Wait for it to finish. If no skyform or pulumi process is still working on it "
-            f"(one was killed), release the lock: cd {op.work_dir} && "
-            f"PULUMI_BACKEND_URL={op.backend_url} pulumi cancel --stack {op.cluster} --yes "
-            "— then apply again.",
-        )
+        return engine_lock_error(op, text)
     if not type(exc).__module__.startswith("pulumi.automation"):
         return None  # not the CLI failing: a bug, let it surface
     suffix, hint_tail = _partial(op, existing)

@@ -6,7 +6,7 @@ import pytest
 from pulumi.automation import errors as auto_errors
 from pulumi.automation._cmd import CommandResult
 
-from skyform.errors import CapacityError, StackError
+from skyform.errors import CapacityError, LockedError, StackError
 from skyform.stacks.pulumi.errors import Operation, error_lines, translate
 
 
@@ -39,15 +39,32 @@ Diagnostics:
 """
 
 
-def test_concurrent_update_names_the_stack_and_how_to_release_it():
-    exc = cli_error(stderr="error: the stack is currently locked by 1 lock(s). Either wait...")
+# The real CLI's error (v3.276.0) when a self-managed backend's stack is locked.
+LOCKED = """error: the stack is currently locked by 1 lock(s). Either wait for the other \
+process(es) to end or delete the lock file with `pulumi cancel`.
+  file:///home/u/.skyform/pulumi/.pulumi/locks/organization/skyform/train/0c9044b2.json: \
+created by alice@laptop (pid 9211) at 2026-12-04T21:10:45Z
+"""
+
+
+def test_concurrent_update_is_a_lock_error_naming_the_holder_and_how_to_release_it():
+    exc = cli_error(stderr=LOCKED)
     assert type(exc).__name__ == "ConcurrentUpdateError"
     err = translate(exc, op())
-    assert type(err) is StackError
-    assert err.message == "another update is running on stack skyform/train (cluster train)"
+    assert type(err) is LockedError
+    assert err.message == (
+        "stack skyform/train (cluster train) is locked by another Pulumi update (the stack is "
+        "currently locked by 1 lock(s): pulumi process 9211 of alice@laptop (since "
+        "2026-12-04T21:10:45Z))"
+    )
     assert "pulumi cancel --stack train --yes" in err.hint
     assert "cd /home/u/.skyform/pulumi-work/skyform/train" in err.hint
     assert "PULUMI_BACKEND_URL=file:///home/u/.skyform/pulumi" in err.hint
+    # the Pulumi Cloud's words for the same
+    cloud = translate(
+        cli_error(stderr="error: [409] Conflict: Another update is currently in progress.\n"), op()
+    )
+    assert cloud.message.endswith("(Another update is currently in progress)")
 
 
 def test_missing_cli_gives_the_install_command():
