@@ -126,3 +126,31 @@ def test_a_pod_deleted_out_of_band_shows_in_status_and_the_next_plan(kube_user):
     assert [(c["name"], c["status"]) for c in status] == [(name, "UP")]
     user.sky("down", "-y", name)
     wait_until(lambda: nothing_of(user, name), 15)
+
+
+def test_autostop_down_tears_the_stack_down(kube_user):
+    """The agent on the head pod decides (idle for a minute after the job), leaves its
+    `down` marker; the next `status --refresh` finishes it as `down` would: the stack is
+    destroyed and the API server holds nothing of the cluster."""
+    user, name = kube_user, "k8s-idle"
+    (user.home / "config.yaml").write_text("autostop: {check_interval: 2}\n")
+    user.task("task.yaml", TWO_PODS.format(name=name))
+    user.sky("launch", "task.yaml", "-y", "--down", "-i", "1")
+    ended = max(j["ended_at"] for j in json.loads(user.sky("queue", name, "--json").stdout))
+    status = json.loads(user.sky("status", "--json").stdout)
+    assert [(c["name"], c["autostop"]["down_after"]) for c in status] == [(name, 1)]
+
+    notes = []
+    deadline = time.time() + 150
+    while time.time() < deadline:
+        refreshed = user.sky("status", "--refresh").stdout
+        if name not in refreshed.replace(f"{name}: torn down", ""):
+            notes.append(refreshed)
+            break
+        time.sleep(3)
+    gone_at = time.time()
+    assert notes and f"{name}: torn down by autostop (idle for 1 min)" in notes[0], notes
+    print(f"autostop --down on Kubernetes: gone {gone_at - ended:.1f} s after the job ended")
+    assert 60 <= gone_at - ended < 100
+    wait_until(lambda: nothing_of(user, name), 15)
+    assert not (user.home / "pulumi" / ".pulumi" / "stacks" / "skyform" / f"{name}.json").exists()
