@@ -214,3 +214,21 @@ def test_another_pulumi_update_of_the_stack_is_skyforms_lock_error(kube_user):
         holder.wait(timeout=60)
     user.sky("down", "-y", name)  # the update is over: skyform goes ahead
     wait_until(lambda: nothing_of(user, name), 15)
+
+
+def test_the_stack_reads_the_kubeconfig_of_the_machine_it_runs_on(kube_user):
+    """A teammate's machine, or this one after the kubeconfig moved: KUBECONFIG names
+    another file with the same context. refresh and destroy (which do not run the program)
+    read that one, not a path the stack recorded when it was made."""
+    user, name = kube_user, "k8s-moved"
+    user.task("task.yaml", ONE_POD.format(name=name))
+    user.sky("launch", "task.yaml", "-y")
+    moved = user.cwd / "moved" / "config"
+    moved.parent.mkdir()
+    user.kubeconfig.rename(moved)
+    env = dict(user.env, KUBECONFIG=str(moved))
+    refreshed = user.sky("status", "--refresh", env=env).stdout
+    assert name in refreshed and "lost" not in refreshed
+    user.sky("down", "-y", name, env=env)
+    wait_until(lambda: nothing_of(user, name), 15)
+    moved.rename(user.kubeconfig)  # for the fixture's clean-up

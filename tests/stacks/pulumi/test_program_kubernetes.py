@@ -43,6 +43,8 @@ def test_gpu_pod_requests_equal_limits_and_select_gpu_nodes():
         )
     provider = got.of_type("pulumi:providers:kubernetes")[0].inputs
     assert provider["context"] == "lab"
+    # no path of this machine's in the stack: each run reads its own KUBECONFIG
+    assert provider["kubeconfig"] == ""
 
 
 def test_gke_gpu_pods_use_the_gke_accelerator_label():

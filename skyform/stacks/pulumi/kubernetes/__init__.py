@@ -57,9 +57,8 @@ CLOUD = PulumiCloud(
     unreachable_patterns=("Kubernetes cluster is unreachable", "due to unreachable cluster"),
     unreachable_hint=(
         "The cluster's API server did not answer. Check that it is up and reachable from here "
-        "(`kubectl --context CONTEXT get nodes`; the stack reads the kubeconfig file it was "
-        "made with), then run this again. If the cluster is gone for good, `skyform down "
-        "--purge CLUSTER` forgets it."
+        "(`kubectl --context CONTEXT get nodes` with the same KUBECONFIG), then run this "
+        "again. If the cluster is gone for good, `skyform down --purge CLUSTER` forgets it."
     ),
     # the provider's error line says only "unreachable"; its warning says why
     reason=re.compile(r"configured Kubernetes cluster is unreachable: [^\n]+"),

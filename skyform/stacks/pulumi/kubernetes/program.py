@@ -97,8 +97,15 @@ MANAGED = {"pulumi.com/patchFieldManager": "skyform"}
 
 
 def register(cluster):
+    # kubeconfig "": the provider reads the kubeconfig of the machine it runs on (KUBECONFIG,
+    # else ~/.kube/config) at every operation. Left out, the SDK records this machine's
+    # KUBECONFIG path in the stack, and refresh and destroy read that path: gone on a
+    # teammate's machine, or here once the file moved.
     provider = k8s.Provider(
-        "kubernetes", context=cluster.get("context"), namespace=cluster.get("namespace")
+        "kubernetes",
+        kubeconfig="",
+        context=cluster.get("context"),
+        namespace=cluster.get("namespace"),
     )
     # Fixed names: a replacement must delete the old object before creating the new one.
     opts = pulumi.ResourceOptions(provider=provider, delete_before_replace=True)
