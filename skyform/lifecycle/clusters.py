@@ -205,6 +205,12 @@ def record_stopped(
     return stopped
 
 
+def mark_lost(db: StateDB, record: ClusterRecord, why: str) -> ClusterRecord:
+    """The infra no longer has some of the cluster's nodes: LOST, which the next plan
+    replaces (plan/diff.py)."""
+    return _recorded(db, record, {"status": ClusterStatus.LOST}, "cluster.lost", why)
+
+
 def update_spec(
     db: StateDB,
     record: ClusterRecord,

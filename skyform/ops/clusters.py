@@ -63,12 +63,39 @@ def cluster_status(names: list[str], *, refresh: bool, with_jobs: bool = True) -
             from skyform.stacks.registry import engine_for
 
             config = load_config()
-            for r in records:
+            for index, r in enumerate(records):
                 if r.handle is not None:
                     engine = engine_for(r.spec.offer.cloud, config=config, state=db)
-                    health[r.name] = engine.refresh(r.handle)
+                    health[r.name] = state = engine.refresh(r.handle)
+                    if state.gone:
+                        records[index] = _record_lost(db, r, state)
         jobs = _jobs_by_cluster(db, [r.name for r in records], every=not names) if with_jobs else {}
     return StatusView(records, jobs, health, notes)
+
+
+def _record_lost(db, record: ClusterRecord, state: ClusterState) -> ClusterRecord:
+    """An UP cluster whose infra no longer has some of its nodes is recorded LOST, so a
+    plain `status` says so and the next plan replaces it. A managed job's cluster is its
+    controller's to judge; one another command holds is left as it is."""
+    from skyform.errors import LockedError
+    from skyform.lifecycle.clusters import mark_lost
+    from skyform.state.lock import cluster_lock
+    from skyform.state.managed import ManagedJobs
+    from skyform.state.models import ClusterStatus
+
+    if record.status is not ClusterStatus.UP or ManagedJobs(db).owner_of(record.name):
+        return record
+    why = "; ".join(f"node {n.rank}: {n.detail}" for n in state.gone) + " (status --refresh)"
+    try:
+        with cluster_lock(record.name, wait=0, purpose=f"skyform status --refresh {record.name}"):
+            current = db.get_cluster(record.name)
+            if current is None or current.status is not ClusterStatus.UP:
+                return current or record
+            if current.handle != record.handle:  # re-made meanwhile: not what was refreshed
+                return current
+            return mark_lost(db, current, why)
+    except LockedError:
+        return record
 
 
 def _jobs_by_cluster(db, names: list[str], *, every: bool) -> dict:

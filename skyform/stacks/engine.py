@@ -36,6 +36,9 @@ class NodeState(_Model):
     node_id: str
     alive: bool
     detail: str = ""
+    # The infra itself reports the node no longer exists (a refreshed stack without it), not
+    # merely that it does not answer: the cluster cannot get it back, only replace it.
+    gone: bool = False
 
 
 class ClusterState(_Model):
@@ -46,6 +49,10 @@ class ClusterState(_Model):
     @property
     def all_alive(self) -> bool:
         return self.exists and all(n.alive for n in self.nodes)
+
+    @property
+    def gone(self) -> list[NodeState]:
+        return [n for n in self.nodes if n.gone]
 
 
 class StackEngine(Protocol):

@@ -45,3 +45,29 @@ def kube_cluster(engine_bin_dir, tmp_path_factory):
         pytest.fail(failure, pytrace=False)
     yield cluster
     cluster.close()
+
+
+@pytest.fixture
+def kube_user(kube_cluster, engine_bin_dir, skyform_home, tmp_path):
+    """A skyform user of the session's test cluster (kubecluster/skyuser.py): this test's
+    SKYFORM_HOME, a kubeconfig for the cluster, the CLI's environment; commands run in
+    tmp_path/work. Clusters a test leaves are taken down afterwards (and what the API still
+    holds of them deleted), so the next test starts on an empty cluster."""
+    from kubecluster.skyuser import make_user
+
+    work = tmp_path / "work"
+    work.mkdir()
+    user = make_user(kube_cluster, engine_bin_dir, skyform_home, work)
+    yield user
+    user.sky("down", "-a", "-y", "--purge", check=None, timeout=300)
+    _delete_labelled(kube_cluster)
+
+
+def _delete_labelled(cluster) -> None:
+    """Whatever skyform's clusters left in the API (a test that failed half-way)."""
+    from kubecluster.skyuser import KINDS, NAMESPACE
+
+    for kind in KINDS:
+        path = f"/api/v1/namespaces/{NAMESPACE}/{kind}"
+        for item in cluster.rest.get(f"{path}?labelSelector=skyform%2Fcluster")["items"]:
+            cluster.rest.delete(f"{path}/{item['metadata']['name']}")

@@ -9,6 +9,7 @@ in the infra table (`skyform/infra.py`, engine "pulumi"), so no list of clouds l
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -67,6 +68,14 @@ class PulumiCloud:
     container_images: bool = False  # `image_id: docker:<image>` runs that container image
     stoppable: bool = False  # the program takes a `power` input (stop/start)
     storage_inputs: Callable[[PlannedBucket, Any], dict] | None = None  # persistent bucket
+    # words of "the cloud's API did not answer" (after the credential patterns), and the hint
+    unreachable_patterns: tuple[str, ...] = ()
+    unreachable_hint: str = ""
+    # where the provider says why in more words than its error line (a warning before it)
+    reason: re.Pattern[str] | None = None
+    # a resource's provider id from its recorded inputs, where the cloud names objects by
+    # them (Kubernetes: namespace/name): what a killed run was making is then found again
+    object_id: Callable[[Mapping[str, Any]], str | None] | None = None
 
 
 @cache

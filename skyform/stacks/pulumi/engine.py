@@ -152,7 +152,7 @@ class PulumiEngine:
         resources = workspace.refresh(settings, op, no_events)
         if resources is None:
             gone = [
-                NodeState(rank=n.rank, node_id=n.node_id, alive=False, detail="no stack")
+                NodeState(rank=n.rank, node_id=n.node_id, alive=False, detail="no stack", gone=True)
                 for n in handle.nodes
             ]
             return ClusterState(name=handle.name, exists=False, nodes=gone)

@@ -3,11 +3,15 @@
 Automation API errors are recognised by class name (only `workspace.py` imports
 `pulumi.automation`) and by the text the CLI printed, which carries the cloud's own error:
 - missing CLI (FileNotFoundError) or a too old one            -> StackError + install hint
-- ConcurrentUpdateError (the stack is locked)                  -> StackError + how to cancel
+- ConcurrentUpdateError (the stack is locked)                  -> LockedError (skyform's lock
+                                                                  error) naming the holders
 - no capacity / quota (InsufficientInstanceCapacity,
   ZONE_RESOURCE_POOL_EXHAUSTED, unschedulable pods ...)        -> CapacityError (exit 4; recovery
                                                                   re-plans elsewhere)
 - missing or invalid credentials (per cloud)                   -> StackError + that cloud's hint
+- the cloud's provider plugin not installed                    -> StackError + how to install it
+- the cloud's API not answering (per cloud: a Kubernetes API
+  server down or not reachable from here)                      -> StackError + that cloud's hint
 - anything else during `up`                                    -> StackError naming the
                                                                   resources that exist now
 """
@@ -18,9 +22,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from skyform.errors import CapacityError, SkyformError, StackError
+from skyform.errors import CapacityError, LockedError, SkyformError, StackError
 from skyform.infra import PULUMI
-from skyform.stacks.pulumi.cloud import pulumi_cloud
+from skyform.stacks.pulumi.cloud import PulumiCloud, pulumi_cloud
+from skyform.stacks.pulumi.interrupted import lock_holders
 
 INSTALL_HINT = (
     "Install the Pulumi CLI: curl -fsSL https://get.pulumi.com | sh "
@@ -49,6 +54,13 @@ CAPACITY_PATTERNS = (
     "nodes are available",
     "Unschedulable",
 )
+_MISSING_PLUGIN = re.compile(
+    r"no resource plugin '(?:pulumi-resource-)?(?P<name>[\w.-]+)' found in the workspace"
+    r"(?: at version v?(?P<version>[\w.+-]+))?[^\n]*"
+)
+_LOCKED = re.compile(
+    r"the stack is currently locked by \d+ lock\(s\)|Another update is currently in progress"
+)
 _ERROR_LINE = re.compile(r"error:\s*(.+)", re.IGNORECASE)
 _NOISE = ("update failed", "preview failed", "destroy failed", "refresh failed")
 
@@ -64,6 +76,10 @@ class Operation:
     backend_url: str
     placement: str = ""  # e.g. "2x g5.xlarge (spot) in aws/us-east-1/use1-az4"
     work_dir: str = "."  # the stack's Pulumi project directory
+
+
+def _doing(op: Operation) -> str:
+    return "bring up" if op.verb == "up" else op.verb
 
 
 def error_lines(text: str, limit: int = 3) -> list[str]:
@@ -104,6 +120,23 @@ def _partial(op: Operation, existing: Sequence[str] | None) -> tuple[str, str]:
     )
 
 
+def _access_error(cloud: PulumiCloud, op: Operation, text: str) -> StackError | None:
+    """The cloud refusing the credentials, or its API not answering, with the provider's own
+    reason where it gives one (a Kubernetes API server: the error line says only that the
+    cluster is unreachable; the warning before it says why)."""
+    reason = cloud.reason.search(text) if cloud.reason is not None else None
+    why = reason.group(0).strip() if reason is not None else _summary(text)
+    if any(pattern in text for pattern in cloud.credential_patterns):
+        return StackError(
+            f"{op.cloud} credentials are missing or not valid: {why}", cloud.credential_hint
+        )
+    if any(pattern in text for pattern in cloud.unreachable_patterns):
+        return StackError(
+            f"cannot {_doing(op)} cluster {op.cluster}: {why}", cloud.unreachable_hint
+        )
+    return None
+
+
 def translate(
     exc: BaseException, op: Operation, existing: Sequence[str] | None = ()
 ) -> SkyformError | None:
@@ -116,7 +149,7 @@ def translate(
     kind = type(exc).__name__
     if isinstance(exc, FileNotFoundError) and "pulumi" in str(exc):
         return StackError(
-            f"cannot {op.verb} cluster {op.cluster}: the Pulumi CLI is not installed "
+            f"cannot {_doing(op)} cluster {op.cluster}: the Pulumi CLI is not installed "
             "(no `pulumi` on PATH)",
             INSTALL_HINT,
             nothing_made=True,
@@ -130,24 +163,36 @@ def translate(
     error = _translate_cli(exc, op, existing)
     busy = kind == "ConcurrentUpdateError"  # someone else's update may be creating things
     known_empty = existing is not None and not existing
-    if error is not None and op.verb == "up" and known_empty and not busy:
+    if isinstance(error, StackError) and op.verb == "up" and known_empty and not busy:
         error.nothing_made = True
     return error
 
 
+def engine_lock_error(op: Operation, text: str) -> LockedError:
+    """Another Pulumi update holds the stack (the engine's own lock: a teammate's apply, a
+    `pulumi up` by hand, or a run killed on another machine); skyform's lock error, with
+    the engine's words and its holders. A holder of this machine that is gone never gets
+    here: workspace.py releases its lock (interrupted.py)."""
+    locked = _LOCKED.search(text)
+    words = locked.group(0) if locked else _summary(text)
+    holders = lock_holders(text)
+    if holders:
+        words += ": " + ", ".join(map(str, holders))
+    return LockedError(
+        f"stack {op.stack} (cluster {op.cluster}) is locked by another Pulumi update ({words})",
+        "Wait for it to finish, then run this again. If no pulumi process works on it any "
+        f"more (one was killed on another machine), release the lock: cd {op.work_dir} && "
+        f"PULUMI_BACKEND_URL={op.backend_url} pulumi cancel --stack {op.cluster} --yes",
+    )
+
+
 def _translate_cli(
     exc: BaseException, op: Operation, existing: Sequence[str] | None
-) -> StackError | None:
+) -> SkyformError | None:
     kind = type(exc).__name__
     text = str(exc)
     if kind == "ConcurrentUpdateError":
-        return StackError(
-            f"another update is running on stack {op.stack} (cluster {op.cluster})",
-            "Wait for it to finish. If no skyform or pulumi process is still working on it "
-            f"(one was killed), release the lock: cd {op.work_dir} && "
-            f"PULUMI_BACKEND_URL={op.backend_url} pulumi cancel --stack {op.cluster} --yes "
-            "— then apply again.",
-        )
+        return engine_lock_error(op, text)
     if not type(exc).__module__.startswith("pulumi.automation"):
         return None  # not the CLI failing: a bug, let it surface
     suffix, hint_tail = _partial(op, existing)
@@ -161,12 +206,19 @@ def _translate_cli(
             "themselves." + hint_tail,
         )
     if op.cloud in PULUMI:
-        cloud = pulumi_cloud(op.cloud)
-        if any(pattern in text for pattern in cloud.credential_patterns):
-            return StackError(
-                f"{op.cloud} credentials are missing or not valid: {_summary(text)}",
-                cloud.credential_hint,
-            )
+        refused = _access_error(pulumi_cloud(op.cloud), op, text)
+        if refused is not None:
+            return refused
+    plugin = _MISSING_PLUGIN.search(text)
+    if plugin is not None:
+        name, version = plugin.group("name"), plugin.group("version") or ""
+        return StackError(
+            f"cannot {_doing(op)} cluster {op.cluster}: the Pulumi provider plugin for {name} "
+            f"is not installed ({plugin.group(0)})",
+            f"Install it: pulumi plugin install resource {name} {version}".rstrip()
+            + " (the Pulumi CLI downloads it by itself when it can reach the internet and "
+            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION is not set), then run this again.",
+        )
     if "no matching EC2 Subnet found" in text:
         return StackError(
             f"cluster {op.cluster}: the AWS account has no default subnet in the planned zone "

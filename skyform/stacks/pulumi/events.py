@@ -3,11 +3,14 @@
 Works on the Automation API's `EngineEvent` objects by attribute (no import of pulumi here).
 A line is emitted when an operation finishes or fails, with its duration:
 `created node-0 (aws:ec2/instance:Instance) in 41s`. Unchanged resources, providers and the
-stack itself stay quiet; error diagnostics are passed on once each.
+stack itself stay quiet; error and warning diagnostics are passed on once each, except the
+engine's routine notice that a plugin was found on PATH (given on every operation, twice,
+when the provider was installed by hand: nothing is wrong).
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +36,8 @@ PLANNED = {
     "delete-replaced": "- delete replaced",
 }
 QUIET_OPS = ("same", "read-replacement", "remove-pending-replace", "discard-replaced")
+PASSED_ON = {"error": "error", "warning": "warning"}  # diagnostic severity -> line prefix
+ROUTINE = re.compile(r"^using pulumi-(resource|language|converter)-\S+ from \$PATH at ")
 
 
 def resource_name(urn: str) -> str:
@@ -61,6 +66,7 @@ class EventLines:
         self.sink = sink
         self.planned: list[str] = []
         self.errors: list[str] = []
+        self.warnings: list[str] = []
         self._started: dict[str, float] = {}
         self._lock = threading.Lock()  # the SDK delivers events from worker threads
 
@@ -91,12 +97,20 @@ class EventLines:
             meta = failed.metadata
             return f"failed to {_op(meta)} {_describe(meta)}{self._took(meta.urn, event)}"
         diag = getattr(event, "diagnostic_event", None)
-        if diag is not None and getattr(diag, "severity", "") == "error":
-            message = " ".join((diag.message or "").split())
-            if message and message not in self.errors:
-                self.errors.append(message)
-                return f"error: {message[:300]}"
+        if diag is not None:
+            return self._diagnostic(getattr(diag, "severity", ""), diag.message or "")
         return None
+
+    def _diagnostic(self, severity: str, text: str) -> str | None:
+        prefix = PASSED_ON.get(severity)
+        message = " ".join(text.split())
+        if prefix is None or not message or ROUTINE.match(message):
+            return None
+        seen = self.errors if severity == "error" else self.warnings
+        if message in seen:
+            return None
+        seen.append(message)
+        return f"{prefix}: {message[:300]}" + ("…" if len(message) > 300 else "")
 
     def _took(self, urn: str, event: Any) -> str:
         start = self._started.pop(urn, None)

@@ -91,7 +91,9 @@ def cluster_state(handle: ClusterHandle, resources: list[dict]) -> ClusterState:
         if outputs is None:
             detail = "preempted: the spot instance is gone" if spot else "the instance is gone"
             states.append(
-                NodeState(rank=node.rank, node_id=node.node_id, alive=False, detail=detail)
+                NodeState(
+                    rank=node.rank, node_id=node.node_id, alive=False, detail=detail, gone=True
+                )
             )
             continue
         state = cloud.node_state(outputs)

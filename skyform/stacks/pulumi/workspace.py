@@ -3,7 +3,8 @@
 One stack per cluster in a LocalWorkspace whose directory is the cluster's work dir, with the
 passphrase secrets provider and the backend from `backend.PulumiBackend` (both reach the CLI
 through its environment). Every failure goes through `errors.translate`; a failed `up`
-first lists what the stack holds, so the message can say which resources exist.
+first lists what the stack holds, so the message can say which resources exist. What a
+killed run left (its lock, its pending creates) is settled first (interrupted.py).
 """
 
 from __future__ import annotations
@@ -11,13 +12,16 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pulumi.automation as auto
 
 from skyform.paths import ensure_dir
 from skyform.stacks.pulumi.backend import PulumiBackend
+from skyform.stacks.pulumi.cloud import pulumi_cloud
 from skyform.stacks.pulumi.errors import Operation, translate
 from skyform.stacks.pulumi.events import EventLines, resource_name
+from skyform.stacks.pulumi.interrupted import adopt_pending_creates, lock_holders, stale
 
 Program = Callable[[], None]
 Sink = Callable[[str], None]
@@ -54,6 +58,37 @@ def _existing(stack: auto.Stack) -> list[str] | None:
         for r in resources
         if not str(r.get("type", "")).startswith(("pulumi:pulumi:Stack", "pulumi:providers:"))
     ]
+
+
+def _unlocked(stack: auto.Stack, sink: Sink, action: Callable[[], Any]) -> Any:
+    """Run `action`; when the stack is locked by Pulumi runs of this machine that are gone
+    (killed), release their lock and run it again, once. A live holder's lock is reported."""
+    try:
+        return action()
+    except auto.ConcurrentUpdateError as exc:
+        holders = lock_holders(str(exc))
+        if not stale(holders):
+            raise
+        stack.cancel()
+        sink(f"released the lock of {', '.join(map(str, holders))}, which is gone")
+        return action()
+
+
+def _adopt_pending(stack: auto.Stack, op: Operation, sink: Sink) -> bool:
+    """Record in the stack what an interrupted run had begun to make, where the cloud can
+    name it (interrupted.py); whether anything was."""
+    object_id = pulumi_cloud(op.cloud).object_id
+    if object_id is None:
+        return False
+    exported = stack.export_stack()
+    deployment = exported.deployment
+    if not isinstance(deployment, dict) or not deployment.get("pending_operations"):
+        return False
+    adopted = adopt_pending_creates(deployment, object_id)
+    if adopted:
+        stack.import_stack(exported)
+        sink(f"recorded what an interrupted run had begun to make: {', '.join(adopted)}")
+    return bool(adopted)
 
 
 def deployment_resources(stack: auto.Stack) -> list[dict]:
@@ -109,8 +144,14 @@ def preview(
 def up(settings: PulumiBackend, op: Operation, program: Program, sink: Sink) -> dict:
     stack = open_stack(settings, op, program, create=True)
     assert stack is not None
+
+    def run() -> auto.UpResult:
+        if _adopt_pending(stack, op, sink):
+            stack.refresh(color=COLOR)  # read back what exists of it; drop what never was
+        return stack.up(on_event=EventLines(sink), color=COLOR)
+
     with _translated(op, stack):
-        result = stack.up(on_event=EventLines(sink), color=COLOR)
+        result = _unlocked(stack, sink, run)
     return {key: output.value for key, output in result.outputs.items()}
 
 
@@ -119,8 +160,13 @@ def refresh(settings: PulumiBackend, op: Operation, sink: Sink) -> list[dict] | 
     stack = open_stack(settings, op, None, create=False)
     if stack is None:
         return None
-    with _translated(op, stack):
+
+    def run() -> None:
+        _adopt_pending(stack, op, sink)
         stack.refresh(on_event=EventLines(sink), color=COLOR)
+
+    with _translated(op, stack):
+        _unlocked(stack, sink, run)
         return deployment_resources(stack)
 
 
@@ -130,8 +176,13 @@ def destroy(settings: PulumiBackend, op: Operation, sink: Sink) -> bool:
     if stack is None:
         shutil.rmtree(settings.work_dir(op.cluster), ignore_errors=True)
         return False
-    with _translated(op, stack):
+
+    def run() -> None:
+        _adopt_pending(stack, op, sink)
         stack.destroy(on_event=EventLines(sink), color=COLOR)
+
+    with _translated(op, stack):
+        _unlocked(stack, sink, run)
         stack.workspace.remove_stack(stack.name)
     shutil.rmtree(settings.work_dir(op.cluster), ignore_errors=True)
     return True

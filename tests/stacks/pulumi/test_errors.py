@@ -6,7 +6,7 @@ import pytest
 from pulumi.automation import errors as auto_errors
 from pulumi.automation._cmd import CommandResult
 
-from skyform.errors import CapacityError, StackError
+from skyform.errors import CapacityError, LockedError, StackError
 from skyform.stacks.pulumi.errors import Operation, error_lines, translate
 
 
@@ -39,15 +39,32 @@ Diagnostics:
 """
 
 
-def test_concurrent_update_names_the_stack_and_how_to_release_it():
-    exc = cli_error(stderr="error: the stack is currently locked by 1 lock(s). Either wait...")
+# The real CLI's error (v3.276.0) when a self-managed backend's stack is locked.
+LOCKED = """error: the stack is currently locked by 1 lock(s). Either wait for the other \
+process(es) to end or delete the lock file with `pulumi cancel`.
+  file:///home/u/.skyform/pulumi/.pulumi/locks/organization/skyform/train/0c9044b2.json: \
+created by alice@laptop (pid 9211) at 2026-12-04T21:10:45Z
+"""
+
+
+def test_concurrent_update_is_a_lock_error_naming_the_holder_and_how_to_release_it():
+    exc = cli_error(stderr=LOCKED)
     assert type(exc).__name__ == "ConcurrentUpdateError"
     err = translate(exc, op())
-    assert type(err) is StackError
-    assert err.message == "another update is running on stack skyform/train (cluster train)"
+    assert type(err) is LockedError
+    assert err.message == (
+        "stack skyform/train (cluster train) is locked by another Pulumi update (the stack is "
+        "currently locked by 1 lock(s): pulumi process 9211 of alice@laptop (since "
+        "2026-12-04T21:10:45Z))"
+    )
     assert "pulumi cancel --stack train --yes" in err.hint
     assert "cd /home/u/.skyform/pulumi-work/skyform/train" in err.hint
     assert "PULUMI_BACKEND_URL=file:///home/u/.skyform/pulumi" in err.hint
+    # the Pulumi Cloud's words for the same
+    cloud = translate(
+        cli_error(stderr="error: [409] Conflict: Another update is currently in progress.\n"), op()
+    )
+    assert cloud.message.endswith("(Another update is currently in progress)")
 
 
 def test_missing_cli_gives_the_install_command():
@@ -154,3 +171,61 @@ def test_errors_that_are_not_pulumis_are_left_alone():
 def test_error_lines_prefer_the_clouds_message():
     text = UP_OUTPUT.format(message="boom") + "\nerror: boom\nerror: second\nerror: third\n"
     assert error_lines(text) == ["boom", "second", "third"]
+
+
+# The real CLI's output (v3.276.0, pulumi-resource-kubernetes 4.25.0) for a refresh when the
+# API server does not answer, or refuses the kubeconfig's token: the error line says only
+# "unreachable"; the provider's warning before it says why.
+K8S_REFRESH = """Refreshing (train):
+ ~  kubernetes:core/v1:Pod node-0 refreshing (0s) warning: configured Kubernetes cluster is \
+unreachable: unable to load schema information from the API server: {why}
+ ~  kubernetes:core/v1:Pod node-0 refreshing (0s) error: failed to read resource state due to \
+unreachable cluster. If the cluster was deleted, you can remove this resource from Pulumi state \
+by rerunning the operation with the PULUMI_K8S_DELETE_UNREACHABLE environment variable set to \
+"true"
+ ~  kubernetes:core/v1:Pod node-0 **refreshing failed** error: failed to read resource state \
+due to unreachable cluster.
+    pulumi:pulumi:Stack skyform-train running error: update failed
+"""
+REFUSED = (
+    'Get "https://127.0.0.1:9/openapi/v2?timeout=32s": dial tcp 127.0.0.1:9: connect: '
+    "connection refused"
+)
+NO_TOKEN = "the server has asked for the client to provide credentials"
+
+
+def test_an_unreachable_kubernetes_api_server_is_named_with_the_providers_reason():
+    exc = cli_error(stdout=K8S_REFRESH.format(why=REFUSED), code=1)
+    err = translate(exc, op("refresh", cloud="kubernetes"))
+    assert type(err) is StackError
+    assert err.message == (
+        "cannot refresh cluster train: configured Kubernetes cluster is unreachable: unable to "
+        f"load schema information from the API server: {REFUSED}"
+    )
+    assert "credentials" not in err.message and "PULUMI_K8S_DELETE_UNREACHABLE" not in err.message
+    assert "did not answer" in err.hint and "skyform down --purge" in err.hint
+
+
+def test_a_refused_kubernetes_token_is_a_credentials_error_with_the_reason():
+    exc = cli_error(stdout=K8S_REFRESH.format(why=NO_TOKEN), code=1)
+    err = translate(exc, op("destroy", cloud="kubernetes"))
+    assert err.message == (
+        "kubernetes credentials are missing or not valid: configured Kubernetes cluster is "
+        f"unreachable: unable to load schema information from the API server: {NO_TOKEN}"
+    )
+    assert "kubectl --context CONTEXT get nodes" in err.hint
+
+
+def test_a_missing_provider_plugin_says_how_to_install_it():
+    line = (
+        "no resource plugin 'pulumi-resource-kubernetes' found in the workspace at version "
+        "v4.25.0 or on your $PATH"
+    )
+    exc = cli_error(stdout=f"Updating (train):\n    error: {line}\n", code=255)
+    err = translate(exc, op("up", cloud="kubernetes"), [])
+    assert err.message == (
+        "cannot bring up cluster train: the Pulumi provider plugin for kubernetes is not "
+        f"installed ({line})"
+    )
+    assert err.hint.startswith("Install it: pulumi plugin install resource kubernetes 4.25.0")
+    assert err.nothing_made  # the stack holds nothing: no record is kept

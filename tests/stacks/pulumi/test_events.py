@@ -102,3 +102,37 @@ def test_deletes_and_replacements_read_naturally():
         "created replacement ssh-key (aws:ec2/keyPair:KeyPair)",
         "refreshed node-0 (aws:ec2/instance:Instance)",
     ]
+
+
+def test_warnings_are_passed_on_once_but_not_the_plugin_found_on_path():
+    """The real CLI's diagnostics on every operation with a provider on PATH (a build of
+    this project's, or one installed by hand): the first is routine, the second says the
+    SDK asked for another version than the plugin's (a real mismatch)."""
+    on_path = (
+        "using pulumi-resource-kubernetes from $PATH at "
+        "/root/.cache/skyform-engine/engine-91780721c7f912c2/bin/pulumi-resource-kubernetes\n"
+    )
+    mismatch = (
+        "resource plugin kubernetes is expected to have version >=4.34.2, but has 4.25.0; the "
+        "wrong version may be on your path, or this may be a bug in the plugin\n"
+    )
+    lines, sink = feed(
+        [
+            event(1, diagnosticEvent={"message": on_path, "severity": "warning"}),
+            event(2, diagnosticEvent={"message": on_path, "severity": "warning"}),
+            event(3, diagnosticEvent={"message": mismatch, "severity": "warning"}),
+            event(4, diagnosticEvent={"message": mismatch, "severity": "warning"}),
+            event(
+                5, diagnosticEvent={"message": "Waiting for Pod to be ready\n", "severity": "info"}
+            ),
+        ]
+    )
+    assert lines == [f"warning: {mismatch.strip()}"]
+    assert sink.warnings == [mismatch.strip()] and sink.errors == []
+
+
+def test_a_long_warning_is_cut_and_says_so():
+    long = "Attempting to deploy or update resources with 2 pending operations " + "x " * 300
+    lines, _ = feed([event(1, diagnosticEvent={"message": long, "severity": "warning"})])
+    assert len(lines) == 1 and lines[0].startswith("warning: Attempting to deploy")
+    assert lines[0].endswith("…") and len(lines[0]) == len("warning: ") + 301

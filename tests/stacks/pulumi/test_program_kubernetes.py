@@ -43,6 +43,8 @@ def test_gpu_pod_requests_equal_limits_and_select_gpu_nodes():
         )
     provider = got.of_type("pulumi:providers:kubernetes")[0].inputs
     assert provider["context"] == "lab"
+    # no path of this machine's in the stack: each run reads its own KUBECONFIG
+    assert provider["kubeconfig"] == ""
 
 
 def test_gke_gpu_pods_use_the_gke_accelerator_label():
@@ -58,7 +60,12 @@ def test_cpu_pod_with_every_input():
     (pod,) = pods(got)
     assert pod.provider == "kubernetes"
     labels = {"team": "ml", "skyform/cluster": "c1", "skyform/plan": "sha256_" + "ab" * 28}
-    assert pod.inputs["metadata"] == {"name": "c1-0", "labels": {**labels, "skyform/rank": "0"}}
+    assert pod.inputs["metadata"] == {
+        "name": "c1-0",
+        "labels": {**labels, "skyform/rank": "0"},
+        # one field manager for every run: an object a killed run made is taken over
+        "annotations": {"pulumi.com/patchFieldManager": "skyform"},
+    }
     assert pod.inputs["spec"] == {
         "restartPolicy": "Never",
         "containers": [

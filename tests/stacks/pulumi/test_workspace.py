@@ -11,7 +11,7 @@ import pytest
 from pulumi_specs import AWS_M5, GCP_N2, catalog, spec
 
 from skyform.config import Config
-from skyform.errors import CapacityError, StackError
+from skyform.errors import CapacityError, LockedError, StackError
 from skyform.stacks.pulumi.engine import PulumiEngine
 from skyform.stacks.registry import engine_for
 from skyform.state.db import open_state
@@ -188,9 +188,12 @@ def test_a_concurrent_update_is_reported_with_the_way_out(standin):
         "process(es) to end or delete the lock file with `pulumi cancel`."
     )
     standin.scenario(fail={"up": {"stderr": locked}})
-    with pytest.raises(StackError) as err:
+    with pytest.raises(LockedError) as err:
         engine().up(spec(AWS_M5))
-    assert err.value.message == "another update is running on stack skyform/c1 (cluster c1)"
+    assert err.value.message == (
+        "stack skyform/c1 (cluster c1) is locked by another Pulumi update (the stack is "
+        "currently locked by 1 lock(s))"
+    )
     assert "pulumi cancel --stack c1 --yes" in err.value.hint
 
 
@@ -321,7 +324,7 @@ def test_team_mode_stacks_live_in_the_state_database_under_the_team_passphrase(
         assert call["env"]["PULUMI_BACKEND_URL"] == "postgres://ci:pw-123@db.lab:5432/skyform"
         assert call["env"]["PULUMI_CONFIG_PASSPHRASE"] == "team passphrase"
     standin.scenario(fail={"up": {"stderr": "error: the stack is currently locked by 1 lock(s)"}})
-    with pytest.raises(StackError) as err:
+    with pytest.raises(LockedError) as err:
         engine().up(spec(AWS_M5))
     assert "PULUMI_BACKEND_URL=postgres://ci:***@db.lab:5432/skyform" in (err.value.hint or "")
     assert "pw-123" not in f"{err.value} {err.value.hint}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +25,15 @@ def _node_id(region: str | None, raw: str) -> str:
     return f"kubernetes/{region}/{raw}"
 
 
+def _object_id(resource: Mapping[str, Any]) -> str | None:
+    """The provider's id of an object: namespace/name (name alone if cluster-scoped)."""
+    metadata = (resource.get("inputs") or {}).get("metadata") or {}
+    name, namespace = metadata.get("name"), metadata.get("namespace")
+    if not isinstance(name, str) or not name:
+        return None
+    return f"{namespace}/{name}" if isinstance(namespace, str) and namespace else name
+
+
 CLOUD = PulumiCloud(
     name="kubernetes",
     inputs=kubernetes_inputs,
@@ -35,8 +45,8 @@ CLOUD = PulumiCloud(
     credential_patterns=(
         "unable to load kubeconfig",
         "invalid configuration: no configuration has been provided",
-        "Kubernetes cluster is unreachable",
         "context was not found for specified context",
+        "the server has asked for the client to provide credentials",  # HTTP 401
         "Unauthorized",
         "You must be logged in to the server",
     ),
@@ -44,11 +54,20 @@ CLOUD = PulumiCloud(
         "Check that `kubectl --context CONTEXT get nodes` works; point KUBECONFIG at "
         "the right file."
     ),
+    unreachable_patterns=("Kubernetes cluster is unreachable", "due to unreachable cluster"),
+    unreachable_hint=(
+        "The cluster's API server did not answer. Check that it is up and reachable from here "
+        "(`kubectl --context CONTEXT get nodes` with the same KUBECONFIG), then run this "
+        "again. If the cluster is gone for good, `skyform down --purge CLUSTER` forgets it."
+    ),
+    # the provider's error line says only "unreachable"; its warning says why
+    reason=re.compile(r"configured Kubernetes cluster is unreachable: [^\n]+"),
     requirements=("pulumi>=3.181,<4", "pulumi-kubernetes>=4.18,<5"),
     export_credentials=(
         "Credentials: your kubeconfig (the context is in Pulumi.<stack>.yaml; null "
         "means the current one)."
     ),
     node_id=_node_id,
+    object_id=_object_id,
     container_images=True,
 )

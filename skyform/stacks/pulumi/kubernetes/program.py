@@ -90,16 +90,29 @@ def service_ports(cluster):
     return ports
 
 
+# One server-side-apply field manager for every object skyform makes (the provider would
+# pick a random one per resource and run): an object a killed run already made is then
+# taken over by the next one instead of refused as a field conflict (interrupted.py).
+MANAGED = {"pulumi.com/patchFieldManager": "skyform"}
+
+
 def register(cluster):
+    # kubeconfig "": the provider reads the kubeconfig of the machine it runs on (KUBECONFIG,
+    # else ~/.kube/config) at every operation. Left out, the SDK records this machine's
+    # KUBECONFIG path in the stack, and refresh and destroy read that path: gone on a
+    # teammate's machine, or here once the file moved.
     provider = k8s.Provider(
-        "kubernetes", context=cluster.get("context"), namespace=cluster.get("namespace")
+        "kubernetes",
+        kubeconfig="",
+        context=cluster.get("context"),
+        namespace=cluster.get("namespace"),
     )
     # Fixed names: a replacement must delete the old object before creating the new one.
     opts = pulumi.ResourceOptions(provider=provider, delete_before_replace=True)
     labels = cluster["labels"]
     secret = k8s.core.v1.Secret(
         "ssh-keys",
-        metadata={"name": cluster["secret_name"], "labels": labels},
+        metadata={"name": cluster["secret_name"], "labels": labels, "annotations": MANAGED},
         string_data={"authorized_keys": cluster["ssh_public_key"]},
         opts=opts,
     )
@@ -110,7 +123,7 @@ def register(cluster):
         pod_labels["skyform/rank"] = str(rank)
         pod = k8s.core.v1.Pod(
             "node-" + str(rank),
-            metadata={"name": name, "labels": pod_labels},
+            metadata={"name": name, "labels": pod_labels, "annotations": MANAGED},
             spec=pod_spec(cluster, secret.metadata.name),
             # Big GPU images take a while to pull; the pod is ready when sshd listens.
             opts=pulumi.ResourceOptions.merge(
@@ -119,7 +132,7 @@ def register(cluster):
         )
         service = k8s.core.v1.Service(
             "ssh-" + str(rank),
-            metadata={"name": name + "-ssh", "labels": labels},
+            metadata={"name": name + "-ssh", "labels": labels, "annotations": MANAGED},
             spec={
                 "type": "NodePort",
                 "selector": {

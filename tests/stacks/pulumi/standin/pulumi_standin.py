@@ -126,7 +126,7 @@ def main(argv):
     if args[:2] == ["stack", "select"]:
         if stack not in stacks:
             sys.stderr.write(f"error: no stack named '{stack}' found\n")
-            return 255
+            return 6  # the real CLI's code for a missing stack (v3.276.0)
         return 0
     if args[:2] == ["stack", "init"]:
         stacks[args[2]] = {"outputs": {}, "resources": []}
