@@ -12,8 +12,8 @@ the engine cannot preview (no CLI, no provider) the preview says why in the engi
 and planning goes on. A Kubernetes API server that does not answer, or refuses the context's
 credentials, stops no preview: the provider then previews from the program and the stack's
 state alone and says nothing; so the context's API is asked first (as `apply` asks it) and
-the preview says why it is absent. Nothing is written: a new stack is previewed in a scratch
-backend, and no SSH key is made.
+the preview says why it is absent. No stack, SSH key or passphrase is made: a new stack is
+previewed in a scratch backend, and the nodes' key is skyform's or one held in memory.
 """
 
 from __future__ import annotations
