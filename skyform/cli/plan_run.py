@@ -28,8 +28,10 @@ def run_plan(
     check: Path | None,
     max_hourly_cost: float | None,
     max_total_cost: float | None,
+    preview: bool = False,
 ) -> int:
-    """Plan placements for a task, print the plan and save it; the exit code."""
+    """Plan placements for a task, print the plan and save it; the exit code. `preview`:
+    with the engine's own preview of each cluster (never saved with the plan)."""
     from skyform.cli.plain_options import refuse_overwriting_input, require_cost_limit
     from skyform.cli.plan_check import check_committed, policy_error
     from skyform.cli.render.messages import print_warnings
@@ -42,6 +44,11 @@ def run_plan(
         raise SkyformError("--json and --markdown are exclusive: pick one output format")
     if check is not None and (out is not None or markdown):
         raise SkyformError("--check compares and writes nothing: drop -o/--markdown")
+    if check is not None and preview:
+        raise SkyformError(
+            "--check compares the plan with PLAN; --preview shows the engine's preview of a "
+            "plan: pick one"
+        )
     require_cost_limit("--max-hourly-cost", max_hourly_cost)
     require_cost_limit("--max-total-cost", max_total_cost)
     out_path = None
@@ -73,7 +80,12 @@ def run_plan(
     if out_path is not None and refused is None:
         planfiles.save(result.plan, out_path)
     saved = os.path.relpath(out_path) if out_path is not None and refused is None else None
-    emit_plan(result.plan, as_json=json_out, markdown=markdown, saved_to=saved)
+    previews = None
+    if preview and refused is None:
+        from skyform.ops.preview import engine_previews
+
+        previews = engine_previews(result.plan)
+    emit_plan(result.plan, as_json=json_out, markdown=markdown, saved_to=saved, previews=previews)
     if refused is not None:
         raise refused
     return 2 if detailed_exitcode and result.plan.summary.has_changes else 0

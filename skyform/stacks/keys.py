@@ -39,7 +39,12 @@ class SSHKeyPair:
     @property
     def short_id(self) -> str:
         """12 hex characters that name the key on clouds (AWS key pair names)."""
-        return sha256_hex(_blob(self.public_key))[:12]
+        return key_id(self.public_key)
+
+
+def key_id(public_key: str) -> str:
+    """A public key's short id (`SSHKeyPair.short_id`)."""
+    return sha256_hex(_blob(public_key))[:12]
 
 
 def keys_dir() -> Path:
@@ -84,6 +89,16 @@ def ensure_key_pair() -> SSHKeyPair:
     pair = load_key_pair()
     assert pair is not None
     return pair
+
+
+def preview_public_key() -> str:
+    """The public key a preview puts on the nodes: skyform's own, or — before skyform has
+    made one — a key made in memory and never written, as the next apply makes a key of its
+    own (a preview writes nothing under SKYFORM_HOME)."""
+    existing = load_key_pair()
+    if existing is not None:
+        return existing.public_key
+    return _public_from_private(_generate()).decode().strip()
 
 
 def _blob(public_key: str) -> bytes:

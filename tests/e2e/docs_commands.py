@@ -98,6 +98,10 @@ LOCAL = [
     Step("skyform validate task.yaml", says=("hello",)),
     Step("skyform plan task.yaml -o plan.json", says=("Plan: 1 to add", "Saved the plan")),
     Step(
+        "skyform plan task.yaml --preview",
+        says=("Engine preview", '# cluster "hello" (local): (no engine: local)'),
+    ),
+    Step(
         "skyform show plan.json [--markdown]",
         run=("skyform show plan.json", "skyform show plan.json --markdown"),
         says=("hello",),

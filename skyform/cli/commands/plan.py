@@ -47,6 +47,12 @@ def plan(
     max_total_cost: float | None = typer.Option(
         None, "--max-total-cost", metavar="USD", min=0, help="Fail (exit 1) above USD estimated."
     ),
+    preview: bool = typer.Option(
+        False,
+        "--preview",
+        help="Add the engine's own preview per cloud cluster (resources to create, update, "
+        "replace, delete). Shown only: never saved with the plan.",
+    ),
     overrides=None,
 ) -> int:
     """Plan placements for a task: the cheapest (or fastest) offers, as a Terraform-style diff."""
@@ -65,4 +71,5 @@ def plan(
         check=check,
         max_hourly_cost=max_hourly_cost,
         max_total_cost=max_total_cost,
+        preview=preview,
     )

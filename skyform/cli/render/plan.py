@@ -22,6 +22,9 @@ from skyform.plan.parts import Action
 from skyform.plan.planjson import content_digest
 
 if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/planview.py)
+    from collections.abc import Sequence
+
+    from skyform.ops.preview import ClusterPreview
     from skyform.plan.model import ClusterChange, ClusterSpec, Plan, TaskPlacement
 
 LEGEND = {
@@ -191,7 +194,13 @@ def cost_line(plan: Plan) -> str:
     return text
 
 
-def render_plan(plan: Plan, console: Printer, *, saved_to: str | None = None) -> None:
+def render_plan(
+    plan: Plan,
+    console: Printer,
+    *,
+    saved_to: str | None = None,
+    previews: Sequence[ClusterPreview] | None = None,
+) -> None:
     visible = [c for c in plan.changes if c.action is not Action.NOOP]
     used = [a for a in LEGEND if any(c.action is a for c in visible)]
     if used:
@@ -252,6 +261,12 @@ def render_plan(plan: Plan, console: Printer, *, saved_to: str | None = None) ->
     if not plan.destroy:
         console.line(cost_line(plan))
     console.line(f"Plan digest: {content_digest(plan)}")
+    if previews is not None:
+        from skyform.cli.render.plan_preview import text_lines
+
+        console.line()
+        for line in text_lines(previews):  # shown as is, never as markup
+            console.line(line, markup=False, soft_wrap=True)
     if saved_to and plan.summary.has_changes:
         console.line()
         console.line(f"Saved the plan to: {escape(saved_to)}")

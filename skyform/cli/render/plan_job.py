@@ -80,10 +80,10 @@ def job_text_lines(t: TaskPlacement, names: str | None = None) -> list[str]:
     return lines
 
 
-def _fence(text: str, info: str = "") -> list[str]:
+def fence(text: str, info: str = "") -> list[str]:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [f"{fence}{info}", *script_lines(text), fence]
+    ticks = "`" * max(3, longest + 1)
+    return [f"{ticks}{info}", *script_lines(text), ticks]
 
 
 def _code(text: str) -> str:
@@ -113,5 +113,5 @@ def job_markdown(plan: Plan) -> list[str]:
         lines.append("")
         for name, text in (("setup", t.job.setup), ("run", t.job.run)):
             if text:
-                lines += [f"`{name}`:", "", *_fence(text, "sh"), ""]
+                lines += [f"`{name}`:", "", *fence(text, "sh"), ""]
     return lines

@@ -14,6 +14,8 @@ from skyform.plan.parts import Action
 from skyform.plan.planjson import content_digest
 
 if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/planview.py)
+    from collections.abc import Sequence
+
     from skyform.plan.model import ClusterChange, Plan, TaskPlacement
 
 ICON = {
@@ -85,7 +87,10 @@ def _attribute_details(change: ClusterChange) -> list[str]:
     return [*lines, "</details>", ""]
 
 
-def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
+def render_plan_markdown(
+    plan: Plan, *, title: str | None = None, sections: Sequence[str] = ()
+) -> str:
+    """`sections`: markdown lines shown before the digest (`plan --preview`'s section)."""
     s = plan.summary
     head = title or f"skyform plan for `{cell(plan.task.path)}`"
     lines = [f"### {head}", ""]
@@ -175,6 +180,7 @@ def render_plan_markdown(plan: Plan, *, title: str | None = None) -> str:
         lines.append("")
     k8s_lines = kubernetes_lines(plan)
     lines += [f"- {cell(line)}" for line in k8s_lines] + ([""] if k8s_lines else [])
+    lines += sections
     digest = content_digest(plan)
     lines += [
         f"Plan digest: `{digest}` (CI applies exactly this plan with "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from skyform.config import Config
 from skyform.errors import StackError
-from skyform.stacks.keys import ensure_key_pair
+from skyform.stacks.keys import ensure_key_pair, key_id
 from skyform.stacks.pulumi.cloud import InputContext
 from skyform.stacks.pulumi.kubernetes.inputs import is_gke_context
 
@@ -72,13 +72,15 @@ def input_context(
     plan_digest: str | None = None,
     context_name: str | None = None,
     require_project: bool = True,
+    public_key: str | None = None,
 ) -> InputContext:
-    """Everything `inputs.program_inputs` needs besides the cluster spec."""
+    """Everything `inputs.program_inputs` needs besides the cluster spec; `public_key`: the
+    nodes' key when it is not skyform's own (made on first use)."""
     if catalog is None:
         from skyform.plan.catalog import load_catalog
 
         catalog = load_catalog(config)
-    key = ensure_key_pair()
+    public_key = public_key or ensure_key_pair().public_key
     project = gcp_project() if cloud == "gcp" else None
     if cloud == "gcp" and project is None and require_project:
         raise StackError("no GCP project is configured on this machine", GCP_PROJECT_HINT)
@@ -87,8 +89,8 @@ def input_context(
         gke = is_gke_context(context_name or kube_current_context())
         node_label = catalog.kubernetes.selector
     return InputContext(
-        ssh_public_key=key.public_key,
-        ssh_key_id=key.short_id,
+        ssh_public_key=public_key,
+        ssh_key_id=key_id(public_key),
         image_lookup=catalog.image_for,
         k8s_gpus=catalog.k8s_gpus,
         plan_digest=plan_digest,

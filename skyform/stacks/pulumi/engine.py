@@ -20,7 +20,8 @@ from skyform.errors import StackError
 from skyform.infra import BY_NAME
 from skyform.plan.model import Action, ClusterSpec, PlannedBucket
 from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
-from skyform.stacks.keys import ensure_key_pair
+from skyform.stacks.keys import ensure_key_pair, preview_public_key
+from skyform.stacks.preview import EnginePreview
 from skyform.stacks.pulumi.backend import pulumi_settings
 from skyform.stacks.pulumi.cloud import program_module, pulumi_cloud
 from skyform.stacks.pulumi.context import input_context
@@ -106,7 +107,7 @@ class PulumiEngine:
             work_dir=str(settings.work_dir(cluster)),
         )
 
-    def program_inputs(self, desired: ClusterSpec) -> dict:
+    def program_inputs(self, desired: ClusterSpec, public_key: str | None = None) -> dict:
         """The program's input dict for a cluster (what `skyform export` writes too)."""
         self._check_cloud(desired.offer.cloud, desired.name)
         ctx = input_context(
@@ -115,6 +116,7 @@ class PulumiEngine:
             catalog=self.catalog,
             plan_digest=self.plan_digest,
             context_name=desired.offer.context,
+            public_key=public_key,
         )
         if self.state is not None:
             ctx = dataclasses.replace(ctx, buckets=stack_buckets_of(self.state, desired.name))
@@ -129,6 +131,29 @@ class PulumiEngine:
         op = self._op("preview", desired.name, placement(desired))
         changes, detail = workspace.preview(self.settings, op, program, no_events)
         return StackPreview(cluster=desired.name, engine=self.name, changes=changes, detail=detail)
+
+    # -- `plan --preview`: the engine's own steps, writing nothing ------------------------
+
+    def preview_up(self, desired: ClusterSpec, *, fresh: bool = False) -> EnginePreview:
+        """What `up` would do to each resource of the cluster's stack (`fresh`: to a stack
+        that holds nothing, as after the destroy of a replacement)."""
+        from skyform.stacks.pulumi import workspace
+
+        inputs = self.program_inputs(desired, public_key=preview_public_key())
+        op = self._op("preview", desired.name, placement(desired))
+        fresh = fresh or not workspace.stack_exists(self.settings, op)
+        return workspace.preview_planned(
+            self.settings, op, program_for(self.cloud, inputs), fresh=fresh
+        )
+
+    def preview_destroy(self, handle: ClusterHandle) -> EnginePreview:
+        """What `destroy` would delete."""
+        from skyform.stacks.pulumi import workspace
+
+        self._check_cloud(handle.offer.cloud, handle.name)
+        settings = self._settings_for(handle)
+        op = self._op("preview", handle.name, settings=settings)
+        return workspace.preview_destroy_planned(settings, op)
 
     def up(self, desired: ClusterSpec, on_event: EventSink = no_events) -> ClusterHandle:
         from skyform.stacks.pulumi import workspace

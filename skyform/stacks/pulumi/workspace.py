@@ -9,19 +9,24 @@ killed run left (its lock, its pending creates) is settled first (interrupted.py
 
 from __future__ import annotations
 
+import secrets
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pulumi.automation as auto
 
 from skyform.paths import ensure_dir
-from skyform.stacks.pulumi.backend import PulumiBackend
+from skyform.stacks.preview import EnginePreview
+from skyform.stacks.pulumi.backend import PulumiBackend, local_backend_dir, stack_state_file
 from skyform.stacks.pulumi.cloud import pulumi_cloud
 from skyform.stacks.pulumi.errors import Operation, translate
 from skyform.stacks.pulumi.events import EventLines, resource_name
 from skyform.stacks.pulumi.interrupted import adopt_pending_creates, lock_holders, stale
+from skyform.stacks.pulumi.planned import PlannedSteps
 
 Program = Callable[[], None]
 Sink = Callable[[str], None]
@@ -139,6 +144,85 @@ def preview(
         result = stack.preview(on_event=lines, color=COLOR)
     changes = {str(getattr(k, "value", k)): int(v) for k, v in result.change_summary.items()}
     return changes, lines.planned
+
+
+# -- previews for `plan --preview`: they write nothing to the cluster's stack or work dir ----
+
+
+def stack_exists(settings: PulumiBackend, op: Operation) -> bool:
+    """Whether the cluster's stack is in the backend: a local backend's file is looked for,
+    another backend is asked from a scratch work dir."""
+    if local_backend_dir(settings.backend_url) is not None:
+        return stack_state_file(settings, op.cluster) is not None
+    name = settings.stack_name(op.cluster)
+    env = {"PULUMI_BACKEND_URL": settings.backend_url, "PULUMI_SKIP_UPDATE_CHECK": "true"}
+    with tempfile.TemporaryDirectory(prefix="skyform-preview-") as scratch, _translated(op):
+        listing = auto.LocalWorkspace(
+            work_dir=scratch,
+            env_vars=env,
+            project_settings=auto.ProjectSettings(name=settings.project, runtime="python"),
+        )
+        return any(s.name.rsplit("/", 1)[-1] == name for s in listing.list_stacks())
+
+
+def preview_planned(
+    settings: PulumiBackend, op: Operation, program: Program, *, fresh: bool
+) -> EnginePreview:
+    """The engine's preview of `up`, step by step. `fresh`: of a stack that holds nothing
+    yet (a new cluster, or one apply replaces: it destroys the stack first), previewed in a
+    scratch backend that is removed afterwards."""
+    if not fresh:
+        existing = open_stack(settings, op, program, create=False)
+        if existing is not None:
+            steps = PlannedSteps()
+            return _previewed(lambda: existing.preview(on_event=steps, color=COLOR), steps, op)
+    with tempfile.TemporaryDirectory(prefix="skyform-preview-") as scratch:
+        root = Path(scratch)
+        (root / "state").mkdir()
+        (root / "work").mkdir()
+        options = auto.LocalWorkspaceOptions(
+            work_dir=str(root / "work"),
+            env_vars={
+                "PULUMI_BACKEND_URL": (root / "state").as_uri(),
+                "PULUMI_CONFIG_PASSPHRASE": secrets.token_urlsafe(16),
+                "PULUMI_SKIP_UPDATE_CHECK": "true",
+            },
+            secrets_provider="passphrase",
+            project_settings=auto.ProjectSettings(name=settings.project, runtime="python"),
+        )
+        with _translated(op):
+            stack = auto.create_stack(
+                settings.stack_name(op.cluster),
+                project_name=settings.project,
+                program=program,
+                opts=options,
+            )
+        steps = PlannedSteps()
+        return _previewed(lambda: stack.preview(on_event=steps, color=COLOR), steps, op)
+
+
+def preview_destroy_planned(settings: PulumiBackend, op: Operation) -> EnginePreview:
+    """The engine's preview of `destroy`; nothing to delete when there is no stack."""
+    existing = open_stack(settings, op, None, create=False)
+    if existing is None:
+        return EnginePreview()
+    steps = PlannedSteps()
+    return _previewed(lambda: existing.preview_destroy(on_event=steps, color=COLOR), steps, op)
+
+
+def _previewed(run: Callable[[], object], steps: PlannedSteps, op: Operation) -> EnginePreview:
+    """The steps of a preview; when the engine fails after planning some, those steps and
+    its error messages; when it fails before, skyform's error carrying the engine's text."""
+    try:
+        run()
+    except Exception as exc:
+        mapped = translate(exc, op)
+        if mapped is None:
+            raise
+        if steps.empty:
+            raise mapped from exc
+        return steps.preview(failure="; ".join(steps.errors) or mapped.message)
+    return steps.preview()
 
 
 def up(settings: PulumiBackend, op: Operation, program: Program, sink: Sink) -> dict:
