@@ -57,9 +57,11 @@ def record_stopped(
 
     assert record.handle is not None
     stop_keepers(record.name)  # a stopped cluster's SSH connections are not kept
-    engine_for(record.spec.offer.cloud, config=config, state=db).stop(
-        record.spec, record.handle, emit
+    # The plan the cluster was applied with: its resources keep the tags that name it.
+    engine = engine_for(
+        record.spec.offer.cloud, config=config, state=db, plan_digest=record.plan_digest
     )
+    engine.stop(record.spec, record.handle, emit)
     now = time.time()
     update = {
         "status": ClusterStatus.STOPPED,
@@ -115,7 +117,9 @@ def resume_stopped(db: StateDB, config: Config, record: ClusterRecord, *, emit: 
     from skyform.stacks.registry import engine_for
 
     assert record.handle is not None
-    engine = engine_for(record.spec.offer.cloud, config=config, state=db)
+    engine = engine_for(
+        record.spec.offer.cloud, config=config, state=db, plan_digest=record.plan_digest
+    )
     handle = engine.start(record.spec, record.handle, emit)
     record = record.model_copy(
         update={
