@@ -118,7 +118,7 @@ def aws_public_access_block(urn: str, inputs: dict, config: dict) -> Created:
     return Created(id=str(inputs["bucket"]), outputs=dict(inputs))
 
 
-def aws_get_subnet(args: dict, config: dict) -> dict:
+def aws_get_subnet(args: dict, config: dict, cloud) -> dict:
     """`aws.ec2.get_subnet`: the default subnet of the zone the filters name."""
     region = _aws_region(config)
     filters = {f["name"]: f["values"][0] for f in args.get("filters") or []}
@@ -233,8 +233,33 @@ KINDS = {
     )
 }
 
-INVOKES: dict[str, Callable[[dict, dict], dict]] = {
+
+INSTANCE_FIELDS = frozenset(
+    {
+        "ami", "arn", "availabilityZone", "instanceState", "instanceType", "keyName",
+        "privateDns", "privateIp", "publicDns", "publicIp", "subnetId", "tags",
+        "vpcSecurityGroupIds",
+    }
+)  # fmt: skip
+
+
+def aws_get_instance(args: dict, config: dict, cloud) -> dict:
+    """`aws.ec2.get_instance` by id: the instance as EC2 describes it now."""
+    wanted = args.get("instanceId")
+    for found in cloud.resources("aws:ec2/instance:Instance"):
+        if found["id"] == wanted:
+            # the data source's own fields (its nested blocks are lists, not the resource's
+            # objects: the SDK checks the types)
+            shown = {k: v for k, v in found["outputs"].items() if k in INSTANCE_FIELDS}
+            return {**shown, "id": wanted, "instanceId": wanted}
+    raise LookupError(
+        "Your query returned no results. Please change your search criteria and try again."
+    )
+
+
+INVOKES: dict[str, Callable[[dict, dict, Any], dict]] = {
     "aws:ec2/getSubnet:getSubnet": aws_get_subnet,
+    "aws:ec2/getInstance:getInstance": aws_get_instance,
 }
 
 

@@ -284,7 +284,11 @@ class TestProvider(provider_pb2_grpc.ResourceProviderServicer):
         answer = kinds.INVOKES.get(request.tok)
         if answer is None:
             raise Failure(f"the test provider does not model the function {request.tok}")
-        return provider_pb2.InvokeResponse(**{"return": to_struct(answer(args, self.config))})
+        try:
+            found = answer(args, self.config, self.cloud)
+        except LookupError as exc:
+            raise Failure(str(exc)) from None
+        return provider_pb2.InvokeResponse(**{"return": to_struct(found)})
 
 
 def serve(package: str) -> None:
