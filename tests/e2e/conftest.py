@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -15,8 +14,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from e2ekit import write_pool
 from skyrun import Run, run_skyform
-
-STANDIN = Path(__file__).resolve().parents[1] / "stacks" / "pulumi" / "standin"
 
 
 @pytest.fixture
@@ -46,19 +43,3 @@ def shared_ckpt():
     os.chmod(path, 0o777)  # no sticky bit: the next node's user rewrites the checkpoint
     yield path
     shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def pulumi_standin(tmp_path, monkeypatch):
-    """The recording `pulumi` stand-in first on PATH (for this process and the ones it
-    starts); its scenario is tmp_path/standin-scenario.json, its stacks standin-state.json."""
-    bin_dir = tmp_path / "pulumi-bin"
-    bin_dir.mkdir()
-    exe = bin_dir / "pulumi"
-    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STANDIN / "pulumi_standin.py"}" "$@"\n')
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    for name in ("LOG", "STATE", "SCENARIO"):
-        monkeypatch.setenv(f"STANDIN_{name}", str(tmp_path / f"standin-{name.lower()}.json"))
-    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
-    return tmp_path

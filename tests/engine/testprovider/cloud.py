@@ -136,18 +136,21 @@ class Cloud:
             live = self._load()
         return [r for r in live.values() if type_ is None or r["type"] == type_]
 
-    def resource(self, type_: str, name: str) -> dict:
-        (found,) = [r for r in self.resources(type_) if r["name"] == name]
-        return found
-
     # -- out of band ---------------------------------------------------------------------------
 
-    def terminate(self, type_: str, name: str) -> str:
+    def terminate(self, type_: str, name: str, stack: str | None = None) -> str:
         """End an instance behind the engine's back (a spot interruption, a console delete):
         it is gone from the cloud, as a terminated EC2 instance or a deleted VM is for the
-        real providers (their Read reports it gone). Returns its id."""
+        real providers (their Read reports it gone). `stack` picks among stacks that each
+        have a resource of that name. Returns its id."""
         with self.edit() as live:
-            (found,) = [r for r in live.values() if r["type"] == type_ and r["name"] == name]
+            (found,) = [
+                r
+                for r in live.values()
+                if r["type"] == type_
+                and r["name"] == name
+                and (stack is None or r["urn"].startswith(f"urn:pulumi:{stack}::"))
+            ]
             del live[key(type_, found["id"])]
         self.record({"method": "OutOfBand", "op": "terminate", "type": type_, "id": found["id"]})
         return found["id"]

@@ -69,10 +69,10 @@ class TestCloud:
         path.write_text(json.dumps({"type": "authorized_user", "client_id": "test"}))
         return path
 
-    def terminate(self, type_: str, name: str) -> None:
+    def terminate(self, type_: str, name: str, stack: str | None = None) -> None:
         """An instance ends out of band (a spot interruption): gone from the cloud's API, its
         machine (if any) stopped."""
-        instance_id = self.cloud.terminate(type_, name)
+        instance_id = self.cloud.terminate(type_, name, stack)
         if self.host is not None:
             self.host.halt(instance_id)
 
