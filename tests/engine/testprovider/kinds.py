@@ -3,8 +3,9 @@ id, the outputs the real provider computes (the ones skyform reads, and a few mo
 shape is the provider's), which input changes force a replacement, and the answers to the
 invokes the programs make.
 
-Addresses: an instance gets a public and a private IPv4 derived from a counter, unless a
-machine host boots a real machine for it (machines.py), whose address is then both.
+Addresses: an instance gets a public and a private IPv4 derived from a hash of its URN (a
+restart's from the time), unless a machine host boots a real machine for it (machines.py),
+whose one address is then both.
 """
 
 from __future__ import annotations

@@ -5,8 +5,10 @@ The engine starts the plugin as `pulumi-resource-<pkg> <engine address>` and rea
 from its first line of stdout. It then calls Handshake (answered: secrets and resource
 references accepted, as the Terraform-bridged AWS and GCP providers answer), GetPluginInfo,
 CheckConfig/DiffConfig/Configure for each provider resource, and per resource Check, Diff,
-Create/Read/Update/Delete; Invoke for data sources; Cancel before it stops the plugin.
-Every call is recorded in the cloud (cloud.py); resources live there between processes.
+Create/Read/Update/Delete; Invoke for data sources; Cancel before it stops the plugin
+(GetSchema is answered with a minimal schema, but preview, up, refresh and destroy never
+ask). Every call is recorded in the cloud (cloud.py); resources live there between the
+plugin's processes (one per operation).
 """
 
 from __future__ import annotations
