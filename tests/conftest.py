@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from motoserver import moto_endpoint, s3  # noqa: E402, F401
 
 # A throw-away PostgreSQL server (team mode), one per test process (tests/pgserver.py).
 from pgserver import pg_server, pg_url  # noqa: E402, F401
+from skyrun import Run  # noqa: E402  (the CLI's exit code and output, in and out of process)
 from sshnodes_fixtures import fresh_ssh_nodes, make_ssh_nodes, ssh_nodes  # noqa: E402, F401
 
 
@@ -66,27 +66,16 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     return request.param
 
 
-@dataclass
-class CliResult:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
-
-
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]):
     """Run `skyform ARGS...` in-process through the real exit boundary."""
     from skyform.cli.main import run
 
-    def invoke(*args: str | os.PathLike) -> CliResult:
+    def invoke(*args: str | os.PathLike) -> Run:
         capsys.readouterr()
         code = run([str(a) for a in args])
         out, err = capsys.readouterr()
-        return CliResult(code, out, err)
+        return Run(code, out, err)
 
     return invoke
 

@@ -187,9 +187,11 @@ def record_stopped(
     if machines_stop:  # while the machines still run: what the cache holds reaches the bucket
         park_buckets(record, emit=emit)
     stop_keepers(record.name)  # a stopped cluster's SSH connections are not kept
-    engine_for(record.spec.offer.cloud, config=config, state=db).stop(
-        record.spec, record.handle, emit
+    # The plan the cluster was applied with: its resources keep the tags that name it.
+    engine = engine_for(
+        record.spec.offer.cloud, config=config, state=db, plan_digest=record.plan_digest
     )
+    engine.stop(record.spec, record.handle, emit)
     if not machines_stop:  # the jobs have ended: nothing writes to the mounts any more
         park_buckets(record, emit=emit)
     now = time.time()

@@ -93,7 +93,9 @@ def resume_stopped(db: StateDB, config: Config, record: ClusterRecord, *, emit: 
     from skyform.stacks.registry import engine_for
 
     assert record.handle is not None
-    engine = engine_for(record.spec.offer.cloud, config=config, state=db)
+    engine = engine_for(
+        record.spec.offer.cloud, config=config, state=db, plan_digest=record.plan_digest
+    )
     handle = engine.start(record.spec, record.handle, emit)
     record = record.model_copy(
         update={

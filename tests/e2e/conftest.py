@@ -5,30 +5,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
-import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from e2ekit import write_pool
-
-STANDIN = Path(__file__).resolve().parents[1] / "stacks" / "pulumi" / "standin"
-
-
-@dataclass
-class Run:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
+from skyrun import Run, run_skyform
 
 
 @pytest.fixture
@@ -36,29 +21,10 @@ def sky(skyform_home, tmp_path):
     """Run `skyform ...` in a subprocess with this test's SKYFORM_HOME; cwd = tmp_path unless
     given."""
 
-    def run(
-        *args,
-        timeout: float = 120,
-        check: int | None = None,
-        cwd=None,
-        stdin: str | None = None,
-    ) -> Run:
-        env = dict(os.environ, SKYFORM_HOME=str(skyform_home), COLUMNS="200", NO_COLOR="1")
-        proc = subprocess.run(
-            [sys.executable, "-m", "skyform.cli.main", *map(str, args)],
-            # as in CI: never a terminal that a prompt could wait on (or the given input)
-            stdin=subprocess.DEVNULL if stdin is None else None,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            cwd=cwd or tmp_path,
-            env=env,
-            timeout=timeout,
+    def run(*args, timeout: float = 120, check=None, cwd=None, stdin=None) -> Run:
+        return run_skyform(
+            skyform_home, *args, cwd=cwd or tmp_path, timeout=timeout, check=check, stdin=stdin
         )
-        result = Run(proc.returncode, proc.stdout, proc.stderr)
-        if check is not None:
-            assert result.exit_code == check, result.output
-        return result
 
     return run
 
@@ -77,19 +43,3 @@ def shared_ckpt():
     os.chmod(path, 0o777)  # no sticky bit: the next node's user rewrites the checkpoint
     yield path
     shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def pulumi_standin(tmp_path, monkeypatch):
-    """The recording `pulumi` stand-in first on PATH (for this process and the ones it
-    starts); its scenario is tmp_path/standin-scenario.json, its stacks standin-state.json."""
-    bin_dir = tmp_path / "pulumi-bin"
-    bin_dir.mkdir()
-    exe = bin_dir / "pulumi"
-    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STANDIN / "pulumi_standin.py"}" "$@"\n')
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    for name in ("LOG", "STATE", "SCENARIO"):
-        monkeypatch.setenv(f"STANDIN_{name}", str(tmp_path / f"standin-{name.lower()}.json"))
-    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
-    return tmp_path

@@ -24,6 +24,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,21 @@ def die_with_parent() -> None:
 
 # PDEATHSIG fires when the forking *thread* exits: fork pods from one long-lived thread.
 _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kubecluster-pods")
+
+
+def _wait_exited(pid: int, timeout: float = 5.0) -> None:
+    """Until `pid`, a PID namespace's PID 1, is a zombie or gone: the kernel makes PID 1 a
+    zombie only after every other process of its namespace has exited. (Killing unshare
+    does not wait for that.)"""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in ("Z", "X"):
+            return
+        time.sleep(0.01)
 
 
 class Sandbox:
@@ -194,7 +210,9 @@ class Sandbox:
         return 128 - code if code < 0 else code
 
     def kill(self) -> None:
-        """End every process of the pod (a crash, as `kill -9` of the container)."""
+        """End every process of the pod (a crash, as `kill -9` of the container). Returns
+        once they have all exited, so their sockets are closed (peers get their FIN or RST)
+        before anything removes the pod's network."""
         pid = self.init_pid
         if pid is not None:
             with contextlib.suppress(ProcessLookupError):
@@ -203,6 +221,8 @@ class Sandbox:
             with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
             self.proc.wait(timeout=10)
+        if pid is not None:
+            _wait_exited(pid)
 
     def remove(self) -> None:
         self.kill()

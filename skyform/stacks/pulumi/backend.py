@@ -20,6 +20,7 @@ import json
 import os
 import re
 import secrets
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,13 +104,19 @@ def ensure_passphrase(path: Path) -> str:
     """The stacks' passphrase, generated on first use (0600, never overwritten)."""
     if not path.exists():
         ensure_dir(path.parent)
+        # Written aside, then linked into place: the file appears with its content, so
+        # another thread or process making the first stack at the same time (a service's
+        # replicas) never reads it empty. A link fails where one exists: the first one wins.
+        made = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        fd = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass  # another skyform process made it first
-        else:
             with os.fdopen(fd, "w") as fh:
                 fh.write(secrets.token_urlsafe(32) + "\n")
+            os.link(made, path)
+        except FileExistsError:
+            pass  # another skyform process made it first
+        finally:
+            made.unlink(missing_ok=True)
     text = path.read_text().strip()
     if not text:
         raise StackError(

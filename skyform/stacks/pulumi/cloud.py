@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -97,3 +98,21 @@ def program_module(name: str):
     """The cloud's standalone Pulumi program (imports the SDK: only when a stack runs)."""
     pulumi_cloud(name)
     return importlib.import_module(f"skyform.stacks.pulumi.{name}.program")
+
+
+# The provider SDKs load their submodules lazily (importlib's LazyLoader, not thread-safe
+# before Python 3.12): two stacks' programs declaring resources at once in one process (a
+# service's replicas launched together) met `pulumi_aws.ec2` half loaded ("module
+# 'pulumi_aws.ec2' has no attribute 'KeyPair'"). Programs declare one at a time; declaring
+# takes milliseconds, the engine's work on the resources still runs side by side.
+_DECLARING = threading.Lock()
+
+
+def inline_program(register: Callable[[dict], None], inputs: dict) -> Callable[[], None]:
+    """The Automation API's inline program: `register(inputs)`, one program at a time."""
+
+    def program() -> None:
+        with _DECLARING:
+            register(inputs)
+
+    return program

@@ -23,7 +23,7 @@ from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPrevi
 from skyform.stacks.keys import ensure_key_pair, preview_public_key
 from skyform.stacks.preview import EnginePreview
 from skyform.stacks.pulumi.backend import pulumi_settings
-from skyform.stacks.pulumi.cloud import program_module, pulumi_cloud
+from skyform.stacks.pulumi.cloud import inline_program, program_module, pulumi_cloud
 from skyform.stacks.pulumi.context import input_context
 from skyform.stacks.pulumi.errors import Operation
 from skyform.stacks.pulumi.inputs import program_inputs
@@ -48,8 +48,7 @@ def require_sdks(cloud: str) -> None:
 
 def program_for(cloud: str, inputs: dict) -> Callable[[], None]:
     """The inline program: the same `register(cluster)` an exported project runs."""
-    module = program_module(cloud)
-    return lambda: module.register(inputs)
+    return inline_program(program_module(cloud).register, inputs)
 
 
 def placement(spec: ClusterSpec) -> str:

@@ -5,6 +5,7 @@ Automation API errors are recognised by class name (only `workspace.py` imports
 - missing CLI (FileNotFoundError) or a too old one            -> StackError + install hint
 - ConcurrentUpdateError (the stack is locked)                  -> LockedError (skyform's lock
                                                                   error) naming the holders
+- the stack's passphrase is not the one given                  -> StackError + which one to use
 - no capacity / quota (InsufficientInstanceCapacity,
   ZONE_RESOURCE_POOL_EXHAUSTED, unschedulable pods ...)        -> CapacityError (exit 4; recovery
                                                                   re-plans elsewhere)
@@ -62,7 +63,19 @@ _LOCKED = re.compile(
     r"the stack is currently locked by \d+ lock\(s\)|Another update is currently in progress"
 )
 _ERROR_LINE = re.compile(r"error:\s*(.+)", re.IGNORECASE)
-_NOISE = ("update failed", "preview failed", "destroy failed", "refresh failed")
+# The engine's own lines after a resource failed: not the cause, which a resource's line gives.
+_NOISE = (
+    "update failed",
+    "preview failed",
+    "destroy failed",
+    "refresh failed",
+    "Resource monitor has terminated",
+)
+PASSPHRASE_HINT = (
+    "Use the passphrase the stack was made with: set SKYFORM_PASSPHRASE to the one the team "
+    "shares, or unset it on the machine that made the stack (skyform then reads "
+    "SKYFORM_HOME/secrets/pulumi-passphrase)."
+)
 
 
 @dataclass(frozen=True)
@@ -195,6 +208,12 @@ def _translate_cli(
         return engine_lock_error(op, text)
     if not type(exc).__module__.startswith("pulumi.automation"):
         return None  # not the CLI failing: a bug, let it surface
+    if "incorrect passphrase" in text:  # the engine reads nothing of the stack without it
+        return StackError(
+            f"cannot {op.verb} stack {op.stack}: it is encrypted with another passphrase "
+            f"({_summary(text)})",
+            PASSPHRASE_HINT,
+        )
     suffix, hint_tail = _partial(op, existing)
     if any(pattern in text for pattern in CAPACITY_PATTERNS):
         return CapacityError(

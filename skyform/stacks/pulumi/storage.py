@@ -24,7 +24,7 @@ from skyform.infra import OBJECT_STORES
 from skyform.plan.model import PlannedBucket
 from skyform.stacks.engine import EventSink, no_events
 from skyform.stacks.pulumi.backend import PulumiBackend, pulumi_settings
-from skyform.stacks.pulumi.cloud import InputContext
+from skyform.stacks.pulumi.cloud import InputContext, inline_program
 from skyform.stacks.pulumi.errors import Operation
 from skyform.stacks.pulumi.inputs import storage_inputs
 
@@ -70,7 +70,7 @@ class StorageStacks:
         cloud = STORE_CLOUD[bucket.store]
         inputs = self.inputs(bucket, keep=keep)
         module = importlib.import_module(f"skyform.stacks.pulumi.{cloud}.program")
-        return lambda: module.register_storage(inputs)
+        return inline_program(module.register_storage, inputs)
 
     def _op(self, verb: str, bucket: PlannedBucket) -> Operation:
         name = stack_name(bucket.store, bucket.name)

@@ -122,6 +122,15 @@ class _Recorder(pulumi.runtime.Mocks):
                 "availabilityZone": "us-east-1d",
                 "availabilityZoneId": "use1-az4",
             }
+        if args.token == "aws:ec2/getInstance:getInstance":
+            # an instance read again after `start`: running, with a new public address
+            rank = int(str(args.args["instanceId"])[2:])
+            return {
+                "id": args.args["instanceId"],
+                "publicIp": f"3.0.0.{rank + 1}",
+                "privateIp": f"172.31.0.{rank + 1}",
+                "instanceState": "running",
+            }
         return {}
 
 

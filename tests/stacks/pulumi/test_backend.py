@@ -90,6 +90,40 @@ def test_passphrase_is_generated_once_0600_and_reaches_the_cli_env(skyform_home)
     assert (skyform_home / "pulumi").is_dir()  # the local backend directory exists
 
 
+def test_the_first_stacks_made_at_once_share_one_passphrase(tmp_path, monkeypatch):
+    """Two threads (a service's replicas, launched together) generate the passphrase at
+    once: both get the same one, neither reads the file before it is written."""
+    import secrets
+    import threading
+    import time
+
+    slow = secrets.token_urlsafe
+
+    def token(n: int) -> str:
+        time.sleep(0.2)  # generating the secret is where a reader could slip in
+        return slow(n)
+
+    monkeypatch.setattr(secrets, "token_urlsafe", token)
+    path = tmp_path / "secrets" / "pulumi-passphrase"
+    got: list[object] = []
+
+    def make() -> None:
+        try:
+            got.append(ensure_passphrase(path))
+        except StackError as exc:
+            got.append(exc)
+
+    threads = [threading.Thread(target=make) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(got)) == 1 and got[0] == path.read_text().strip()
+    assert len(path.read_text().strip()) >= 40
+    assert sorted(p.name for p in path.parent.iterdir()) == ["pulumi-passphrase"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
 def test_an_emptied_passphrase_file_is_an_error_not_a_new_secret(tmp_path):
     path = tmp_path / "p"
     path.write_text("\n")

@@ -38,6 +38,29 @@ Diagnostics:
     error: update failed
 """
 
+# What the real CLI (v3.276) prints when a resource fails during an inline `up` (exit code 1,
+# nothing on stderr): the resource's error, then the stack's own two lines. (A backslash at
+# a line's end continues it.)
+REAL_UP_FAILURE = """Updating (train):
+ +  aws:ec2:Instance node-0 **creating failed** error: {message}
+ +  pulumi:pulumi:Stack skyform-train creating (0s) error: update failed
+ +  pulumi:pulumi:Stack skyform-train creating (0s) error: Resource monitor has terminated, \
+shutting down
+ +  pulumi:pulumi:Stack skyform-train **creating failed** 2 errors; 1 warning
+Diagnostics:
+  pulumi:pulumi:Stack (skyform-train):
+    warning: using pulumi-resource-aws from $PATH at /opt/bin/pulumi-resource-aws
+    error: update failed
+    error: Resource monitor has terminated, shutting down
+
+  aws:ec2:Instance (node-0):
+    error: {message}
+
+Resources:
+    + 4 created
+    1 errored
+"""
+
 
 # The real CLI's error (v3.276.0) when a self-managed backend's stack is locked.
 LOCKED = """error: the stack is currently locked by 1 lock(s). Either wait for the other \
@@ -139,6 +162,28 @@ def test_failure_mid_up_names_what_exists_and_how_to_converge():
         + ", ".join(existing)
     )
     assert "apply again" in err.hint and "skyform down train" in err.hint
+
+
+def test_the_real_engines_own_lines_after_a_failure_are_not_the_cause():
+    message = "creating EC2 Instance: api error InsufficientInstanceCapacity: no Spot capacity"
+    err = translate(cli_error(stdout=REAL_UP_FAILURE.format(message=message), code=1), op())
+    assert isinstance(err, CapacityError)
+    assert err.message == (
+        "no capacity for cluster train (2x g5.xlarge (spot) in aws/us-east-1/use1-az4): "
+        f"{message}; nothing was created"
+    )
+
+
+@pytest.mark.parametrize("verb", ["up", "refresh", "destroy"])
+def test_a_stack_under_another_passphrase_says_which_passphrase_to_use(verb):
+    text = "error: getting stack configuration: get stack secrets manager: incorrect passphrase\n"
+    err = translate(cli_error(stderr=text), op(verb), [])
+    assert type(err) is StackError
+    assert err.message == (
+        f"cannot {verb} stack skyform/train: it is encrypted with another passphrase "
+        "(getting stack configuration: get stack secrets manager: incorrect passphrase)"
+    )
+    assert "SKYFORM_PASSPHRASE" in err.hint and "secrets/pulumi-passphrase" in err.hint
 
 
 def test_failure_before_anything_was_created_says_so():

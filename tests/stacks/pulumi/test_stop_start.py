@@ -64,7 +64,14 @@ def test_aws_stop_and_start_set_each_instance_state_keeping_the_instances(record
     handle = engine.start(c, _handle(c))
     _, run = recorded[-1]
     assert {s.inputs["state"] for s in run.of_type(STATE)} == {"running"}
-    assert [n.host for n in handle.nodes] == ["54.0.0.1", "54.0.0.2"]  # read again
+    # Each instance is read again once started: its new public address is the node's (the
+    # instance resource's own outputs keep the address it had before the stop).
+    reads = sorted(a["instanceId"] for t, a in run.calls if t == "aws:ec2/getInstance:getInstance")
+    assert reads == ["i-" + "0" * 17, "i-" + "0" * 16 + "1"]
+    assert [(n.host, n.ip) for n in handle.nodes] == [
+        ("3.0.0.1", "172.31.0.1"),
+        ("3.0.0.2", "172.31.0.2"),
+    ]
 
 
 def test_aws_without_power_registers_no_instance_state(recorded):

@@ -148,19 +148,26 @@ def register(cluster):
             tags=node_tags,
             opts=opts,
         )
+        addresses = instance
         if cluster.get("power"):  # stopped: billing for compute ends, the EBS disk stays
-            aws.ec2transitgateway.InstanceState(
+            state = aws.ec2transitgateway.InstanceState(
                 "node-" + str(rank) + "-state",
                 instance_id=instance.id,
                 state=cluster["power"],
                 opts=opts,
             )
+            # A stopped instance gives up its public address and a started one gets a new
+            # one, while the instance's outputs keep what it had when Pulumi last read it:
+            # read it again once its power state is set.
+            addresses = aws.ec2.get_instance_output(
+                instance_id=state.instance_id, opts=pulumi.InvokeOptions(provider=provider)
+            )
         nodes.append(
             {
                 "rank": rank,
                 "id": instance.id,
-                "public_ip": instance.public_ip,
-                "private_ip": instance.private_ip,
+                "public_ip": addresses.public_ip,
+                "private_ip": addresses.private_ip,
                 "port": 22,
             }
         )

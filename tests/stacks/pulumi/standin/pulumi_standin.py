@@ -9,10 +9,8 @@ engine events to `--event-log` (a file, or a gRPC endpoint `tcp://...` for CLIs 
 
 Behaviour comes from $STANDIN_SCENARIO (JSON): `version`, `outputs` (what `up` leaves as stack
 outputs), `resources` (what `up` creates: [{type, name, outputs}]), `refresh` (resources after
-a refresh), `fail` ({command: {stdout, stderr, code, created}}); `stacks` ({name: {...}},
-keyed by the stack name's last part) gives one stack keys of its own over those (several
-clusters, e.g. a service's replicas, each with its own node). The scenario is read at every
-call, so a test can change it between calls. Stacks persist in $STANDIN_STATE between calls.
+a refresh), `fail` ({command: {stdout, stderr, code, created}}). The scenario is read at
+every call, so a test can change it between calls. Stacks persist in $STANDIN_STATE between calls.
 """
 
 import json
@@ -116,8 +114,6 @@ def main(argv):
     state = load("STANDIN_STATE", {"stacks": {}})
     stacks = state["stacks"]
     stack = option(args, "--stack")
-    if stack:
-        scenario = {**scenario, **scenario.get("stacks", {}).get(stack.rsplit("/", 1)[-1], {})}
     failure = scenario.get("fail", {}).get(args[0] if args else "")
 
     if args == ["version"]:
