@@ -124,9 +124,11 @@ class LockedError(StateError):
 class StackError(SkyformError):
     """An engine could not bring a cluster up, refresh it or tear it down.
 
-    `nothing_made`: the engine failed before it created anything (its SDK, CLI or
-    credentials are missing, there is no capacity at all), so no trace of the cluster is
-    kept. Raisers set it only when they know; an unknown outcome keeps the record.
+    `nothing_made`: the engine failed before it made or changed anything (its SDK, CLI or
+    credentials are missing, there is no capacity at all, it cannot decrypt the stack), so
+    no trace of a cluster it was to create is kept, and a cluster it was to tear down keeps
+    its record as it was. Raisers set it only when they know; an unknown outcome keeps the
+    record (a teardown's: INIT, for the next `down` to finish).
     """
 
     def __init__(self, message: str, hint: str | None = None, *, nothing_made: bool = False):

@@ -273,9 +273,13 @@ def destroy(
     try:
         engine.destroy(handle, emit)
     except SkyformError as err:
-        if not purge:
-            raise
-        return _purge(db, record, err, reason=reason, emit=emit)
+        if purge:
+            return _purge(db, record, err, reason=reason, emit=emit)
+        if isinstance(err, StackError) and err.nothing_made:
+            # Refused before it touched anything (a teammate's wrong passphrase): the
+            # cluster is as it was, and so is its record.
+            _recorded(db, record, {}, "cluster.teardown_refused", f"nothing torn down: {err}")
+        raise
     forget(db, record.name, "cluster.destroyed", reason)
     from skyform.storage.cleanup import delete_ephemeral
 

@@ -1,6 +1,6 @@
 """`skyform down --purge`: a cluster its engine cannot tear down (the Pulumi CLI gone, the
 cloud extra not installed) is forgotten after saying what may be left; plain `down` refuses
-and keeps the record."""
+and keeps the record, as it was when the engine refused before touching anything."""
 
 from __future__ import annotations
 
@@ -46,10 +46,10 @@ def _applied_cloud_cluster(name: str = "gpu") -> None:
         db.close()
 
 
-def _clusters() -> list[str]:
+def _clusters(with_status: bool = False) -> list:
     db = open_state()
     try:
-        return [r.name for r in db.list_clusters()]
+        return [(r.name, r.status) if with_status else r.name for r in db.list_clusters()]
     finally:
         db.close()
 
@@ -93,3 +93,18 @@ def test_purge_forgets_a_cluster_whose_cloud_extra_is_missing(cli, monkeypatch):
     assert purged.exit_code == 0
     assert "could not tear it down (no engine for aws in this build of skyform)" in purged.stdout
     assert _clusters() == []
+
+
+def test_a_teammate_without_the_passphrase_is_refused_and_the_cluster_stays_up(
+    cli, pg_url, monkeypatch
+):
+    """Team mode: the stacks are in the state database under the team's passphrase. A
+    `down` without SKYFORM_PASSPHRASE says to set it, touches nothing, and leaves the
+    cluster UP for everyone (not INIT, as a teardown that stopped half-way would)."""
+    monkeypatch.setenv("SKYFORM_STATE_URL", pg_url)
+    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    _applied_cloud_cluster()
+    refused = cli("down", "-y", "gpu")
+    assert refused.exit_code == 1, refused.output
+    assert "SKYFORM_PASSPHRASE is not set" in refused.stderr
+    assert _clusters(with_status=True) == [("gpu", ClusterStatus.UP)]

@@ -2,15 +2,17 @@
 
 - Backend: config.yaml `pulumi.backend_url`, else $PULUMI_BACKEND_URL, else — in team mode,
   when the state URL is PostgreSQL — the same database through Pulumi's `postgres://` DIY
-  backend, else `file://$SKYFORM_HOME/pulumi` (state on this machine, no account needed).
+  backend (CLI v3.176+: its table `pulumi_state`, made on first use), else
+  `file://$SKYFORM_HOME/pulumi` (state on this machine, no account needed).
 - Project: config `pulumi.project` (default `skyform`); one stack per cluster, named after the
   cluster: `<project>/<cluster>`.
 - Secrets: the passphrase provider. The passphrase is SKYFORM_PASSPHRASE when set (a team
-  shares it, as it shares the stacks), else generated once into
-  SKYFORM_HOME/secrets/pulumi-passphrase (0600); it reaches the CLI only through
+  shares it, as it shares the stacks; the team's backend takes no other), else generated
+  once into SKYFORM_HOME/secrets/pulumi-passphrase (0600); it reaches the CLI only through
   PULUMI_CONFIG_PASSPHRASE in its environment; skyform never logs or prints it.
 - Work dirs: SKYFORM_HOME/pulumi-work/<project>/<cluster> keep Pulumi.yaml and the stack's
   Pulumi.<cluster>.yaml (with a passphrase backend, the stack's encryption salt is there).
+  Another home starts with an empty one: the engine reads the salt from the stack itself.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import parse_qs, unquote, urlparse, urlsplit
 
 from skyform.config import Config, confined, ensure_dir, home, load_config
 from skyform.errors import ConfigError, StackError
 
 PASSPHRASE_FILE = ("secrets", "pulumi-passphrase")
+PASSPHRASE_ENV = "SKYFORM_PASSPHRASE"
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")  # what Pulumi accepts for project and stack names
 
 
@@ -38,6 +41,7 @@ class PulumiBackend:
     project: str
     backend_url: str
     home: Path
+    team: bool = False  # the state database's backend: every teammate's stacks are there
 
     def stack_name(self, cluster: str) -> str:
         if not _NAME.match(cluster):
@@ -66,10 +70,31 @@ class PulumiBackend:
             ensure_dir(backend_dir)
         return {
             "PULUMI_BACKEND_URL": self.backend_url,
-            "PULUMI_CONFIG_PASSPHRASE": os.environ.get("SKYFORM_PASSPHRASE")
-            or ensure_passphrase(self.passphrase_path),
+            "PULUMI_CONFIG_PASSPHRASE": self.passphrase(),
             "PULUMI_SKIP_UPDATE_CHECK": "true",
         }
+
+    def passphrase(self) -> str:
+        """SKYFORM_PASSPHRASE, else this home's own. Stacks in the team's state database
+        take only the team's: one encrypted with a passphrase of a single home could be
+        brought down from no other (the README promises the team's)."""
+        shared = os.environ.get(PASSPHRASE_ENV)
+        if shared:
+            return shared
+        if self.team:
+            from skyform.state.postgres import redact
+
+            raise StackError(
+                f"{PASSPHRASE_ENV} is not set: the clusters' Pulumi stacks are kept in the "
+                f"team's state database ({redact(self.backend_url)}), encrypted with the "
+                "team's passphrase, so that any teammate can manage them",
+                f"Set {PASSPHRASE_ENV} to the team's passphrase (the one that seals cluster "
+                "keys in the store) and run this again. A stack made with this home's own "
+                f"passphrase: {PASSPHRASE_ENV}=$(cat {self.passphrase_path}). Or keep the "
+                "stacks elsewhere: pulumi.backend_url in config.yaml.",
+                nothing_made=True,
+            )
+        return ensure_passphrase(self.passphrase_path)
 
 
 def pulumi_settings(config: Config | None = None, env: Mapping[str, str] | None = None):
@@ -82,22 +107,28 @@ def pulumi_settings(config: Config | None = None, env: Mapping[str, str] | None 
             "Use letters, digits, '_', '.' and '-' only.",
         )
     root = home()
-    url = (
-        config.pulumi.backend_url
-        or env.get("PULUMI_BACKEND_URL")
-        or team_backend(config, env)
-        or (root / "pulumi").as_uri()
-    )
-    return PulumiBackend(project=project, backend_url=url, home=root)
+    chosen = config.pulumi.backend_url or env.get("PULUMI_BACKEND_URL")
+    shared = None if chosen else team_backend(config, env)
+    url = chosen or shared or (root / "pulumi").as_uri()
+    return PulumiBackend(project=project, backend_url=url, home=root, team=shared is not None)
 
 
 def team_backend(config: Config, env: Mapping[str, str]) -> str | None:
-    """The state store's PostgreSQL as Pulumi's DIY backend URL (None: the state is SQLite)."""
+    """The state store's PostgreSQL as Pulumi's DIY backend URL (None: the state is SQLite).
+
+    Pulumi registers only the scheme `postgres`. Its driver (lib/pq) requires TLS unless the
+    URL or PGSSLMODE says otherwise, where libpq (psycopg: the state store) prefers TLS and
+    falls back to a plain connection: without an sslmode of the user's, the backend URL
+    gets libpq's `prefer`, so the CLI reaches the database the way the store does (a server
+    without TLS refused the CLI with "SSL is not enabled on the server")."""
     url = env.get("SKYFORM_STATE_URL") or config.state.url or ""
     scheme, sep, rest = url.partition("://")
-    if sep and scheme in ("postgresql", "postgres"):
-        return "postgres://" + rest
-    return None
+    if not (sep and scheme in ("postgresql", "postgres")):
+        return None
+    backend = "postgres://" + rest
+    if env.get("PGSSLMODE") or "sslmode" in parse_qs(urlsplit(backend).query):
+        return backend
+    return backend + ("&" if "?" in backend else "?") + "sslmode=prefer"
 
 
 def ensure_passphrase(path: Path) -> str:

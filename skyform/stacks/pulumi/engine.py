@@ -104,6 +104,7 @@ class PulumiEngine:
             backend_url=redact(settings.backend_url),  # messages never show a password
             placement=where,
             work_dir=str(settings.work_dir(cluster)),
+            team=settings.team,
         )
 
     def program_inputs(self, desired: ClusterSpec, public_key: str | None = None) -> dict:

@@ -20,6 +20,7 @@ Automation API errors are recognised by class name (only `workspace.py` imports
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -76,6 +77,11 @@ PASSPHRASE_HINT = (
     "shares, or unset it on the machine that made the stack (skyform then reads "
     "SKYFORM_HOME/secrets/pulumi-passphrase)."
 )
+# In the team's state database every stack takes the team's passphrase (backend.py).
+TEAM_PASSPHRASE_HINT = (
+    "Set SKYFORM_PASSPHRASE to the team's passphrase (the one the cluster's creator used), "
+    "then run this again."
+)
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,7 @@ class Operation:
     backend_url: str
     placement: str = ""  # e.g. "2x g5.xlarge (spot) in aws/us-east-1/use1-az4"
     work_dir: str = "."  # the stack's Pulumi project directory
+    team: bool = False  # the backend is the team's state database
 
 
 def _doing(op: Operation) -> str:
@@ -191,11 +198,14 @@ def engine_lock_error(op: Operation, text: str) -> LockedError:
     holders = lock_holders(text)
     if holders:
         words += ": " + ", ".join(map(str, holders))
+    release = (
+        f"cd {shlex.quote(op.work_dir)} && PULUMI_BACKEND_URL={shlex.quote(op.backend_url)} "
+        f"pulumi cancel --stack {op.cluster} --yes"
+    )
     return LockedError(
         f"stack {op.stack} (cluster {op.cluster}) is locked by another Pulumi update ({words})",
         "Wait for it to finish, then run this again. If no pulumi process works on it any "
-        f"more (one was killed on another machine), release the lock: cd {op.work_dir} && "
-        f"PULUMI_BACKEND_URL={op.backend_url} pulumi cancel --stack {op.cluster} --yes",
+        f"more (one was killed on another machine), release the lock: {release}",
     )
 
 
@@ -212,7 +222,8 @@ def _translate_cli(
         return StackError(
             f"cannot {op.verb} stack {op.stack}: it is encrypted with another passphrase "
             f"({_summary(text)})",
-            PASSPHRASE_HINT,
+            TEAM_PASSPHRASE_HINT if op.team else PASSPHRASE_HINT,
+            nothing_made=True,
         )
     suffix, hint_tail = _partial(op, existing)
     if any(pattern in text for pattern in CAPACITY_PATTERNS):

@@ -188,8 +188,11 @@ def test_directories_skyform_makes_are_private(skyform_home):
 
 def test_a_postgresql_state_is_the_default_backend_and_settings_override_it(monkeypatch):
     monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    monkeypatch.delenv("PGSSLMODE", raising=False)
     monkeypatch.setenv("SKYFORM_STATE_URL", "postgresql://ci@db.lab:5432/skyform")
-    assert pulumi_settings(Config()).backend_url == "postgres://ci@db.lab:5432/skyform"
+    team = pulumi_settings(Config())
+    assert team.backend_url == "postgres://ci@db.lab:5432/skyform?sslmode=prefer"
+    assert team.team
     monkeypatch.setenv("PULUMI_BACKEND_URL", "s3://team-stacks")
     assert pulumi_settings(Config()).backend_url == "s3://team-stacks"
     config = Config(pulumi=PulumiSettings(backend_url="azblob://stacks"))
@@ -200,3 +203,59 @@ def test_a_sqlite_state_keeps_the_local_backend(skyform_home, monkeypatch):
     monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
     monkeypatch.setenv("SKYFORM_STATE_URL", f"sqlite:///{skyform_home}/state.db")
     assert pulumi_settings(Config()).backend_url == (skyform_home / "pulumi").as_uri()
+
+
+@pytest.mark.parametrize(
+    ("state_url", "pgsslmode", "backend_url"),
+    [
+        # lib/pq, the CLI's driver, would require TLS: libpq's default (the store's) instead
+        ("postgresql://ci@db:5432/sky", None, "postgres://ci@db:5432/sky?sslmode=prefer"),
+        (
+            "postgresql://ci@db/sky?connect_timeout=5",
+            None,
+            "postgres://ci@db/sky?connect_timeout=5&sslmode=prefer",
+        ),
+        # the user's own choice stands, in the URL or in the environment both drivers read
+        (
+            "postgres://ci@db/sky?sslmode=verify-full",
+            None,
+            "postgres://ci@db/sky?sslmode=verify-full",
+        ),
+        ("postgresql://ci@db/sky", "disable", "postgres://ci@db/sky"),
+    ],
+)
+def test_the_team_backend_reaches_the_database_as_the_state_store_does(
+    monkeypatch, state_url, pgsslmode, backend_url
+):
+    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    monkeypatch.setenv("SKYFORM_STATE_URL", state_url)
+    if pgsslmode:
+        monkeypatch.setenv("PGSSLMODE", pgsslmode)
+    else:
+        monkeypatch.delenv("PGSSLMODE", raising=False)
+    assert pulumi_settings(Config()).backend_url == backend_url
+
+
+def test_stacks_in_the_team_database_take_only_the_teams_passphrase(skyform_home, monkeypatch):
+    """Without SKYFORM_PASSPHRASE a stack in the shared database would be encrypted with
+    this home's own passphrase, which no teammate has: refused, saying which to set; the
+    password in the URL is not shown and no passphrase of this home is made."""
+    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    monkeypatch.setenv("SKYFORM_STATE_URL", "postgresql://ci:pw-123@db.lab:5432/skyform")
+    settings = pulumi_settings(Config())
+    with pytest.raises(StackError) as err:
+        settings.cli_env()
+    assert "SKYFORM_PASSPHRASE is not set" in err.value.message
+    assert "postgres://ci:***@db.lab:5432/skyform" in err.value.message
+    assert "pw-123" not in f"{err.value.message} {err.value.hint}"
+    assert "Set SKYFORM_PASSPHRASE to the team's passphrase" in (err.value.hint or "")
+    assert not (skyform_home / "secrets").exists()
+    monkeypatch.setenv("SKYFORM_PASSPHRASE", "team passphrase")
+    assert settings.cli_env()["PULUMI_CONFIG_PASSPHRASE"] == "team passphrase"
+    # A backend of the user's choosing keeps this home's passphrase when none is set.
+    monkeypatch.delenv("SKYFORM_PASSPHRASE")
+    chosen = pulumi_settings(Config(pulumi=PulumiSettings(backend_url="s3://ours")))
+    assert not chosen.team
+    assert chosen.cli_env()["PULUMI_CONFIG_PASSPHRASE"] == ensure_passphrase(
+        skyform_home / "secrets" / "pulumi-passphrase"
+    )

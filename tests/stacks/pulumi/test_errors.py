@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import shlex
+
 import pytest
 from pulumi.automation import errors as auto_errors
 from pulumi.automation._cmd import CommandResult
@@ -83,6 +86,29 @@ def test_concurrent_update_is_a_lock_error_naming_the_holder_and_how_to_release_
     assert "pulumi cancel --stack train --yes" in err.hint
     assert "cd /home/u/.skyform/pulumi-work/skyform/train" in err.hint
     assert "PULUMI_BACKEND_URL=file:///home/u/.skyform/pulumi" in err.hint
+
+
+def test_the_command_that_releases_a_lock_runs_as_written_in_a_shell():
+    """A team's backend URL has `?` and `&` (sslmode, connect_timeout), a home may have a
+    space: the hint's command quotes them, so a shell neither globs nor backgrounds it."""
+    team = dataclasses.replace(
+        op(),
+        backend_url="postgres://ci@db:5432/sky?connect_timeout=5&sslmode=prefer",
+        work_dir="/home/u/my skyform/pulumi-work/skyform/train",
+    )
+    hint = translate(cli_error(stderr=LOCKED), team).hint
+    command = hint.split("release the lock: ", 1)[1]
+    assert shlex.split(command) == [
+        "cd",
+        "/home/u/my skyform/pulumi-work/skyform/train",
+        "&&",
+        "PULUMI_BACKEND_URL=postgres://ci@db:5432/sky?connect_timeout=5&sslmode=prefer",
+        "pulumi",
+        "cancel",
+        "--stack",
+        "train",
+        "--yes",
+    ]
     # the Pulumi Cloud's words for the same
     cloud = translate(
         cli_error(stderr="error: [409] Conflict: Another update is currently in progress.\n"), op()
@@ -184,6 +210,13 @@ def test_a_stack_under_another_passphrase_says_which_passphrase_to_use(verb):
         "(getting stack configuration: get stack secrets manager: incorrect passphrase)"
     )
     assert "SKYFORM_PASSPHRASE" in err.hint and "secrets/pulumi-passphrase" in err.hint
+    assert err.nothing_made  # the engine read nothing of the stack: a `down` keeps it UP
+    # In the team's database only the team's passphrase opens a stack: no home's own.
+    team = translate(cli_error(stderr=text), dataclasses.replace(op(verb), team=True), [])
+    assert team.hint == (
+        "Set SKYFORM_PASSPHRASE to the team's passphrase (the one the cluster's creator "
+        "used), then run this again."
+    )
 
 
 def test_failure_before_anything_was_created_says_so():

@@ -315,16 +315,19 @@ def test_team_mode_stacks_live_in_the_state_database_under_the_team_passphrase(
     """State URL on PostgreSQL: the CLI gets Pulumi's postgres:// DIY backend on the same
     database and SKYFORM_PASSPHRASE; a concurrent-update hint never shows the password."""
     monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    monkeypatch.delenv("PGSSLMODE", raising=False)
     monkeypatch.setenv("SKYFORM_STATE_URL", "postgresql://ci:pw-123@db.lab:5432/skyform")
     monkeypatch.setenv("SKYFORM_PASSPHRASE", "team passphrase")
     standin.scenario(**up_scenario(1))
     engine().up(spec(AWS_M5))
     _, *calls = standin.calls()
     for call in calls:
-        assert call["env"]["PULUMI_BACKEND_URL"] == "postgres://ci:pw-123@db.lab:5432/skyform"
+        backend = "postgres://ci:pw-123@db.lab:5432/skyform?sslmode=prefer"
+        assert call["env"]["PULUMI_BACKEND_URL"] == backend
         assert call["env"]["PULUMI_CONFIG_PASSPHRASE"] == "team passphrase"
     standin.scenario(fail={"up": {"stderr": "error: the stack is currently locked by 1 lock(s)"}})
     with pytest.raises(LockedError) as err:
         engine().up(spec(AWS_M5))
-    assert "PULUMI_BACKEND_URL=postgres://ci:***@db.lab:5432/skyform" in (err.value.hint or "")
+    shown = "PULUMI_BACKEND_URL='postgres://ci:***@db.lab:5432/skyform?sslmode=prefer'"
+    assert shown in (err.value.hint or "")
     assert "pw-123" not in f"{err.value} {err.value.hint}"
