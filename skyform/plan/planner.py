@@ -242,6 +242,7 @@ def make_plan(
         digest="sha256:" + task_digest(dag),
         execution=dag.execution,
         overrides=dict(dag.overrides),
+        relative_to=dag.relative_to,
     )
     scope = onprem_scope(dag)
     common: dict[str, Any] = dict(
