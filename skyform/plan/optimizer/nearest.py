@@ -43,6 +43,27 @@ class Nearest:
         return f"{self.change}: {text}" if self.change else text
 
 
+def describe_requests(groups: Sequence[Sequence[ResourceRequest]]) -> str:
+    """Every request of a task, as the considered-resources header names them: the
+    alternatives of a set (`accelerators: {A100:1, H100:1}`, `any_of`) joined by "or",
+    ordered groups (`ordered:`) by "else"."""
+
+    alone = sum(len(group) for group in groups) == 1
+
+    def one(request: ResourceRequest) -> str:
+        text = describe_request(request)
+        return text if alone or "," not in text else f"({text})"
+
+    def group_text(group: Sequence[ResourceRequest]) -> str:
+        split = [describe_request(r).partition(", ")[::2] for r in group]
+        heads, tails = [h for h, _ in split], [t for _, t in split]
+        if len(group) > 1 and all(r.accelerator for r in group) and len(set(tails)) == 1:
+            return "{" + ", ".join(heads) + "}" + (f", {tails[0]}" if tails[0] else "")
+        return " or ".join(one(r) for r in group)  # the set in SkyPilot's notation, above
+
+    return ", else ".join(group_text(group) for group in groups)
+
+
 def describe_request(request: ResourceRequest) -> str:
     """What a request asks for, in task-YAML words: `A100:8, spot, aws/us-east-1`."""
     parts = []
@@ -83,6 +104,13 @@ def describe_offer(offer: Offer) -> str:
     where = offer.zone or offer.region
     spot = " spot" if offer.spot else ""
     return f"{what}{offer.cloud} {offer.instance_type} ({where}){spot}"
+
+
+BUNDLED_SUBSET = (
+    "The price catalog in use is the bundled one, a subset of SkyPilot's (on AWS only GPU "
+    "families and m7a, m7g, m8i: no m5, c6i, t3 or r6i): fetch the full one with `skyform "
+    "catalog refresh`, which `plan` also does by itself when the network allows."
+)
 
 
 def no_offers_error(
