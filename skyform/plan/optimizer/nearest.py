@@ -148,6 +148,9 @@ def no_offers_error(
         shown = "; ".join(n.describe() for n in found[:MAX_SHOWN])
         hints.append(f"Nearest feasible: {shown}.")
     hints.append("Change `resources:` in the task file.")
+    searched = {r.cloud for r in requests if r.cloud} or set(clouds)
+    if catalog.source.kind == "bundled" and searched - set(UNPRICED):
+        hints.append(BUNDLED_SUBSET)
     error = NoOffersError(message, " ".join(hints))
     error.nearest = found  # type: ignore[attr-defined]
     error.task_index = index  # type: ignore[attr-defined]
