@@ -24,6 +24,11 @@ class OfferText(Protocol):
     def accelerator_count(self) -> float: ...
 
 
+# SkyPilot's clusters have no autostop unless asked (`-i`, `resources.autostop`): a plan says
+# what that costs
+NO_AUTOSTOP = "none: bills until `skyform down` (set -i MINUTES or resources.autostop)"
+
+
 def usd(value: float, *, hourly: bool = False) -> str:
     """$ with cents for totals; up to 4 decimals for hourly prices, which are often < $0.10."""
     if hourly:

@@ -48,9 +48,6 @@ STYLE = {
 
 
 Value = str | int | float | bool | None
-# SkyPilot's clusters have no autostop unless asked (`-i`, `resources.autostop`): say what
-# that costs
-NO_AUTOSTOP = "none: bills until `skyform down` (set -i MINUTES or resources.autostop)"
 DIGEST_ATTRS = frozenset({"setup_digest", "job"})
 
 
@@ -74,7 +71,7 @@ def spec_attributes(spec: ClusterSpec, placement: TaskPlacement | None) -> list[
     if spec.autostop:
         attrs.append(("autostop", spec.autostop.text))
     elif spec.hourly_cost > 0 and placement is not None:  # one to be created
-        attrs.append(("autostop", NO_AUTOSTOP))
+        attrs.append(("autostop", fmt.NO_AUTOSTOP))
     attrs.append(("hourly_cost", fmt.usd(spec.hourly_cost, hourly=True)))
     if placement is not None:
         attrs.append(

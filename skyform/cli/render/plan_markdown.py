@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from skyform.cli.render import fmt
-from skyform.cli.render.plan import NO_AUTOSTOP
 from skyform.cli.render.plan_job import job_markdown
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
@@ -132,7 +131,7 @@ def render_plan_markdown(
     lines.append("")
     autostops = [
         f"- `{cell(c.cluster)}`: "
-        + cell(c.after.autostop.text if c.after.autostop else NO_AUTOSTOP)
+        + cell(c.after.autostop.text if c.after.autostop else fmt.NO_AUTOSTOP)
         for c in plan.changes
         if c.action in (Action.CREATE, Action.REPLACE)
         and c.after
