@@ -58,3 +58,25 @@ def test_cost_report_csv_times_are_iso_8601(cli, tmp_path):
     assert started.endswith("Z") and "T" in started
     assert datetime.fromisoformat(started.replace("Z", "+00:00")).year >= 2024
     cli("down", "-y", "iso")
+
+
+def test_plan_check_in_another_checkout_says_the_relative_paths_moved(cli, tmp_path, monkeypatch):
+    """A plan records a task's relative paths absolute (SkyPilot resolves them from where it
+    runs), so a committed plan is tied to its checkout's directory: --check says so."""
+    import shutil
+
+    first = tmp_path / "laptop" / "repo"
+    (first / "code").mkdir(parents=True)
+    (first / "task.yaml").write_text("resources: {infra: local}\nworkdir: code\nrun: ls\n")
+    monkeypatch.chdir(first)
+    assert cli("plan", "task.yaml", "-o", "plan.json").exit_code == 0
+    assert cli("plan", "task.yaml", "--check", "plan.json").exit_code == 0
+    second = tmp_path / "ci" / "repo"
+    shutil.copytree(first, second)
+    monkeypatch.chdir(second)
+    checked = cli("plan", "task.yaml", "--check", "plan.json")
+    assert checked.exit_code == 2
+    assert (
+        f"the task's relative paths start at another directory ({first} → {second})"
+        in checked.output
+    )
