@@ -48,6 +48,9 @@ def skyform_home(
     for name in ("SKYFORM_STATE_URL", "SKYFORM_PASSPHRASE", "SKYFORM_LEASE_TTL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("COLUMNS", "120")
+    # no test fetches SkyPilot's catalog from the internet (tests/catalog/test_autofetch.py
+    # turns it on against a server on loopback)
+    monkeypatch.setenv("SKYFORM_CATALOG_AUTO_FETCH", "0")
     from skyform.paths import take_notices
 
     take_notices()  # a folder warning noted outside a command is not the next command's

@@ -89,7 +89,8 @@ def sandboxes_exclusive():
 def corpus_checkout(path, tmp_path):
     """A SkyPilot corpus file copied into `tmp_path/tasks`, with the workdir and plain mount
     sources it names made as folders, as the author's checkout has them (the corpus comes
-    without its folders, and plan time now requires them). Set HOME for `~` paths."""
+    without its folders, and plan time now requires them). Set HOME for `~` paths, and run
+    from `tmp_path/tasks`: relative paths start at the current directory, as in SkyPilot."""
     from pathlib import Path
 
     import yaml

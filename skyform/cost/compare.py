@@ -51,6 +51,13 @@ def _reason(d: Difference, old: Plan, new: Plan) -> Reason:
             return _digest("task_file", f"the task file {new.task.path} changed", d)
         case "task":
             what = "the task's inputs changed (--env/--env-file/--secret values or files it reads)"
+            if old.task.relative_to != new.task.relative_to:  # same file, planned elsewhere
+                what = (
+                    "the task's relative paths start at another directory "
+                    f"({old.task.relative_to or 'none'} → {new.task.relative_to or 'none'}): "
+                    "the plan records them absolute, as `sky launch` resolves them from where "
+                    "it runs"
+                )
             return _digest("task", what, d)
         case "catalog":
             what = "the price catalog changed (refreshed, or another skyform's bundle)"

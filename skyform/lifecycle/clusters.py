@@ -175,9 +175,11 @@ def record_stopped(
     emit: Emit,
     reason: str,
     last_active: float | None = None,
+    stopped_at: float | None = None,
 ) -> ClusterRecord:
     """Stop what still runs (per engine) and record the cluster STOPPED; `last_active` is
-    when it was last busy (default: now, for a stop by hand)."""
+    when it was last busy (default: now, for a stop by hand), `stopped_at` when the node
+    stopped (an autostop: its agent's time; default: now), where its billed uptime ends."""
     from skyform.infra import Stop, infra
     from skyform.lifecycle.bucketmounts import park_buckets
 
@@ -197,12 +199,12 @@ def record_stopped(
     now = time.time()
     update = {
         "status": ClusterStatus.STOPPED,
-        "stopped_at": now,
+        "stopped_at": stopped_at or now,
         "last_active_at": last_active or now,
     }
     stopped = record.model_copy(update=update)
     db.put_cluster(stopped)
-    db.close_usage(record.name)
+    db.close_usage(record.name, ended_at=stopped_at)
     db.add_event("cluster.stopped", reason, cluster=record.name)
     return stopped
 
@@ -237,6 +239,7 @@ def destroy(
     reason: str,
     emit: Emit,
     purge: bool = False,
+    ended_at: float | None = None,
 ) -> str | None:
     """Tear the cluster down through its engine (if it got that far) and forget it. A record
     of a cluster that has nothing (no nodes recorded, no resources in its stack) is forgotten
@@ -244,7 +247,8 @@ def destroy(
 
     With `purge` (`down --purge`), a cluster its engine cannot tear down (infra unreachable,
     SDK or CLI missing) is forgotten anyway; returns what may be left behind, in words, for the
-    user to clean up by hand (None when nothing was).
+    user to clean up by hand (None when nothing was). `ended_at`: when its nodes stopped
+    running (an autodown: the agent's time), where its billed uptime ends (default: now).
     """
     stop_keepers(record.name)  # its SSH connection keepers go first, with their connections
     try:
@@ -280,7 +284,7 @@ def destroy(
             # cluster is as it was, and so is its record.
             _recorded(db, record, {}, "cluster.teardown_refused", f"nothing torn down: {err}")
         raise
-    forget(db, record.name, "cluster.destroyed", reason)
+    forget(db, record.name, "cluster.destroyed", reason, ended_at=ended_at)
     from skyform.storage.cleanup import delete_ephemeral
 
     delete_ephemeral(db, config, record.name, emit)
@@ -296,10 +300,13 @@ def _purge(
     return left
 
 
-def forget(db: StateDB, name: str, kind: str, message: str) -> None:
-    """Drop the cluster from state: hosts released, usage closed, record gone, an event."""
+def forget(
+    db: StateDB, name: str, kind: str, message: str, *, ended_at: float | None = None
+) -> None:
+    """Drop the cluster from state: hosts released, usage closed (at `ended_at`, default
+    now), record gone, an event."""
     db.release_nodes(name)
-    db.close_usage(name)
+    db.close_usage(name, ended_at=ended_at)
     db.delete_cluster(name)
     _event(db, kind, name, message)
 

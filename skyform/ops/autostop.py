@@ -6,7 +6,8 @@ cluster's processes (on aws/gcp it also shuts the machine down, which stops the 
 and leaves a `stop` marker; after `down_after` a `down` marker. State converges on the next
 `skyform status` (local clusters: every time, reading the node directory costs nothing) or
 `skyform status --refresh` (every cluster with autostop, over SSH): a `down` marker is
-finished as `skyform down` would (the stack destroyed, the hosts released, the usage closed),
+finished as `skyform down` would (the stack destroyed, the hosts released, the usage closed
+at the time the agent acted, so cost-report bills it until then and not until `status`),
 a `stop` marker records the cluster STOPPED (ops/stopstart.py). A STOPPED cluster with a
 `down_after` is torn down by the same refresh once that much time has passed since its last
 activity. A managed job's clusters are never armed: their controller decides.
@@ -140,6 +141,7 @@ def converge(
 
     now = time.time() if now is None else now
     last_active: float | None = None
+    acted_at: float | None = None  # when the node stopped, on this machine's clock
     if record.spec.autostop is None or record.handle is None:
         return record, None
     if record.status is ClusterStatus.STOPPED:
@@ -156,6 +158,7 @@ def converge(
         if found is not None and found.acted is not None:
             kind = found.acted
             last_active = found.last_active  # the node's clock, as the agent counted
+            acted_at = _acted_here(found, now)
         elif found is None and _shut_down(db, config, record):
             # the agent's `shutdown -h` stopped the instances: a stop, unless down is all
             # it had (with both timers, the stopped cluster's down_after is counted below)
@@ -172,14 +175,31 @@ def converge(
             if current is None or current.status != record.status:
                 return current, None
             if kind == "down":
-                clusters.destroy(db, config, current, reason=f"autostop: {why}", emit=emit)
+                clusters.destroy(
+                    db, config, current, reason=f"autostop: {why}", emit=emit, ended_at=acted_at
+                )
                 return None, f"torn down by autostop ({why})"
             stopped = clusters.record_stopped(
-                db, config, current, emit=emit, reason=f"autostop: {why}", last_active=last_active
+                db,
+                config,
+                current,
+                emit=emit,
+                reason=f"autostop: {why}",
+                last_active=last_active,
+                stopped_at=acted_at,
             )
             return stopped, f"stopped by autostop ({why})"
     except LockedError:
         return record, None
+
+
+def _acted_here(found: agent.AgentReport, now: float) -> float | None:
+    """When the agent stopped the node, on this machine's clock (the node's may differ:
+    its report says what its clock read then and now): the cluster billed until then, not
+    until this `status` noticed."""
+    if found.state_at is None:
+        return None
+    return now - max(0.0, found.node_now - found.state_at)
 
 
 def _managed(db: StateDB, name: str) -> bool:

@@ -60,6 +60,7 @@ def usage(days: float) -> UsageReport:
     intervals, live, names, statuses, recoveries = [], {}, {}, {}, {}
     if state_exists():
         with open_state() as db:
+            _settle_autostops(db)
             intervals = db.usage(since=since)
             live = {r.name: r.status.value for r in db.list_clusters()}
             for job in ManagedJobs(db).list():
@@ -74,3 +75,14 @@ def usage(days: float) -> UsageReport:
         job_status=statuses,
         job_recoveries=recoveries,
     )
+
+
+def _settle_autostops(db) -> None:
+    """What the autostop agents did, as plain `status` settles it (local clusters: reading
+    the node directory costs nothing): a cluster its agent stopped is billed until then."""
+    records = [r for r in db.list_clusters() if r.spec.autostop is not None]
+    if records:
+        from skyform.config import load_config
+        from skyform.ops.autostop import converge_all
+
+        converge_all(db, load_config(), records, remote=False, emit=lambda _m: None)

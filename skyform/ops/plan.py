@@ -56,6 +56,7 @@ def plan_task(
     run a job group (see load_task_text)."""
     from skyform.config import load_config
     from skyform.plan.catalog import load_catalog
+    from skyform.plan.catalog.autofetch import fetch_if_due
     from skyform.spec import check_supported, load_task_text
     from skyform.spec.loader import decode_task, read_task_bytes
     from skyform.stacks.registry import nodes_gone
@@ -69,6 +70,10 @@ def plan_task(
     )
     warnings = list(dag.warnings) + check_supported(dag)
     config = load_config()
+    if not destroy:  # SkyPilot's habit: a copy older than its pull period is fetched again
+        fetched = fetch_if_due()
+        if fetched is not None:
+            warnings.append(fetched.note())
     catalog = load_catalog(config)
     if catalog.source.warning:
         warnings.append(catalog.source.warning)

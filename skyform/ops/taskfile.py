@@ -63,6 +63,7 @@ def load_as_planned(
         environ=environ,
         secrets_by_name=secrets_by_name,
         secret_environ=environ,
+        base_dir=plan.task.relative_to,
     )
     try:
         return load_task_text(

@@ -150,8 +150,8 @@ def planned_buckets(
                 "Check the name (and config.yaml `storage.endpoint` for an S3-compatible "
                 "store), or give 'name:' without 'source:' to have skyform create it.",
             )
-        exists = fact is not None and fact.exists is True
-        if not exists and not spec.must_exist and spec.mode == "COPY" and not spec.uploads:
+        absent = fact is not None and fact.exists is False
+        if absent and not spec.must_exist and spec.mode == "COPY" and not spec.uploads:
             raise PlanError(
                 f"{label}: COPY of the new, empty bucket {uri} would copy nothing",
                 "Use mode MOUNT for a scratch bucket, or give 'source:' with data to upload.",
@@ -168,7 +168,7 @@ def planned_buckets(
                 update={"region": _created_region(store, offer, default_region)}
             )
         if fact is None or fact.exists is None:
-            planned = planned.model_copy(update={"note": _unread(fact, planned.action)})
+            planned = planned.model_copy(update={"note": _unread(fact, planned.action, spec)})
         found[uri] = _merge(previous, planned)
     digests = sources or {}
     planned_all = [_with_sources(b, facts.get(b.uri), digests) for b in found.values()]
@@ -203,7 +203,8 @@ def _planned(
     spec: BucketSpec, store: str, offer: PlacedOffer, fact: BucketFact | None, cluster: str
 ) -> PlannedBucket:
     exists = fact is not None and fact.exists is True
-    create = not spec.must_exist and not exists  # unread: apply creates it when missing
+    # unread: apply creates it when missing — unless all there is to do is copy it out
+    create = not spec.must_exist and not exists and not copied_only(spec)
     return PlannedBucket(
         name=spec.name,
         store=store,
@@ -239,10 +240,20 @@ def _created_region(store: str, offer: PlacedOffer, default_region: str | None) 
     return DEFAULT_REGION[store]
 
 
-def _unread(fact: BucketFact | None, action: Action) -> str:
+def copied_only(spec: BucketSpec) -> bool:
+    """A bucket named to be copied out, with nothing to upload: made new, it would be empty."""
+    return not spec.must_exist and spec.mode == "COPY" and not spec.uploads
+
+
+def _unread(fact: BucketFact | None, action: Action, spec: BucketSpec) -> str:
     why = (fact.note if fact is not None else "") or "not read at plan time"
     if action is Action.CREATE:
         return f"could not check whether it exists ({why}); apply creates it when missing"
+    if copied_only(spec):
+        return (
+            f"not read at plan time ({why}); apply reads it, and stops before any cluster "
+            "if it does not exist (a COPY of a new, empty bucket would copy nothing)"
+        )
     return f"region unknown ({why}); egress from it is not priced"
 
 

@@ -156,12 +156,17 @@ class TaskSource(_Model):
     execution: str = "serial"
     # resource flags given on the command line (`{"gpus": "A100:1"}`), part of what was asked
     overrides: dict[str, str] = {}
+    # the directory the task's relative paths were made absolute from (where `plan` ran, as
+    # `sky launch` resolves them); apply reads the task file again from there
+    relative_to: str | None = None
 
     @model_serializer(mode="wrap")
     def _without_empty_overrides(self, handler):
         data = handler(self)
         if not data.get("overrides"):  # plans made without flags keep their bytes
             data.pop("overrides", None)
+        if data.get("relative_to") is None:  # nor do tasks without relative paths
+            data.pop("relative_to", None)
         return data
 
 

@@ -133,10 +133,19 @@ class BucketShape:
     if TYPE_CHECKING:
         name: str
         store: str
+        action: Action
+        region: str | None
+        note: str
 
     @property
     def uri(self) -> str:
         return f"{STORE_SCHEMES.get(self.store, self.store)}://{self.name}"
+
+    @property
+    def unread(self) -> bool:
+        """Used as it is, but `plan` could not read it (no credentials or no network there;
+        `note` says why): nothing is known of it, not even that it exists."""
+        return self.action is Action.NOOP and self.region is None and bool(self.note)
 
 
 class AutostopShape:

@@ -242,6 +242,7 @@ def make_plan(
         digest="sha256:" + task_digest(dag),
         execution=dag.execution,
         overrides=dict(dag.overrides),
+        relative_to=dag.relative_to,
     )
     scope = onprem_scope(dag)
     common: dict[str, Any] = dict(
@@ -267,7 +268,7 @@ def make_plan(
             **common,
         )
 
-    from skyform.plan.optimizer import describe_request, optimize
+    from skyform.plan.optimizer import describe_requests, optimize
     from skyform.plan.optimizer.candidates import data_flows
 
     busy = busy_hosts(inputs.reserved, names)
@@ -347,7 +348,7 @@ def make_plan(
                 cluster_name_from=named[result.index].made_from,
                 num_nodes=cand.num_nodes,
                 depends_on=[labels[p] for p in dag.parents(result.index)],
-                request=describe_request(request),
+                request=describe_requests(task.resources.groups),
                 offer=offer,
                 hourly_cost=cand.hourly_cost,
                 estimated_hours=cand.hours,

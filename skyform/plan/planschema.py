@@ -206,6 +206,7 @@ MODELS: dict[str, dict[str, tuple[Any, Any]]] = {
         "name": (("opt", "str"), None),
         "overrides": (("dict", "str"), {}),
         "path": ("str", "REQUIRED"),
+        "relative_to": (("opt", "str"), None),
     },
     "UntouchedCluster": {"cluster": ("str", "REQUIRED"), "reason": ("str", "REQUIRED")},
 }
@@ -217,5 +218,5 @@ OMITTED: dict[str, dict[str, str]] = {
     "PlannedBucket": {"source_digest": "none"},
     "PlannedMount": {"bucket": "none"},
     "Summary": {"buckets_add": "falsy", "buckets_change": "falsy"},
-    "TaskSource": {"overrides": "falsy"},
+    "TaskSource": {"overrides": "falsy", "relative_to": "none"},
 }

@@ -25,6 +25,8 @@ class Dag(Frozen):
     edges: list[tuple[int, int]] = []
     warnings: tuple[str, ...] = ()  # notes from loading (ignored keys ...); not in the digest
     overrides: dict[str, str] = {}  # command-line resource flags, as ResourceOverrides records
+    # the directory relative paths were made absolute from (None: the task has none)
+    relative_to: str | None = None
 
     def parents(self, index: int) -> list[int]:
         return sorted(u for u, v in self.edges if v == index)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path as PathLib
 from typing import Any, NoReturn, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -81,10 +82,13 @@ def describe(value: Any) -> str:
 
 @dataclass
 class Where:
-    """Positions of one YAML document in one file."""
+    """Positions of one YAML document in one file. `base`: where its relative paths start
+    (None: the current directory); `resolved` collects the relative paths made absolute."""
 
     label: str
     doc: Document
+    base: PathLib | None = None
+    resolved: list[str] = field(default_factory=list)
 
     def error(
         self,

@@ -37,6 +37,9 @@ class TaskInputs:
     # apply of a saved plan: every secret the task file declares takes its value from this
     # environment when set (as `--secret NAME` would; `--secret NAME=VALUE` still wins)
     secret_environ: Mapping[str, str] | None = None
+    # where relative paths start (None: the current directory): pinned for a process that
+    # runs elsewhere, and recorded in a plan for apply's reading of the task file
+    base_dir: str | None = None
 
     @classmethod
     def given(
@@ -45,6 +48,7 @@ class TaskInputs:
         envs: Mapping[str, str] | None = None,
         secrets: Mapping[str, str] | None = None,
         resources: ResourceOverrides | None = None,
+        base_dir: str | None = None,
     ) -> TaskInputs:
         """Values already known (recorded in a plan or a version): no environment read."""
         return cls(
@@ -52,6 +56,7 @@ class TaskInputs:
             secrets=tuple(f"{k}={v}" for k, v in (secrets or {}).items()),
             resources=resources,
             environ={},
+            base_dir=base_dir,
         )
 
     def pinned(self) -> TaskInputs:
@@ -62,6 +67,7 @@ class TaskInputs:
             secrets=tuple(f"{k}={v}" for k, v in resolved.secrets),
             resources=self.resources,
             environ={},
+            base_dir=self.base_dir or str(Path.cwd()),
         )
 
 

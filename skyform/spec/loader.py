@@ -75,9 +75,10 @@ def load_task_text(
     inputs: TaskInputs = NO_INPUTS,
     refuse_group: str | None = None,
 ) -> Dag:
-    """Same as load_task, from a string (`path_label` names it in messages; its folder is
-    where a relative workdir starts). `refuse_group` names a verb that cannot run a job
-    group (`launch`): a group header is then a located error pointing to `jobs launch`."""
+    """Same as load_task, from a string (`path_label` names it in messages; relative paths
+    start at `inputs.base_dir`, else the current directory). `refuse_group` names a verb
+    that cannot run a job group (`launch`): a group header is then a located error pointing
+    to `jobs launch`."""
     overrides = resolve_inputs(inputs)
     resource_overrides = inputs.resources
     docs = compose_documents(text, path_label)
@@ -96,7 +97,8 @@ def load_task_text(
         docs = [_overridden(docs, resource_overrides, task_dir, path_label)]
         recorded = resource_overrides.recorded(task_dir)
     notes: list[str] = []
-    wheres = [Where(path_label, doc) for doc in docs]
+    base = Path(inputs.base_dir) if inputs.base_dir is not None else None
+    wheres = [Where(path_label, doc, base=base) for doc in docs]
     tasks = [
         parse_task(doc.value, w, overrides, notes.append)
         for doc, w in zip(docs, wheres, strict=True)
@@ -120,6 +122,7 @@ def load_task_text(
         edges=edges,
         warnings=tuple(dict.fromkeys(notes)),
         overrides=recorded,
+        relative_to=str(base or Path.cwd()) if any(w.resolved for w in wheres) else None,
     )
 
 

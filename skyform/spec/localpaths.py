@@ -2,25 +2,37 @@
 
 A missing workdir or file_mounts source, a destination that climbs out with `..`, or an env
 value the OS cannot carry (NUL) would otherwise pass planning and fail only after the
-cluster was provisioned — billed, and left in INIT. Relative paths start at the task file's
-folder (the current directory for text with no file), `~` is this user's home. Bucket URIs
-(`s3://...`) are not local paths and are left to the storage code.
+cluster was provisioned — billed, and left in INIT. Bucket URIs (`s3://...`) are not local
+paths and are left to the storage code.
+
+Relative paths start at the current directory, as in SkyPilot (`sky launch` resolves a
+relative `workdir` and file mount source with os.path.abspath from where it runs), and are
+made absolute here, so the plan records the paths it will sync. A relative path missing
+from the current directory but present beside the task file is named in the error: that is
+where skyform before 0.9 looked. `~` is this user's home and is kept as written.
 """
 
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 
 from skyform.jobvalues import mount_destination_problem
 from skyform.spec.errors import Where
 from skyform.spec.yamlpos import Path as FieldPath
 
-RELATIVE_NOTE = "relative paths start at the task file's folder"
+RELATIVE_NOTE = "relative paths start at the current directory, as in SkyPilot"
 
 
 def task_dir_of(label: str) -> Path:
-    """Where a task's relative paths start: its file's folder, or the current directory."""
+    """The task file's folder (the current directory for text with no file)."""
     return Path.cwd() if label == "<task>" else Path(label).resolve().parent
+
+
+def base_of(where: Where) -> Path:
+    """Where the document's relative paths start: the pinned base, else the current directory."""
+    return where.base if where.base is not None else Path.cwd()
 
 
 def local_path(text: str, task_dir: Path) -> Path:
@@ -28,15 +40,26 @@ def local_path(text: str, task_dir: Path) -> Path:
     return path if path.is_absolute() else task_dir / path
 
 
+def absolute(text: str, where: Where) -> str:
+    """`text` as the plan records it: a relative path made absolute from the base (as
+    os.path.abspath does: `..` folded, links kept); `~` and absolute paths as written."""
+    stripped = text.strip()
+    if stripped.startswith("~") or Path(stripped).is_absolute():
+        return text
+    where.resolved.append(stripped)
+    return os.path.abspath(os.path.join(base_of(where), stripped))
+
+
 def check_workdir(workdir: str, raw: object, where: Where) -> None:
     """A local workdir must be an existing directory (a git workdir is not checked here)."""
-    path = local_path(workdir, task_dir_of(where.label))
+    path = local_path(workdir, base_of(where))
     shown = _shown(raw, workdir)
     if not path.exists():
         where.fail(
             ("workdir",),
             f"workdir {shown} does not exist{_looked_at(workdir, where)}",
-            "Create the directory, or point `workdir:` at the folder to sync to the nodes.",
+            missing_hint(workdir, where)
+            or "Create the directory, or point `workdir:` at the folder to sync to the nodes.",
         )
     if not path.is_dir():
         where.fail(
@@ -58,12 +81,13 @@ def check_mount_source(source: str, raw: object, path: FieldPath, where: Where) 
     """A local source (not a bucket URI) must exist when the task is read."""
     if "://" in source:
         return
-    if not local_path(source.strip(), task_dir_of(where.label)).exists():
+    if not local_path(source.strip(), base_of(where)).exists():
         where.fail(
             path,
             f"file mount source {_shown(raw, source)} does not exist"
             f"{_looked_at(source.strip(), where)}",
-            "Create it, fix the path, or use a bucket URI (s3://..., gs://...).",
+            missing_hint(source.strip(), where)
+            or "Create it, fix the path, or use a bucket URI (s3://..., gs://...).",
         )
 
 
@@ -85,7 +109,23 @@ def _looked_at(text: str, where: Where) -> str:
         return f" (looked for {Path(text).expanduser()})"
     if Path(text).is_absolute():
         return ""
-    return f" ({RELATIVE_NOTE}: {task_dir_of(where.label)})"
+    return f" ({RELATIVE_NOTE}: {base_of(where)})"
+
+
+def missing_hint(text: str, where: Where) -> str | None:
+    """The hint for a relative path missing here that exists beside the task file: where it
+    is, and the two ways to point at it (None when that is not the case)."""
+    if text.startswith("~") or Path(text).is_absolute() or where.label == "<task>":
+        return None
+    task_dir = task_dir_of(where.label)
+    beside = task_dir / text
+    if task_dir == base_of(where) or not beside.exists():
+        return None
+    return (
+        f"It exists beside the task file, at {beside}. Run skyform from the task file's "
+        f"folder (cd {shlex.quote(str(task_dir))}), or write the path relative to "
+        f"{base_of(where)} or as an absolute path."
+    )
 
 
 def _shown(raw: object, resolved: str) -> str:

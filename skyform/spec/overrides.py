@@ -314,5 +314,5 @@ def apply_overrides(
     if over.num_nodes is not None:
         task["num_nodes"] = over.num_nodes
     if over.workdir is not None:
-        task["workdir"] = Path(os.path.relpath(over.workdir, task_dir)).as_posix()
+        task["workdir"] = over.workdir  # absolute: the current directory is no task's folder
     return task

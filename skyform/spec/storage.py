@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from skyform.spec.errors import Where, describe
+from skyform.spec.localpaths import absolute, base_of, missing_hint
 from skyform.spec.models import BucketSpec, FileMount
 from skyform.spec.raw import RawStorage
 
@@ -223,7 +224,7 @@ def storage_mount(value: dict[str, Any], path: tuple, where: Where) -> FileMount
     uploads = _local_sources(sources, (*path, "source"), where)
     bucket_spec = BucketSpec(name=spec.name, store=store, uploads=uploads, **common)
     return FileMount(
-        source=tuple(sources) if isinstance(spec.source, list) else spec.source,
+        source=uploads if isinstance(spec.source, list) else next(iter(uploads), spec.source),
         name=spec.name,
         store=store,
         mode=mode,
@@ -235,7 +236,7 @@ def storage_mount(value: dict[str, Any], path: tuple, where: Where) -> FileMount
 def _local_sources(sources: list[str], path: tuple, where: Where) -> tuple[str, ...]:
     """Each must exist; a single source must be a directory (a file is written as a list);
     list entries need distinct basenames, since each lands at <bucket>/<basename>."""
-    base = Path.cwd() if where.label.startswith("<") else Path(where.label).resolve().parent
+    base = base_of(where)
     seen: dict[str, str] = {}
     for source in sources:
         if source.endswith("/") and source != "/":
@@ -246,7 +247,8 @@ def _local_sources(sources: list[str], path: tuple, where: Where) -> tuple[str, 
             where.fail(
                 path,
                 f"local source {source} does not exist ({local})",
-                "Local paths are relative to the task file's directory.",
+                missing_hint(source, where)
+                or f"Local paths are relative to where skyform runs ({base}), as in SkyPilot.",
             )
         if len(sources) == 1 and not local.is_dir():
             where.fail(
@@ -258,7 +260,7 @@ def _local_sources(sources: list[str], path: tuple, where: Where) -> tuple[str, 
         if name in seen:
             where.fail(path, f"sources {seen[name]} and {source} have the same name '{name}'")
         seen[name] = source
-    return tuple(sources)
+    return tuple(absolute(source, where) for source in sources)
 
 
 def _mode_options(

@@ -21,6 +21,7 @@ from skyform.spec.envs import (
 from skyform.spec.errors import BadValue, Where, describe
 from skyform.spec.infra import format_location, infer_location, parse_infra
 from skyform.spec.localpaths import (
+    absolute,
     check_env_value,
     check_mount_destination,
     check_mount_source,
@@ -160,7 +161,7 @@ def _workdir(value: Any, raw: Any, where: Where) -> str | GitWorkdir | None:
         return value
     if isinstance(value, str):
         check_workdir(value, raw, where)
-        return value
+        return absolute(value, where)
     if isinstance(value, dict):
         git = where.validate(RawWorkdirGit, value, ("workdir",))
         return GitWorkdir(url=git.url, ref=git.ref)
@@ -190,7 +191,7 @@ def _file_mounts(raw: Any, variables: dict[str, str], where: Where) -> dict[str,
                 mounts[dst] = uri_mount(src, path, where)
             else:
                 check_mount_source(src, value, path, where)
-                mounts[dst] = FileMount(source=src)
+                mounts[dst] = FileMount(source=absolute(src, where))
         elif isinstance(src, dict):
             mounts[dst] = storage_mount(src, path, where)
         else:

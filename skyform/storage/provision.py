@@ -19,6 +19,7 @@ from typing import Literal
 from skyform.config import Config, StorageSettings
 from skyform.errors import StorageError
 from skyform.infra import OBJECT_STORES
+from skyform.plan.buckets import BucketFact, key
 from skyform.plan.model import Action, Plan, PlannedBucket
 from skyform.state.buckets import BucketRecord, get_bucket, put_bucket
 from skyform.state.db import StateDB
@@ -40,6 +41,8 @@ def ensure_buckets(
     plan_digest: str | None = None,
 ) -> None:
     for bucket in plan.buckets:
+        if bucket.unread:
+            read_now(bucket, plan, settings, on_event)
         home = bucket_home(bucket, plan, settings) if bucket.action is Action.CREATE else None
         if home == "cluster":
             _record(bucket, plan, db, settings, stack_owned=True)
@@ -69,6 +72,38 @@ def ensure_buckets(
         record = get_bucket(db, bucket.uri) if bucket.uploads else None
         if record is not None:  # what was sent, for the next plan to compare with
             put_bucket(db, record.model_copy(update={"uploaded_digest": bucket.source_digest}))
+
+
+def read_now(
+    bucket: PlannedBucket, plan: Plan, settings: StorageSettings, on_event: Callable[[str], None]
+) -> None:
+    """Read a bucket the plan could not, before any cluster is made: a missing one stops
+    apply here. Unreadable from this machine too, it is left to the nodes (an instance role
+    may reach what this machine cannot), which fail the job if it is missing."""
+    try:
+        fact = client_for(bucket.store, settings).read(bucket.name)
+    except StorageError as exc:
+        fact = BucketFact(bucket.store, bucket.name, None, note=exc.message)
+    if fact.exists is None:
+        on_event(f"{bucket.uri}: cannot be read here either ({fact.note}); the nodes read it")
+        return
+    if fact.exists:
+        on_event(f"{bucket.uri}: read now: it exists")
+        return
+    copied = any(
+        m.bucket is not None
+        and m.bucket.mode == "COPY"
+        and key(m.bucket.store, m.bucket.bucket) == bucket.uri
+        for task in plan.tasks
+        for m in task.job.file_mounts.values()
+    )
+    what = "COPY of the new, empty bucket" if copied and not bucket.uploads else None
+    raise StorageError(
+        f"bucket {bucket.uri} does not exist"
+        + (f" ({what} {bucket.uri} would copy nothing)" if what else ""),
+        "Check its name (and config.yaml `storage.endpoint` for an S3-compatible store), "
+        "or upload data into it first; nothing was created.",
+    )
 
 
 def must_upload(bucket: PlannedBucket) -> bool:

@@ -14,6 +14,12 @@ VERBS = ("validate", "plan")
 STDIN = "reading a task file from standard input is not supported"
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp_path(tmp_path, monkeypatch):
+    """Relative paths start at the current directory (SkyPilot's rule): the task's folder."""
+    monkeypatch.chdir(tmp_path)
+
+
 def _write(tmp_path: Path, text: str, name: str = "task.yaml") -> Path:
     path = tmp_path / name
     path.write_text(text)
@@ -40,7 +46,9 @@ def test_missing_workdir_is_an_error_at_its_line(cli, tmp_path, skyform_home, ve
     task = _write(tmp_path, "name: t\nworkdir: ./nope\nresources: {infra: local}\nrun: ls\n")
     result = _refused(cli, verb, task, skyform_home)
     assert f"Error: {task}:2:10: workdir: workdir './nope' does not exist" in result.stderr
-    assert f"relative paths start at the task file's folder: {tmp_path}" in result.stderr
+    assert f"relative paths start at the current directory, as in SkyPilot: {tmp_path}" in (
+        result.stderr
+    )
 
 
 @pytest.mark.parametrize("verb", VERBS)
@@ -51,12 +59,14 @@ def test_workdir_that_is_a_file_is_an_error(cli, tmp_path, skyform_home, verb):
     assert "workdir 'train.py' is not a directory" in result.stderr
 
 
-def test_relative_workdir_starts_at_the_task_files_folder(cli, tmp_path, monkeypatch):
+def test_relative_workdir_starts_at_the_current_directory(cli, tmp_path, monkeypatch):
     (tmp_path / "proj" / "code").mkdir(parents=True)
-    task = _write(tmp_path / "proj", "workdir: code\nresources: {infra: local}\nrun: ls\n")
-    monkeypatch.chdir(tmp_path)  # not the task's folder
+    task = _write(tmp_path / "proj", "workdir: proj/code\nresources: {infra: local}\nrun: ls\n")
+    # run from tmp_path (the autouse fixture), not the task's folder: as `sky launch` does
     assert cli("validate", task).exit_code == 0
     assert cli("plan", task).exit_code == 0
+    monkeypatch.chdir(tmp_path / "proj")
+    assert cli("validate", task).exit_code == 1  # proj/proj/code does not exist
 
 
 @pytest.mark.parametrize("verb", VERBS)

@@ -88,7 +88,8 @@ def test_local_dir_uploaded_into_a_new_bucket_honours_ignores(sky, s3, tmp_path)
         'run: find ~/d -type f | sort | sed "s|$HOME/d/||"\n',
     )
     plan = sky("plan", task, "-o", "plan.json", check=0)
-    assert '+ bucket "uploaded-ds" (s3, us-east-1, persistent): uploads ./dataset' in plan.stdout
+    uploads = f"uploads {tmp_path / 'dataset'}"  # absolute: from where plan ran, as SkyPilot
+    assert f'+ bucket "uploaded-ds" (s3, us-east-1, persistent): {uploads}' in plan.stdout
     applied = sky("apply", "plan.json", timeout=300, check=0)
     assert keys_of(s3, "uploaded-ds") == [".gitignore", "keep.txt", "sub/nested.txt"]
     assert _lines(applied.stdout)[:3] == [".gitignore", "keep.txt", "sub/nested.txt"]
@@ -123,7 +124,8 @@ def test_changed_source_is_a_re_upload_and_an_older_plan_is_stale(sky, s3, tmp_p
     sky("plan", task, "-o", "first.json", check=0)
     (src / "a.txt").write_text("two\n")  # after the review, before apply
     stale = sky("apply", "first.json", timeout=300, check=3)
-    assert "./dataset (uploaded into s3://reup-ds) changed since the plan was made" in stale.stderr
+    changed = f"{tmp_path / 'dataset'} (uploaded into s3://reup-ds) changed since the plan was made"
+    assert changed in stale.stderr
     assert "reup-ds" not in [b["Name"] for b in s3.list_buckets()["Buckets"]]  # nothing made
 
     sky("apply", task, "-y", timeout=300, check=0)

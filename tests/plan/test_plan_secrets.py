@@ -93,7 +93,8 @@ def test_plan_needs_no_secret_value_and_apply_needs_it(cli, task, fresh_home, mo
     assert "token has 6 characters" in applied.stdout
 
 
-def test_a_secret_used_in_a_path_needs_its_value_to_plan(cli, tmp_path):
+def test_a_secret_used_in_a_path_needs_its_value_to_plan(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     task = tmp_path / "t.yaml"
     (tmp_path / "data").mkdir()
     task.write_text(

@@ -94,7 +94,7 @@ def test_num_nodes_and_workdir(tmp_path):
     (tmp_path / "src").mkdir()
     over = ResourceOverrides(num_nodes=3, workdir="src").resolved(tmp_path)
     dag = load_task(_task(tmp_path, "workdir: .\nrun: echo\n"), TaskInputs(resources=over))
-    assert (dag.tasks[0].num_nodes, dag.tasks[0].workdir) == (3, "src")
+    assert (dag.tasks[0].num_nodes, dag.tasks[0].workdir) == (3, str(tmp_path / "src"))
     assert dag.overrides == {"num-nodes": "3", "workdir": "src"}  # relative to the task folder
 
 

@@ -665,6 +665,8 @@ def test_instance_aware_policy_takes_a_per_accelerator_target():
 def test_every_skypilot_service_example_loads(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     names = [p for p in sorted(CORPUS.glob("*.yaml")) if "\nservice:" in p.read_text()]
+    (tmp_path / "tasks").mkdir()
+    monkeypatch.chdir(tmp_path / "tasks")  # the checkout's root, where its paths start
     assert len(names) >= 15
     env = ["TLS_KEYFILE_ENV_VAR=k.pem", "TLS_CERTFILE_ENV_VAR=c.pem"]
     for path in names:

@@ -45,6 +45,8 @@ def test_corpus_bucket_tasks_plan_with_region_or_note(s3, gcs, tmp_path, monkeyp
     from skyform.ops.plan import plan_task
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "tasks").mkdir()
+    monkeypatch.chdir(tmp_path / "tasks")  # the checkout's root, where its paths start
     planned = refused = unplaced = 0
     for original in BUCKETY:
         path = corpus_checkout(original, tmp_path)

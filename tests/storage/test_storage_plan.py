@@ -7,11 +7,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from motoserver import KEYS, make_bucket
 
 from skyform.config import Config, load_config
 from skyform.plan.catalog import load_catalog
 from skyform.plan.catalog.offer import Location
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp_path(tmp_path, monkeypatch):
+    """Relative sources start at the current directory (SkyPilot's rule): the task's folder."""
+    monkeypatch.chdir(tmp_path)
 
 
 def _task(tmp_path: Path, text: str) -> Path:
@@ -190,5 +197,7 @@ def test_a_changed_source_makes_a_saved_plan_stale_before_anything_is_made(cli, 
     assert "the local sources uploaded into s3://src-b changed" in check.stdout
     result = cli("apply", tmp_path / "plan.json")
     assert result.exit_code == 3
-    assert "./ds (uploaded into s3://src-b) changed since the plan was made" in result.stderr
+    assert f"{tmp_path / 'ds'} (uploaded into s3://src-b) changed since the plan was made" in (
+        result.stderr
+    )
     assert s3.list_buckets()["Buckets"] == []

@@ -12,6 +12,12 @@ from skyform.errors import SpecError, UnsupportedError
 from skyform.spec import load_task
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp_path(tmp_path, monkeypatch):
+    """Relative sources start at the current directory (SkyPilot's rule): the task's folder."""
+    monkeypatch.chdir(tmp_path)
+
+
 def _task(tmp_path: Path, mounts: str) -> Path:
     (tmp_path / "data").mkdir(exist_ok=True)
     (tmp_path / "data" / "a.txt").write_text("a")
@@ -61,7 +67,7 @@ def test_name_alone_is_a_new_scratch_bucket_mounted_by_default(tmp_path):
 
 def test_name_and_local_dir_uploads_it(tmp_path):
     b = _bucket(tmp_path, "  /d:\n    name: my-data\n    source: ./data\n    mode: copy\n")
-    assert (b.uploads, b.mode, b.persistent) == (("./data",), "COPY", True)
+    assert (b.uploads, b.mode, b.persistent) == ((str(tmp_path / "data"),), "COPY", True)
 
 
 def test_source_uri_with_mount_takes_a_sub_path(tmp_path):
@@ -94,7 +100,7 @@ def test_mount_read_only(tmp_path):
 
 def test_list_source_of_files_and_dirs(tmp_path):
     b = _bucket(tmp_path, "  /d:\n    name: lst\n    source: [./data/a.txt, ./other]\n")
-    assert b.uploads == ("./data/a.txt", "./other")
+    assert b.uploads == (str(tmp_path / "data" / "a.txt"), str(tmp_path / "other"))
 
 
 # (mounts YAML, line:col, field, message part, unsupported?)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import datetime, timezone
 
 from rich import box
 from rich.console import Console
@@ -106,8 +107,14 @@ CSV_COLUMNS = (
 )
 
 
+def iso_time(seconds: float) -> str:
+    """`2026-12-04T22:41:03.250Z`: what spreadsheets and `date -d` read (milliseconds kept)."""
+    moment = datetime.fromtimestamp(seconds, tz=timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def render_cost_report_csv(report: UsageReport) -> str:
-    """One row per usage interval (the ledger the tables sum up); times are Unix seconds."""
+    """One row per usage interval (the ledger the tables sum up); times in ISO 8601, UTC."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -126,9 +133,9 @@ def render_cost_report_csv(report: UsageReport) -> str:
                     o.instance_type,
                     "true" if o.spot else "false",
                     iv.num_nodes,
-                    f"{iv.hourly_cost:g}",
-                    f"{iv.started_at:.3f}",
-                    "" if iv.ended_at is None else f"{iv.ended_at:.3f}",
+                    fmt.plain(iv.hourly_cost),
+                    iso_time(iv.started_at),
+                    "" if iv.ended_at is None else iso_time(iv.ended_at),
                     f"{iv.seconds:.3f}",
                     f"{iv.cost:.6f}",
                 ]

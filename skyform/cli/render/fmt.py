@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import shlex
+from decimal import Decimal
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # `status` formats offers without loading the models
@@ -22,6 +24,11 @@ class OfferText(Protocol):
     def accelerator_count(self) -> float: ...
 
 
+# SkyPilot's clusters have no autostop unless asked (`-i`, `resources.autostop`): a plan says
+# what that costs
+NO_AUTOSTOP = "none: bills until `skyform down` (set -i MINUTES or resources.autostop)"
+
+
 def usd(value: float, *, hourly: bool = False) -> str:
     """$ with cents for totals; up to 4 decimals for hourly prices, which are often < $0.10."""
     if hourly:
@@ -36,11 +43,20 @@ def usd(value: float, *, hourly: bool = False) -> str:
 def number(value: float | None) -> str:
     if value is None:
         return "-"
-    return f"{value:g}"
+    return plain(value)
+
+
+def plain(value: float, digits: int = 6) -> str:
+    """`value` to `digits` significant digits, as `:g` but never in scientific notation
+    (a plan says 0.00005 GB and 12000000 s, not 5e-05 and 1.2e+07)."""
+    text = f"{value:.{digits}g}"
+    if "e" not in text or not math.isfinite(value):
+        return text
+    return format(Decimal(text), "f")
 
 
 def count(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+    return str(int(value)) if float(value).is_integer() else plain(value)
 
 
 def gpus(offer: OfferText) -> str:
@@ -54,7 +70,7 @@ def instance(offer: OfferText) -> str:
 
 
 def hours(value: float) -> str:
-    return f"{round(value, 2):g} h"
+    return f"{plain(round(value, 2))} h"
 
 
 def nodes(n: int) -> str:

@@ -70,6 +70,8 @@ def spec_attributes(spec: ClusterSpec, placement: TaskPlacement | None) -> list[
         attrs.append(("labels", ", ".join(f"{k}={v}" for k, v in sorted(spec.labels.items()))))
     if spec.autostop:
         attrs.append(("autostop", spec.autostop.text))
+    elif spec.hourly_cost > 0 and placement is not None:  # one to be created
+        attrs.append(("autostop", fmt.NO_AUTOSTOP))
     attrs.append(("hourly_cost", fmt.usd(spec.hourly_cost, hourly=True)))
     if placement is not None:
         attrs.append(
@@ -168,7 +170,7 @@ def best_plan_table(plan: Plan) -> Grid:
                 o.infra,
                 fmt.instance(o),
                 fmt.gpus(o),
-                f"{t.start_hours:g}",
+                fmt.plain(t.start_hours),
                 f"{t.estimated_cost:.2f}",
             ]
         )
@@ -237,9 +239,10 @@ def render_plan(
         console.line()
     for flow in plan.egress:
         console.line(
-            f"Egress: {escape(flow.src_task)} → {escape(flow.dst_task)}: {flow.gigabytes:g} GB "
+            f"Egress: {escape(flow.src_task)} → {escape(flow.dst_task)}: "
+            f"{fmt.plain(flow.gigabytes)} GB "
             f"{escape(flow.src_infra)} → {escape(flow.dst_infra)}, {escape(egress_cost(flow))}, "
-            f"~{flow.seconds:g} s",
+            f"~{fmt.plain(flow.seconds)} s",
             soft_wrap=True,
         )
     if plan.egress:

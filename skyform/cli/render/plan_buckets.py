@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from skyform.cli.render.fmt import plain
 from skyform.plan.parts import Action
 
 if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/planview.py)
@@ -20,7 +21,9 @@ def bucket_line(bucket: PlannedBucket) -> str:
         owner = f"created by skyform, {life}" if bucket.created_by_skyform else "not skyform's"
         symbol = bucket.action.symbol if bucket.action is Action.UPDATE else " "
         head = f'{symbol} bucket "{bucket.name}" ({bucket.store}, {region}, exists, {owner})'
-        extra = [f"{bucket.size_gb:.3g} GB read"] if bucket.size_gb else []
+        if bucket.unread:
+            head = f'  bucket "{bucket.name}" ({bucket.store}, not read at plan time)'
+        extra = [f"{plain(bucket.size_gb, 3)} GB read"] if bucket.size_gb else []
     extra += [f"uploads {', '.join(bucket.uploads)}"] if bucket.uploads else []
     extra += [f"used by {', '.join(bucket.used_by)}"] if bucket.used_by else []
     extra += [bucket.note] if bucket.note else []

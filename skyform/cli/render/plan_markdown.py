@@ -130,9 +130,12 @@ def render_plan_markdown(
         )
     lines.append("")
     autostops = [
-        f"- `{cell(c.cluster)}`: {cell(c.after.autostop.text)}"
+        f"- `{cell(c.cluster)}`: "
+        + cell(c.after.autostop.text if c.after.autostop else fmt.NO_AUTOSTOP)
         for c in plan.changes
-        if c.action in (Action.CREATE, Action.REPLACE) and c.after and c.after.autostop
+        if c.action in (Action.CREATE, Action.REPLACE)
+        and c.after
+        and (c.after.autostop or c.after.hourly_cost > 0)
     ]
     if autostops:
         lines += ["Autostop (idle time before the node agent stops or tears down):", *autostops, ""]
@@ -156,9 +159,9 @@ def render_plan_markdown(
         lines += ["| Egress | Data | Route | Cost | Time |", "|---|--:|---|--:|--:|"]
         for f in plan.egress:
             lines.append(
-                f"| {cell(f.src_task)} → {cell(f.dst_task)} | {f.gigabytes:g} GB | "
+                f"| {cell(f.src_task)} → {cell(f.dst_task)} | {fmt.plain(f.gigabytes)} GB | "
                 f"{cell(f.src_infra)} → {cell(f.dst_infra)} | {cell(egress_cost(f))} | "
-                f"{f.seconds:g} s |"
+                f"{fmt.plain(f.seconds)} s |"
             )
         lines.append("")
     if plan.host_probes:

@@ -64,8 +64,8 @@ def why_chosen(placement: TaskPlacement, objective: str) -> str | None:
 def probe_line(probe: HostProbe) -> str:
     """`lab/10.0.0.5:22: 16 vCPUs, 62.8 GiB, x86_64, A100:2 (probed 2025-01-02T03:04:05Z)`."""
     parts = [
-        f"{probe.cpus:g} vCPUs" if probe.cpus is not None else "vCPUs unknown",
-        f"{probe.memory_gib:g} GiB" if probe.memory_gib is not None else "memory unknown",
+        f"{fmt.plain(probe.cpus)} vCPUs" if probe.cpus is not None else "vCPUs unknown",
+        f"{fmt.plain(probe.memory_gib)} GiB" if probe.memory_gib is not None else "memory unknown",
         probe.arch or "arch unknown",
         probe.accelerators or "no GPU",
     ]

@@ -59,11 +59,19 @@ def saved_task(job_id: int) -> bytes:
 
 
 def save_inputs(
-    job_id: int, *, envs: list[str], secrets: list[str], overrides: dict[str, str] | None = None
+    job_id: int,
+    *,
+    envs: list[str],
+    secrets: list[str],
+    overrides: dict[str, str] | None = None,
+    base_dir: str | None = None,
 ) -> None:
     """`K=V` overrides, resolved (no bare `K` left): the controller has no shell env. The
-    resource flags as the plan records them (ResourceOverrides.recorded)."""
-    inputs = {"envs": envs, "secrets": secrets, "overrides": overrides or {}}
+    resource flags as the plan records them (ResourceOverrides.recorded); `base_dir`: where
+    the task's relative paths start (the directory `jobs launch` ran in)."""
+    inputs: dict = {"envs": envs, "secrets": secrets, "overrides": overrides or {}}
+    if base_dir is not None:
+        inputs["base_dir"] = base_dir
     data = json.dumps(inputs, sort_keys=True).encode()
     write_atomic(job_dir(job_id) / "inputs.json", data, mode=0o600)
 
@@ -72,10 +80,12 @@ def load_inputs(job_id: int) -> dict:
     """What save_inputs wrote; a key an older skyform did not write reads as empty."""
     path = job_dir(job_id) / "inputs.json"
     inputs = json.loads(path.read_text()) if path.exists() else {}
+    base_dir = inputs.get("base_dir")
     return {
         "envs": list(inputs.get("envs", [])),
         "secrets": list(inputs.get("secrets", [])),
         "overrides": dict(inputs.get("overrides", {})),
+        "base_dir": base_dir if isinstance(base_dir, str) else None,
     }
 
 

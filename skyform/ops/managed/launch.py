@@ -73,7 +73,12 @@ def launch_plan(
     record = launch(
         db,
         task_file,
-        inputs=TaskInputs(envs=tuple(envs), secrets=tuple(secret_overrides), resources=flags),
+        inputs=TaskInputs(
+            envs=tuple(envs),
+            secrets=tuple(secret_overrides),
+            resources=flags,
+            base_dir=reviewed.task.relative_to,
+        ),
         strategy=strategy,
         max_restarts=max_restarts,
         objective=reviewed.objective,
@@ -179,6 +184,7 @@ def launch(
             envs=list(pinned.envs),
             secrets=list(pinned.secrets),
             overrides=dict(dag.overrides),
+            base_dir=pinned.base_dir,
         )
         sealed.share(db, record.id)  # a controller on another machine runs it from the store
         rev = make_revision(db, record, tasks=list(range(len(tasks))), reason="launch")

@@ -39,7 +39,11 @@ def load_dag(record: ManagedJobRecord) -> Dag:
     task_dir = Path(record.task_file).parent
     flags = ResourceOverrides.from_recorded(inputs["overrides"], task_dir)
     pinned = TaskInputs(
-        envs=tuple(inputs["envs"]), secrets=tuple(inputs["secrets"]), resources=flags, environ={}
+        envs=tuple(inputs["envs"]),
+        secrets=tuple(inputs["secrets"]),
+        resources=flags,
+        environ={},
+        base_dir=inputs["base_dir"],
     )
     return load_task_text(
         jobdir.saved_task(record.id).decode(), path_label=record.task_file, inputs=pinned

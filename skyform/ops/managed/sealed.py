@@ -92,6 +92,7 @@ def materialise(db: StateDB, job_id: int) -> bool:
         envs=list(bundle.get("envs", [])),
         secrets=list(bundle.get("secrets", [])),
         overrides=dict(bundle.get("overrides", {})),
+        base_dir=bundle.get("base_dir"),
     )
     return True
 

@@ -36,7 +36,7 @@ canonical.py (CBC); nearest.py explains a task nothing fits.
 
 Public API: `optimize`, `problem_for`, `solve`, `brute_force` (tests), `Problem`, `Task`,
 `Candidate`, `Edge`, `Anchor`, `Solution`, `TaskResult`, `Flow`, `Nearest`, `describe_request`,
-`describe_offer`.
+`describe_requests`, `describe_offer`.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from skyform.plan.optimizer.nearest import (
     Nearest,
     describe_offer,
     describe_request,
+    describe_requests,
     no_offers_error,
 )
 from skyform.plan.optimizer.problem import (
@@ -84,6 +85,7 @@ __all__ = [
     "brute_force",
     "describe_offer",
     "describe_request",
+    "describe_requests",
     "optimize",
     "problem_for",
     "solve",

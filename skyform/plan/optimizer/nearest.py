@@ -43,6 +43,27 @@ class Nearest:
         return f"{self.change}: {text}" if self.change else text
 
 
+def describe_requests(groups: Sequence[Sequence[ResourceRequest]]) -> str:
+    """Every request of a task, as the considered-resources header names them: the
+    alternatives of a set (`accelerators: {A100:1, H100:1}`, `any_of`) joined by "or",
+    ordered groups (`ordered:`) by "else"."""
+
+    alone = sum(len(group) for group in groups) == 1
+
+    def one(request: ResourceRequest) -> str:
+        text = describe_request(request)
+        return text if alone or "," not in text else f"({text})"
+
+    def group_text(group: Sequence[ResourceRequest]) -> str:
+        split = [describe_request(r).partition(", ")[::2] for r in group]
+        heads, tails = [h for h, _ in split], [t for _, t in split]
+        if len(group) > 1 and all(r.accelerator for r in group) and len(set(tails)) == 1:
+            return "{" + ", ".join(heads) + "}" + (f", {tails[0]}" if tails[0] else "")
+        return " or ".join(one(r) for r in group)  # the set in SkyPilot's notation, above
+
+    return ", else ".join(group_text(group) for group in groups)
+
+
 def describe_request(request: ResourceRequest) -> str:
     """What a request asks for, in task-YAML words: `A100:8, spot, aws/us-east-1`."""
     parts = []
@@ -85,6 +106,13 @@ def describe_offer(offer: Offer) -> str:
     return f"{what}{offer.cloud} {offer.instance_type} ({where}){spot}"
 
 
+BUNDLED_SUBSET = (
+    "The price catalog in use is the bundled one, a subset of SkyPilot's (on AWS only GPU "
+    "families and m7a, m7g, m8i: no m5, c6i, t3 or r6i): fetch the full one with `skyform "
+    "catalog refresh`, which `plan` also does by itself when the network allows."
+)
+
+
 def no_offers_error(
     task: TaskSpec,
     index: int,
@@ -120,6 +148,9 @@ def no_offers_error(
         shown = "; ".join(n.describe() for n in found[:MAX_SHOWN])
         hints.append(f"Nearest feasible: {shown}.")
     hints.append("Change `resources:` in the task file.")
+    searched = {r.cloud for r in requests if r.cloud} or set(clouds)
+    if catalog.source.kind == "bundled" and searched - set(UNPRICED):
+        hints.append(BUNDLED_SUBSET)
     error = NoOffersError(message, " ".join(hints))
     error.nearest = found  # type: ignore[attr-defined]
     error.task_index = index  # type: ignore[attr-defined]
