@@ -102,3 +102,13 @@ def test_liveness_per_cloud(offer, type_, outputs_, alive):
     handle = handle_from_outputs(spec(offer), outputs(1), identity_file=KEY, stack="s")
     state = cluster_state(handle, [STACK, node(type_, 0, outputs_)])
     assert state.nodes[0].alive is alive
+
+
+def test_a_deleted_pod_is_named_a_pod():
+    handle = handle_from_outputs(spec(K8S_CPU, nodes=2), outputs(2), identity_file=KEY, stack="s")
+    pod = "kubernetes:core/v1:Pod"
+    state = cluster_state(handle, [STACK, node(pod, 0, {"status": {"phase": "Running"}})])
+    assert [(n.rank, n.alive, n.detail) for n in state.nodes] == [
+        (0, True, "Running"),
+        (1, False, "the pod is gone"),
+    ]

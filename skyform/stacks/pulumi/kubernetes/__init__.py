@@ -68,6 +68,7 @@ CLOUD = PulumiCloud(
         "means the current one)."
     ),
     node_id=_node_id,
+    node_noun="pod",
     object_id=_object_id,
     container_images=True,
 )
