@@ -102,5 +102,8 @@ def cluster_state(handle: ClusterHandle, resources: list[dict]) -> ClusterState:
         detail = state or "unknown state"
         if not alive and spot and state in ("terminated", "TERMINATED"):
             detail += " (spot instance preempted)"
-        states.append(NodeState(rank=node.rank, node_id=node.node_id, alive=alive, detail=detail))
+        gone = state in cloud.gone_states
+        states.append(
+            NodeState(rank=node.rank, node_id=node.node_id, alive=alive, detail=detail, gone=gone)
+        )
     return ClusterState(name=handle.name, exists=bool(resources), nodes=states)
