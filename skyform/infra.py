@@ -33,6 +33,9 @@ class InfraKind:
     pip_extra: str | None = None  # `pip install 'skyform[EXTRA]'` brings its SDK
     sdk_module: str | None = None  # the provider SDK the engine imports (None: none needed)
     object_store: str | None = None  # the bucket store of its own (s3, gcs)
+    # its nodes reach that store as themselves (an instance profile, a service account):
+    # rclone on them uses it. Elsewhere (a pod, an ssh host) with this machine's keys.
+    node_identity: bool = False
     spot_stops: bool = True  # spot instances can be stopped too (AWS: no)
     # priced infra: its VM price table in SkyPilot's catalog layout (the bundle keeps
     # `aws/vms.csv` as `aws_vms.csv`), and how its rows become offers: "plain" (a row is an
@@ -63,6 +66,7 @@ TABLE: tuple[InfraKind, ...] = (
         pip_extra="aws",
         sdk_module="pulumi_aws",
         object_store="s3",
+        node_identity=True,
         spot_stops=False,
         vm_catalog="aws/vms.csv",
     ),
@@ -79,6 +83,7 @@ TABLE: tuple[InfraKind, ...] = (
         pip_extra="gcp",
         sdk_module="pulumi_gcp",
         object_store="gcs",
+        node_identity=True,
         vm_catalog="gcp/vms.csv",
         catalog_layout="gcp",
     ),

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 
-def free_port() -> int:
+def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         return sock.getsockname()[1]
 
 
@@ -39,12 +39,15 @@ def serve_tool(
     yield from serve(lambda port: [binary, *args(port)], probe, log, tool)
 
 
-def serve(argv: Callable[[int], list[str]], probe: str, log: Path, what: str) -> Iterator[str]:
-    """Run `argv(port)`, yield its base URL once `probe` (a path) answers, then stop it."""
-    port = free_port()
+def serve(
+    argv: Callable[[int], list[str]], probe: str, log: Path, what: str, host: str = "127.0.0.1"
+) -> Iterator[str]:
+    """Run `argv(port)`, yield its base URL once `probe` (a path) answers, then stop it.
+    `host`: the address it listens on (loopback unless others, a pod network, must reach it)."""
+    port = free_port(host)
     with log.open("w") as out:
         proc = subprocess.Popen(argv(port), stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://{host}:{port}"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:

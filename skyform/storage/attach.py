@@ -1,8 +1,10 @@
 """Attach a job's buckets to every node of a cluster before setup: COPY, MOUNT, MOUNT_CACHED.
 
 Credentials: on cloud VMs rclone uses the instance's own (instance profile / service
-account: env_auth); on local and ssh nodes the endpoint and keys from config.yaml `storage:`
-or the AWS_* variables. Either way they travel on the command's stdin, never its arguments.
+account: env_auth); on local and ssh nodes and Kubernetes pods (which have no identity of
+the bucket's cloud: SkyPilot sends them this machine's credentials) the endpoint and keys
+from config.yaml `storage:` or the AWS_* variables. Either way they travel on the command's
+stdin, never its arguments.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from skyform.exec.mounts import node_path
 from skyform.exec.results import raise_first
 from skyform.exec.run import ClusterSession
 from skyform.exec.runner import NodeRunner
+from skyform.infra import infra
 from skyform.plan.model import BucketMount, JobSpec
 from skyform.plan.mountdiff import FUSED
 from skyform.state.models import ClusterHandle, NodeKind
@@ -48,7 +51,8 @@ def with_recorded_mounts(job: JobSpec, recorded: JobSpec | None) -> JobSpec:
 
 
 def rclone_env(store: str, settings: StorageSettings, cluster: ClusterHandle) -> dict[str, str]:
-    on_cloud = cluster.engine == "pulumi"
+    kind = infra(cluster.offer.cloud)
+    on_cloud = kind is not None and kind.node_identity
     if store == "gcs":  # on a cloud VM: its service account; elsewhere as on this machine
         return gcs_rclone_env(REMOTE, {} if on_cloud else None)
     access = S3Access(provider="AWS") if on_cloud and store == "s3" else s3_access(settings, store)

@@ -128,6 +128,33 @@ def test_a_pod_deleted_out_of_band_shows_in_status_and_the_next_plan(kube_user):
     wait_until(lambda: nothing_of(user, name), 15)
 
 
+def test_a_pod_stuck_terminating_is_lost_too(kube_user):
+    """A deleted pod the API keeps (a finalizer holds it, as a lost node's pods are kept):
+    it reads Running, with a deletionTimestamp, and its processes have ended. It is lost
+    as a pod that is gone is; once the API lets it go, apply rebuilds the cluster."""
+    user, name = kube_user, "k8s-terminating"
+    user.task("task.yaml", TWO_PODS.format(name=name).replace("num_nodes: 2", "num_nodes: 1"))
+    user.sky("launch", "task.yaml", "-y")
+    rest, path = user.cluster.rest, f"/api/v1/namespaces/default/pods/{name}-0"
+    rest.merge_patch(path, {"metadata": {"finalizers": ["example.com/hold"]}})
+    try:
+        rest.delete(path)  # kubectl delete pod: Terminating until the finalizer is lifted
+        wait_until(lambda: user.cluster.agent.running_pod("default", f"{name}-0") is None, 15)
+        pod = rest.get(path)
+        assert pod["metadata"]["deletionTimestamp"] and pod["status"]["phase"] == "Running"
+
+        assert "(node 0 lost)" in user.sky("status", "--refresh").stdout
+        status = json.loads(user.sky("status", "--json").stdout)
+        assert [(c["name"], c["status"]) for c in status] == [(name, "LOST")]
+        planned = user.sky("plan", "task.yaml", "-o", "plan.json").stdout
+        assert f'-/+ cluster "{name}"' in planned
+    finally:  # the API lets it go (else nothing could take the cluster down)
+        rest.merge_patch(path, {"metadata": {"finalizers": None}})
+    assert f"rank 0 on {name}-0" in user.sky("apply", "plan.json").stdout
+    user.sky("down", "-y", name)
+    wait_until(lambda: nothing_of(user, name), 15)
+
+
 def test_autostop_down_tears_the_stack_down(kube_user):
     """The agent on the head pod decides (idle for a minute after the job), leaves its
     `down` marker; the next `status --refresh` finishes it as `down` would: the stack is

@@ -65,6 +65,10 @@ class PulumiCloud:
     requirements: tuple[str, ...]  # an exported project's requirements.txt (tested versions)
     export_credentials: str  # the exported README's credentials line
     node_id: Callable[[str | None, str], str] = _same_id  # (region, raw id) -> node id
+    node_noun: str = "instance"  # what one node is called in the cloud's own words
+    # node states it never leaves (a pod being deleted, or ended: it is not restarted): the
+    # node is gone as if the stack had lost it, only a replacement brings it back
+    gone_states: frozenset[str] = frozenset()
     regional_images: bool = False  # image ids differ per region (AMIs)
     container_images: bool = False  # `image_id: docker:<image>` runs that container image
     stoppable: bool = False  # the program takes a `power` input (stop/start)

@@ -89,7 +89,8 @@ def cluster_state(handle: ClusterHandle, resources: list[dict]) -> ClusterState:
     for node in handle.nodes:
         outputs = by_rank.get(node.rank)
         if outputs is None:
-            detail = "preempted: the spot instance is gone" if spot else "the instance is gone"
+            noun = cloud.node_noun
+            detail = f"preempted: the spot {noun} is gone" if spot else f"the {noun} is gone"
             states.append(
                 NodeState(
                     rank=node.rank, node_id=node.node_id, alive=False, detail=detail, gone=True
@@ -101,5 +102,8 @@ def cluster_state(handle: ClusterHandle, resources: list[dict]) -> ClusterState:
         detail = state or "unknown state"
         if not alive and spot and state in ("terminated", "TERMINATED"):
             detail += " (spot instance preempted)"
-        states.append(NodeState(rank=node.rank, node_id=node.node_id, alive=alive, detail=detail))
+        gone = state in cloud.gone_states
+        states.append(
+            NodeState(rank=node.rank, node_id=node.node_id, alive=alive, detail=detail, gone=gone)
+        )
     return ClusterState(name=handle.name, exists=bool(resources), nodes=states)

@@ -102,3 +102,37 @@ def test_liveness_per_cloud(offer, type_, outputs_, alive):
     handle = handle_from_outputs(spec(offer), outputs(1), identity_file=KEY, stack="s")
     state = cluster_state(handle, [STACK, node(type_, 0, outputs_)])
     assert state.nodes[0].alive is alive
+
+
+@pytest.mark.parametrize(
+    ("outputs_", "detail"),
+    [
+        (
+            {
+                "status": {"phase": "Running"},
+                "metadata": {"deletionTimestamp": "2026-12-04T23:07Z"},
+            },
+            "Terminating",
+        ),
+        ({"status": {"phase": "Failed"}}, "Failed"),
+        ({"status": {"phase": "Succeeded"}}, "Succeeded"),
+    ],
+)
+def test_a_pod_being_deleted_or_ended_is_gone(outputs_, detail):
+    """The API keeps a deleted pod, Running, through its grace period (for good when its
+    node is gone or a finalizer holds it); an ended pod is never restarted (restartPolicy
+    Never). Either is a node the cluster cannot get back: recorded lost, replaced."""
+    handle = handle_from_outputs(spec(K8S_CPU), outputs(1), identity_file=KEY, stack="s")
+    state = cluster_state(handle, [STACK, node("kubernetes:core/v1:Pod", 0, outputs_)])
+    assert [(n.alive, n.gone, n.detail) for n in state.nodes] == [(False, True, detail)]
+    assert state.gone == state.nodes
+
+
+def test_a_deleted_pod_is_named_a_pod():
+    handle = handle_from_outputs(spec(K8S_CPU, nodes=2), outputs(2), identity_file=KEY, stack="s")
+    pod = "kubernetes:core/v1:Pod"
+    state = cluster_state(handle, [STACK, node(pod, 0, {"status": {"phase": "Running"}})])
+    assert [(n.rank, n.alive, n.detail) for n in state.nodes] == [
+        (0, True, "Running"),
+        (1, False, "the pod is gone"),
+    ]

@@ -16,6 +16,12 @@ def _images(gpu: bool, arm: bool, accelerator: str | None) -> list[str]:
 
 
 def _phase(outputs: Mapping[str, Any]) -> str:
+    """The pod's phase, or Terminating (as kubectl says) once it is being deleted: the API
+    keeps its last phase (Running) through the grace period, and for good when its node is
+    gone or a finalizer holds it, while its processes are ending or ended."""
+    metadata = outputs.get("metadata") or {}
+    if isinstance(metadata, dict) and metadata.get("deletionTimestamp"):
+        return "Terminating"
     status = outputs.get("status") or {}
     return str(status.get("phase") or "") if isinstance(status, dict) else ""
 
@@ -39,6 +45,7 @@ CLOUD = PulumiCloud(
     inputs=kubernetes_inputs,
     node_type="kubernetes:core/v1:Pod",
     alive=frozenset({"Running"}),
+    gone_states=frozenset({"Terminating", "Failed", "Succeeded"}),  # restartPolicy: Never
     node_state=_phase,
     default_images=_images,
     check=check_kubernetes,
@@ -68,6 +75,7 @@ CLOUD = PulumiCloud(
         "means the current one)."
     ),
     node_id=_node_id,
+    node_noun="pod",
     object_id=_object_id,
     container_images=True,
 )
