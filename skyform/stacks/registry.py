@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skyform.errors import StackError
+from skyform.errors import InfraUnusable
 from skyform.infra import BY_NAME, TABLE, InfraKind
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ ENGINES: dict[str, EngineModules] = {
 def _row(cloud: str) -> InfraKind:
     row = BY_NAME.get(cloud)
     if row is None or row.engine not in ENGINES:
-        raise StackError(f"skyform has no engine for infra {cloud!r}", nothing_made=True)
+        raise InfraUnusable(f"skyform has no engine for infra {cloud!r}", nothing_made=True)
     return row
 
 
@@ -52,7 +52,7 @@ def _module(path: str, row: InfraKind) -> Any:
         return importlib.import_module(path)
     except ImportError:
         extra = row.pip_extra or "all"
-        raise StackError(
+        raise InfraUnusable(
             f"no engine for {row.name} in this build of skyform",
             f"Install the extra: pip install 'skyform[{extra}]'",
             nothing_made=True,
