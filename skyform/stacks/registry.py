@@ -77,12 +77,19 @@ def nodes_gone(handle: ClusterHandle) -> bool:
     return bool(_module(ENGINES[row.engine].health, row).nodes_gone(handle))
 
 
+def check_row(
+    row: InfraKind, config: Config, env: Mapping[str, str], user_home: Path
+) -> list[InfraStatus]:
+    """`skyform check`'s rows of one infra."""
+    return list(_module(ENGINES[row.engine].health, row).check(row, config, env, user_home))
+
+
 def check_rows(config: Config, env: Mapping[str, str], user_home: Path) -> list[InfraStatus]:
     """`skyform check`: every infra's rows, on-prem first, then the engines' own tools."""
     rows = [r for r in TABLE if r.on_prem] + [r for r in TABLE if not r.on_prem]
     results = []
     for row in rows:
-        results += _module(ENGINES[row.engine].health, row).check(row, config, env, user_home)
+        results += check_row(row, config, env, user_home)
     for name in dict.fromkeys(r.engine for r in rows):
         tool = importlib.import_module(ENGINES[name].health).tool_check()
         if tool is not None:
