@@ -146,7 +146,11 @@ def apply(
         emit_plan(plan)
         return 0
     run = ApplyOptions(
-        detach=detach, secret_overrides=secret, take_over=take_over, lock_wait=lock_timeout
+        detach=detach,
+        secret_overrides=secret,
+        take_over=take_over,
+        lock_wait=lock_timeout,
+        command=f"skyform apply {target}",
     )
     outcomes = apply_plan(plan, plan_path, progress=ConsoleProgress(), options=run)
     render_apply_result(plan, outcomes, detach=detach)
