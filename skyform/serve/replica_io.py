@@ -158,7 +158,8 @@ class ReplicaIO(ControllerBase):
             await asyncio.to_thread(sandbox.destroy, replica.box)
         replica.facts = replica.facts.torn_down(ok)
         replica.busy = False
-        if not kept_after_teardown(replica.facts, self.record.version) and ok:
+        kept = kept_after_teardown(replica.facts, self.record.version, self.record.rolled_back)
+        if not kept and ok:
             del self.replicas[rid]
 
     async def _drained(self, url: str) -> None:
