@@ -142,6 +142,23 @@ class CapacityError(StackError):
     exit_code = 4
 
 
+class InfraUnusable(StackError):
+    """The infra cannot be used from this machine as it is: its SDK, CLI or provider plugin
+    is missing, its credentials or project are, or an account quota refuses the request.
+    Unlike lost capacity, waiting does not help: a managed job fails at once
+    (FAILED_PRECHECKS, as SkyPilot's) instead of retrying for hours."""
+
+
+class QuotaError(CapacityError):
+    """The account's quota refuses the placement (exit 4 like no capacity, so `launch`
+    re-plans elsewhere); waiting does not raise a quota, so a managed job whose every
+    relaunch meets one fails at once."""
+
+
+# failures that waiting does not cure (see InfraUnusable, QuotaError)
+WAITING_DOES_NOT_HELP = (InfraUnusable, QuotaError)
+
+
 class StorageError(SkyformError):
     """A bucket operation failed (read, create, upload, mount, delete)."""
 

@@ -158,6 +158,8 @@ def infra_path(cloud: str, region: str, zone: str | None, context: str | None) -
     parts = [cloud]
     if cloud == "ssh" and context:
         parts.append(context)
+        if region == context and zone in (None, region):
+            return "/".join(parts)  # a pool without region labels: `infra: ssh/lab`, as written
     parts.append(region)
     if zone and zone != region:
         parts.append(zone)

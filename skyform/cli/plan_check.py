@@ -10,8 +10,6 @@ to what planning makes now, and a violation (exit 1) outranks an out-of-date pla
 
 from __future__ import annotations
 
-import os
-import shlex
 from pathlib import Path
 
 from skyform.errors import PlanError
@@ -37,33 +35,9 @@ def policy_error(plan: Plan, max_hourly: float | None, max_total: float | None) 
 
 
 def replan_command(plan_path: Path, task_file: Path, plan: Plan, cluster: str | None) -> str:
-    words = ["skyform", "plan", _shell_path(task_file)]
-    if plan.objective != "cost":
-        words += ["--minimize", plan.objective]
-    if cluster:
-        words += ["-c", cluster]
-    if plan.destroy:
-        words.append("--destroy")
-    words += _flag_words(plan, task_file)
-    words += ["-o", _shell_path(plan_path)]
-    return shlex.join(words)
+    from skyform.plan.replan import replan_command as command
 
-
-def _flag_words(plan: Plan, task_file: Path) -> list[str]:
-    """The plan's resource flags, its workdir made relative to here again."""
-    from skyform.spec.overrides import words
-
-    recorded = dict(plan.task.overrides)
-    if "workdir" in recorded:
-        recorded["workdir"] = _shell_path(Path(task_file).resolve().parent / recorded["workdir"])
-    return words(recorded)
-
-
-def _shell_path(path: Path) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
+    return command(plan, plan_path, task_file, cluster)
 
 
 def check_committed(
@@ -76,10 +50,13 @@ def check_committed(
     refused: PlanError | None,
 ) -> int:
     from skyform.cost.compare import check_plan
+    from skyform.ops.planfiles import as_of_committed
     from skyform.plan.planfile import plan_bytes, read_plan
+    from skyform.plan.replan import shell_path
 
     committed, data = read_plan(plan_path)
-    label = _shell_path(plan_path)
+    fresh = as_of_committed(committed, fresh)
+    label = shell_path(plan_path)
     check = check_plan(committed, data, fresh, plan_bytes(fresh), label=label)
     if as_json:
         from skyform.cli.render.output import print_json

@@ -196,8 +196,9 @@ class ClusterSession:
                     node_rsync=facts.rsync_about,
                     known_hosts=self.known_hosts,
                 )
-                sent = "?" if result.files_sent is None else result.files_sent
-                self.emit(stage, rank, f"{dst}: {sent} files sent ({result.method})")
+                sent = result.files_sent
+                count = "? files" if sent is None else f"{sent} file{'s' if sent != 1 else ''}"
+                self.emit(stage, rank, f"{dst}: {count} sent ({result.method})")
             assert result is not None
             return result
 

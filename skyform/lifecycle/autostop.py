@@ -19,10 +19,11 @@ QUICK = Timeouts(connect=5.0, banner=5.0, auth=5.0, channel=5.0, command=30.0)
 def arm_head(
     runner: NodeRunner, record: ClusterRecord, setting: AutostopSetting | None, config: Config
 ) -> str:
-    """Give the head node `setting` (None: cancel it); what the node said, in words."""
+    """Give the head node `setting` (None: cancel it); what the node said, in words (after
+    the word "autostop", which the caller's line already names)."""
     if setting is None:
         agent.disarm(runner)
-        return "autostop cancelled on the node"
+        return "cancelled on the node"
     agent.arm(
         runner,
         record.name,
@@ -30,9 +31,7 @@ def arm_head(
         cloud=record.spec.offer.cloud,
         interval=config.autostop.check_interval,
     )
-    return (
-        f"autostop {setting.short}: the node agent checks every {config.autostop.check_interval} s"
-    )
+    return f"{setting.short}: the node agent checks every {config.autostop.check_interval} s"
 
 
 def push_setting(
@@ -49,5 +48,5 @@ def push_setting(
     spec = record.spec.model_copy(update={"autostop": setting})
     record = record.model_copy(update={"spec": spec})
     db.put_cluster(record)
-    db.add_event("cluster.autostop", message, cluster=record.name)
+    db.add_event("cluster.autostop", f"autostop {message}", cluster=record.name)
     return record

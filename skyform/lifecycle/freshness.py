@@ -8,7 +8,6 @@ five plans for five clusters made from one state all apply, in any order, at onc
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,6 +16,7 @@ from skyform.digests import sha256
 from skyform.errors import StalePlanError
 from skyform.plan.model import Action, KubernetesProvenance, Plan
 from skyform.plan.provenance import Difference, Provenance, differences, of_plan, touched_clusters
+from skyform.plan.replan import replan_command, shell_path
 from skyform.state.db import StateDB
 
 
@@ -188,25 +188,16 @@ def kubernetes_reasons(recorded: KubernetesProvenance, catalog) -> list[str]:
     return [f"the Kubernetes capacity changed since the plan was made: {detail}"]
 
 
-def _for_shell(path: Path) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
-
-
 def check_fresh(plan: Plan, plan_path: Path, *, db: StateDB | None, catalog) -> bytes:
     """Refuse a stale plan; the task file's bytes, read once, as they were checked (what
     apply then reads the secrets from)."""
     data = read_task_file(plan, plan_path)
     reasons = stale_reasons(plan, plan_path, data, db=db, catalog=catalog)
     if reasons or data is None:
-        task = _for_shell(task_file_of(plan, plan_path))
-        destroy = " --destroy" if plan.destroy else ""
+        again = replan_command(plan, Path(plan_path), task_file_of(plan, plan_path))
         raise StalePlanError(
             f"plan {plan_path} is stale: " + "; ".join(reasons),
-            f"Make a new plan and review it: skyform plan{destroy} {shlex.quote(task)} -o "
-            f"{shlex.quote(_for_shell(Path(plan_path)))}",
+            f"Make a new plan and review it: {again}",
         )
     return data
 
@@ -219,7 +210,7 @@ def task_must_exist(plan: Plan, plan_path: Path) -> Path:
         raise StalePlanError(
             f"plan {plan_path} is stale: its task file {path} is gone",
             "Restore the task file, or plan its new location: skyform plan TASK.yaml -o "
-            f"{shlex.quote(_for_shell(Path(plan_path)))}",
+            f"{shlex.quote(shell_path(Path(plan_path)))}",
         )
     return path
 

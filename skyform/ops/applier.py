@@ -72,6 +72,9 @@ class ApplyOptions:
     environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     lock_wait: float | None = None
     take_over: bool = False  # act on clusters that belong to another task file or job
+    # the command as typed (`skyform launch task.yaml`): what a lock held meanwhile names,
+    # rather than the unsaved plan's temporary path
+    command: str | None = None
 
 
 def _task_order(plan: Plan) -> list[TaskPlacement]:
@@ -122,7 +125,9 @@ class Applier:
             for name in names:
                 locks.enter_context(
                     cluster_lock(
-                        name, wait=self.options.lock_wait, purpose=f"skyform apply {self.plan_path}"
+                        name,
+                        wait=self.options.lock_wait,
+                        purpose=self.options.command or f"skyform apply {self.plan_path}",
                     )
                 )
             for name in names:  # a start no command recorded: its nodes say (settle.py)

@@ -51,9 +51,11 @@ def plan_task(
     blocked: Sequence[BlockedPlacement] = (),
     inputs: TaskInputs = NO_INPUTS,
     refuse_group: str | None = None,
+    usable_only: bool = False,
 ) -> PlanResult:
     """Plan a task file with the flags' `inputs`; `refuse_group` names a verb that cannot
-    run a job group (see load_task_text)."""
+    run a job group (see load_task_text); `usable_only`: place only on infra `skyform
+    check` finds usable here (a launch: what it places, it makes now)."""
     from skyform.config import load_config
     from skyform.plan.catalog import load_catalog
     from skyform.plan.catalog.autofetch import fetch_if_due
@@ -79,6 +81,10 @@ def plan_task(
         warnings.append(catalog.source.warning)
     if not destroy:
         warnings += settle_unrecorded_starts()
+    if usable_only and not destroy:
+        from skyform.ops.check import unusable_here
+
+        blocked = [*blocked, *unusable_here(dag, config)]
     snapshot = read_snapshot(nodes_gone)
     task_path = recorded_task_path(task_file, out)
     detached = (

@@ -59,3 +59,22 @@ def require_digest(plan: Plan, expected: str | None, label: str) -> None:
             "Apply the reviewed plan file, or review this one (skyform show --markdown) and "
             "pass its digest.",
         )
+
+
+def as_of_committed(committed: Plan, fresh: Plan) -> Plan:
+    """`fresh` (planning now) read against the committed plan's state serial when only
+    clusters the plan does not act on changed since: `plan --check` then judges a committed
+    plan as `apply` does (per cluster), and a teammate's apply of another cluster does not
+    make every committed plan out of date."""
+    from skyform.plan.provenance import touched_clusters
+    from skyform.state.store import open_state, state_exists
+
+    before, now = committed.prior, fresh.prior
+    # planned before any state existed (no lineage): every change since counts, from serial 0
+    if before == now or before.lineage not in (None, now.lineage) or not state_exists():
+        return fresh
+    with open_state() as db:
+        names = set(touched_clusters(committed)) | set(touched_clusters(fresh))
+        if any(db.cluster_version(name) > before.serial for name in names):
+            return fresh
+    return fresh.model_copy(update={"prior": before})

@@ -61,6 +61,10 @@ def _digest_changes(before: ClusterSpec, after: ClusterSpec) -> list[AttributeCh
     return found
 
 
+def files_text(count: int) -> str:
+    return f"{count} file{'s' if count != 1 else ''}"
+
+
 def files_summary(changed: list[str], added: list[str], removed: list[str]) -> str:
     parts = []
     for word, paths in (("changed", changed), ("added", added), ("removed", removed)):
@@ -80,10 +84,19 @@ def _files_change(before: WorkdirFiles | None, after: WorkdirFiles | None):
         return None, 0
     change = AttributeChange(
         path="workdir_files",
-        before=f"{len(before.files)} files",
-        after=f"{len(after.files)} files ({files_summary(changed, added, removed)})",
+        before=files_text(len(before.files)),
+        after=f"{files_text(len(after.files))} ({files_summary(changed, added, removed)})",
     )
     return change, count
+
+
+def _setup_cause(attrs: list[AttributeChange]) -> str:
+    """Why setup runs again: its text, or only the envs/secrets it sees."""
+    paths = {a.path for a in attrs}
+    seen = [p for p in ("envs", "secrets") if p in paths]
+    if "setup" in paths or not seen:
+        return "setup changed"
+    return f"{' and '.join(seen)} changed (setup sees them)"
 
 
 def workdir_changed(before: WorkdirFiles | None, after: WorkdirFiles | None) -> bool:
@@ -121,12 +134,12 @@ def job_changes(
     if not attrs:
         return [], None
     if before.setup_digest != after.setup_digest:
-        return attrs, "setup changed: setup and the job will run again"
+        return attrs, f"{_setup_cause(attrs)}: setup and the job will run again"
     words = [
         f"{a.path} changed" for a in attrs if a.path not in ("workdir_files", "job", "setup_digest")
     ]
     if any(a.path == "job" for a in attrs):
         words.append("the job changed (run, envs, workdir or file mounts)")
     if files is not None:
-        words.append(f"workdir changed ({count} file{'s' if count != 1 else ''})")
+        words.append(f"workdir changed ({files_text(count)})")
     return attrs, "; ".join(words) + ": the job will run again"

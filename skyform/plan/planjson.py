@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from skyform.digests import sha256
@@ -63,6 +64,12 @@ def corrupt(label: str, what: str, where: str = "") -> PlanCorruptError:
     )
 
 
+# a top-level key only a SkyPilot task file has (a plan is JSON: `{` first)
+TASK_KEY = re.compile(
+    r"^(run|setup|resources|workdir|file_mounts|num_nodes|envs|service)\s*:", re.MULTILINE
+)
+
+
 def decode(data: bytes, label: str) -> Any:
     hint = REPLAN_HINT.format(path=label)
     if len(data) > MAX_PLAN_BYTES:
@@ -83,6 +90,12 @@ def decode(data: bytes, label: str) -> Any:
     except RecursionError:
         raise corrupt(label, f"nested more than {MAX_DEPTH} levels deep") from None
     except json.JSONDecodeError as exc:
+        if TASK_KEY.search(text):
+            raise PlanFileError(
+                f"{label} is a task file, not a saved plan",
+                f"Plan it into a file first: skyform plan {label} -o plan.json (then pass "
+                f"plan.json); `skyform plan {label}` shows its cost too.",
+            ) from None
         raise PlanFileError(
             f"{label} is not a skyform plan: invalid JSON at line {exc.lineno} "
             f"column {exc.colno} ({exc.msg}); the file is truncated or was edited",

@@ -16,6 +16,7 @@ from skyform.serve.replica_launch import (
     ReplicaInputs,
     cluster_lost,
     hands_out_hosts,
+    job_exited,
     launch,
     planned_infra,
     teardown,
@@ -157,7 +158,8 @@ class ReplicaIO(ControllerBase):
             await asyncio.to_thread(sandbox.destroy, replica.box)
         replica.facts = replica.facts.torn_down(ok)
         replica.busy = False
-        if not kept_after_teardown(replica.facts, self.record.version) and ok:
+        kept = kept_after_teardown(replica.facts, self.record.version, self.record.rolled_back)
+        if not kept and ok:
             del self.replicas[rid]
 
     async def _drained(self, url: str) -> None:
@@ -199,6 +201,12 @@ class ReplicaIO(ControllerBase):
                     self.teardown_replica(rid, scale_down=True, preempted=True)
                     self._placed(replica, ok=False)
                     lost.append(rid)
+                    continue
+                ended = await asyncio.to_thread(job_exited, replica.cluster)
+                if ended is not None:  # FAILED now, not after the whole initial delay
+                    replica.reason = ended
+                    log.warning("replica %d: %s", rid, ended)
+                    replica.facts = replica.facts.app_failed()
                     continue
             before = replica.facts.status()
             spec = self._probe_spec(replica)

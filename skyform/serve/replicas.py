@@ -217,12 +217,15 @@ def launch_retry_gap(
     return first_gap * 2 ** (failed_tries - 1)
 
 
-def kept_after_teardown(facts: ReplicaFacts, latest_version: int) -> bool:
+def kept_after_teardown(
+    facts: ReplicaFacts, latest_version: int, rolled_back: Collection[int] = ()
+) -> bool:
     """A finished teardown removes the record unless it shows a failure of the latest
-    version worth seeing (SkyPilot `_handle_sky_down_finish`)."""
+    version worth seeing (SkyPilot `_handle_sky_down_finish`), or of a version rolled back:
+    why an update was undone stays listed."""
     if facts.is_scale_down or facts.preempted or facts.purged:
         return False
-    if facts.version != latest_version:
+    if facts.version != latest_version and facts.version not in rolled_back:
         return False
     return facts.status() in FAILED_STATUSES
 

@@ -188,9 +188,6 @@ class Rollouts(ReplicaIO, ControllerBase):
             update={"version": rollout.previous, "reason": reason, "rolled_back": rolled}
         )
         self.autoscaler.updated(back.spec.replica_policy, self._qps())
-        for rid, r in list(self.replicas.items()):
-            if r.facts.version == rollout.version and r.facts.down is Step.SUCCEEDED:
-                del self.replicas[rid]  # a failed record of the version rolled back
         doomed = [
             rid
             for rid, r in self.replicas.items()

@@ -7,9 +7,10 @@ reports through it. Pydantic's ValidationError is translated here too, so users 
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path as PathLib
 from typing import Any, NoReturn, TypeVar
@@ -89,6 +90,8 @@ class Where:
     doc: Document
     base: PathLib | None = None
     resolved: list[str] = field(default_factory=list)
+    # unknown keys met so far, reported together (raise_unknown) rather than one a run
+    unknown: list[SpecError] = field(default_factory=list)
 
     def error(
         self,
@@ -128,11 +131,34 @@ class Where:
         return pos.key_line if pos.key_line is not None else pos.line
 
     def validate(self, model: type[M], data: Any, path: Path) -> M:
-        """Validate raw YAML data with a pydantic model; the first error (in file order) wins."""
+        """Validate raw YAML data with a pydantic model; the first error (in file order) wins.
+        Unknown keys are noted (`unknown`) and left out, so the rest of the file is read and
+        every unknown key is reported at once."""
         try:
             return model.model_validate(data)
         except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+            extra = [e for e in errors if e["type"] == "extra_forbidden"]
+            self.unknown += [self._translate_one(err, model, path) for err in extra]
+            if extra and len(extra) == len(errors) and isinstance(data, dict):
+                trimmed = copy.deepcopy(data)
+                for err in extra:
+                    _drop(trimmed, err["loc"])
+                return self.validate(model, trimmed, path)
             raise self._translate(exc, model, data, path) from None
+
+    def _translate_one(self, err: ErrorDetails, model: type[BaseModel], path: Path) -> SpecError:
+        loc = (*path, *err["loc"])
+        key = str(err["loc"][-1])
+        owner = _owner_model(model, err["loc"][:-1])
+        known = sorted(_keys(owner)) if owner else []
+        guess = did_you_mean(key, known)
+        where = field_name(loc[:-1]) or "the task"
+        hint = f"Did you mean '{guess}'?" if guess else None
+        if known:
+            listed = ", ".join(known)
+            hint = f"{hint + ' ' if hint else ''}Allowed keys in {where}: {listed}."
+        return self.error(loc, f"unknown key '{key}'", hint, at_key=True)
 
     def _translate(
         self, exc: ValidationError, model: type[BaseModel], data: Any, path: Path
@@ -148,16 +174,7 @@ class Where:
         kind = err["type"]
         value = err.get("input")
         if kind == "extra_forbidden":
-            key = str(err["loc"][-1])
-            owner = _owner_model(model, err["loc"][:-1])
-            known = sorted(_keys(owner)) if owner else []
-            guess = did_you_mean(key, known)
-            where = field_name(loc[:-1]) or "the task"
-            hint = f"Did you mean '{guess}'?" if guess else None
-            if known:
-                listed = ", ".join(known)
-                hint = f"{hint + ' ' if hint else ''}Allowed keys in {where}: {listed}."
-            return self.error(loc, f"unknown key '{key}'", hint, at_key=True)
+            return self._translate_one(err, model, path)
         if kind == "missing":
             return self.error(loc[:-1], f"missing required key '{loc[-1]}'")
         bound = _BOUNDS.get(kind)
@@ -172,6 +189,41 @@ class Where:
         message = str(err.get("msg", "invalid value"))
         message = message.removeprefix("Value error, ")
         return self.error(loc, f"{message[:1].lower()}{message[1:]}")
+
+
+def _drop(data: dict, loc: Sequence[Any]) -> None:
+    """Remove the value at `loc` (keys and list indexes) from nested YAML data."""
+    node: Any = data
+    for part in loc[:-1]:
+        node = node[part]
+    if isinstance(node, dict):
+        node.pop(loc[-1], None)
+
+
+def unknown_keys_error(found: Sequence[SpecError]) -> SpecError:
+    """One error for every unknown key of a file, at the first; one key reads as before."""
+    unique = {(e.path, e.line, e.column, e.message): e for e in found}
+    ordered = sorted(unique.values(), key=lambda e: (e.path or "", e.line or 0, e.column or 0))
+    first = ordered[0]
+    if len(ordered) == 1:
+        return first
+    listed = "; ".join(
+        f"'{e.field}' (line {e.line})" + (f": {_guess(e.hint)}" if _guess(e.hint) else "")
+        for e in ordered
+    )
+    return SpecError(
+        f"{len(ordered)} unknown keys: {listed}",
+        "Rename or remove each (SkyPilot's schema does not have them).",
+        path=first.path,
+        line=first.line,
+        column=first.column,
+        field=first.field,
+    )
+
+
+def _guess(hint: str | None) -> str:
+    found = re.match(r"Did you mean '([^']+)'\?", hint or "")
+    return f"did you mean '{found.group(1)}'?" if found else ""
 
 
 _EXPECTED = {

@@ -9,7 +9,7 @@ from pathlib import Path
 from skyform.errors import SpecError
 from skyform.inputfile import STDIN_HINT, STDIN_REFUSED, is_stdin, read_input_file
 from skyform.spec.dag import MAX_TASKS, Dag, build_edges
-from skyform.spec.errors import Where, describe
+from skyform.spec.errors import Where, describe, unknown_keys_error
 from skyform.spec.group import GROUP_KEYS, check_group, group_fields
 from skyform.spec.inputs import NO_INPUTS, TaskInputs, resolve_inputs
 from skyform.spec.localpaths import task_dir_of
@@ -68,6 +68,12 @@ def decode_task(data: bytes, label: str) -> str:
         ) from None
 
 
+def _raise_unknown(wheres: list[Where]) -> None:
+    found = [err for w in wheres for err in w.unknown]
+    if found:
+        raise unknown_keys_error(found)
+
+
 def load_task_text(
     text: str,
     *,
@@ -99,10 +105,15 @@ def load_task_text(
     notes: list[str] = []
     base = Path(inputs.base_dir) if inputs.base_dir is not None else None
     wheres = [Where(path_label, doc, base=base) for doc in docs]
-    tasks = [
-        parse_task(doc.value, w, overrides, notes.append)
-        for doc, w in zip(docs, wheres, strict=True)
-    ]
+    try:
+        tasks = [
+            parse_task(doc.value, w, overrides, notes.append)
+            for doc, w in zip(docs, wheres, strict=True)
+        ]
+    except SpecError:
+        _raise_unknown(wheres)  # every unknown key at once, before what they may have caused
+        raise
+    _raise_unknown(wheres)
     edges = build_edges(tasks, execution, wheres, header)
     primaries: list[str] = []
     delay = 0.0
@@ -113,6 +124,9 @@ def load_task_text(
         group_fields(header.doc.value, header, execution)  # only reports misplaced keys
     if name is None and len(tasks) == 1:
         name = tasks[0].name
+    if len(tasks) == 1 and tasks[0].name is None and path_label != "<task>":
+        source = tasks[0].source.model_copy(update={"file_name": Path(path_label).stem})
+        tasks = [tasks[0].model_copy(update={"source": source})]
     return Dag(
         name=name,
         execution=execution,

@@ -175,6 +175,8 @@ class SourceRef(_Frozen):
     line: int
     resources_line: int | None = None
     resources_column: int | None = None
+    # an unnamed task alone in its file is called after the file, as SkyPilot names it
+    file_name: str | None = None
 
 
 class TaskSpec(_Frozen):
@@ -202,7 +204,7 @@ class TaskSpec(_Frozen):
         return dict.fromkeys(secrets, REDACTED)
 
     def label(self, index: int) -> str:
-        return self.name or f"task #{index + 1}"
+        return self.name or self.source.file_name or f"task #{index + 1}"
 
     def secret_values(self) -> dict[str, str]:
         """Plain secret values, for the executor only; never log or serialize them."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skyform.errors import StackError
+from skyform.errors import InfraUnusable
 from skyform.infra import BY_NAME, TABLE, InfraKind
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ ENGINES: dict[str, EngineModules] = {
 def _row(cloud: str) -> InfraKind:
     row = BY_NAME.get(cloud)
     if row is None or row.engine not in ENGINES:
-        raise StackError(f"skyform has no engine for infra {cloud!r}", nothing_made=True)
+        raise InfraUnusable(f"skyform has no engine for infra {cloud!r}", nothing_made=True)
     return row
 
 
@@ -52,7 +52,7 @@ def _module(path: str, row: InfraKind) -> Any:
         return importlib.import_module(path)
     except ImportError:
         extra = row.pip_extra or "all"
-        raise StackError(
+        raise InfraUnusable(
             f"no engine for {row.name} in this build of skyform",
             f"Install the extra: pip install 'skyform[{extra}]'",
             nothing_made=True,
@@ -77,12 +77,19 @@ def nodes_gone(handle: ClusterHandle) -> bool:
     return bool(_module(ENGINES[row.engine].health, row).nodes_gone(handle))
 
 
+def check_row(
+    row: InfraKind, config: Config, env: Mapping[str, str], user_home: Path
+) -> list[InfraStatus]:
+    """`skyform check`'s rows of one infra."""
+    return list(_module(ENGINES[row.engine].health, row).check(row, config, env, user_home))
+
+
 def check_rows(config: Config, env: Mapping[str, str], user_home: Path) -> list[InfraStatus]:
     """`skyform check`: every infra's rows, on-prem first, then the engines' own tools."""
     rows = [r for r in TABLE if r.on_prem] + [r for r in TABLE if not r.on_prem]
     results = []
     for row in rows:
-        results += _module(ENGINES[row.engine].health, row).check(row, config, env, user_home)
+        results += check_row(row, config, env, user_home)
     for name in dict.fromkeys(r.engine for r in rows):
         tool = importlib.import_module(ENGINES[name].health).tool_check()
         if tool is not None:

@@ -33,6 +33,8 @@ class ManagedJobStatus(str, Enum):
     FAILED = "FAILED"
     FAILED_SETUP = "FAILED_SETUP"
     FAILED_NO_RESOURCE = "FAILED_NO_RESOURCE"
+    # the launch failed for a reason waiting does not cure (credentials, SDK, quota)
+    FAILED_PRECHECKS = "FAILED_PRECHECKS"
     FAILED_CONTROLLER = "FAILED_CONTROLLER"
 
     @property
@@ -47,6 +49,7 @@ TERMINAL = frozenset(
         ManagedJobStatus.FAILED,
         ManagedJobStatus.FAILED_SETUP,
         ManagedJobStatus.FAILED_NO_RESOURCE,
+        ManagedJobStatus.FAILED_PRECHECKS,
         ManagedJobStatus.FAILED_CONTROLLER,
     }
 )

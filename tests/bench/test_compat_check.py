@@ -7,13 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from helpers import CORPUS, needs_corpus
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = (REPO / "../shared/compat/skypilot-examples").resolve()
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"compat corpus not found at {CORPUS}")
+@needs_corpus
 def test_the_compat_tally_runs_on_the_corpus_and_nothing_crashes():
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / "compat_check.py"), str(CORPUS)],

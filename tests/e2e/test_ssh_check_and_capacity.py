@@ -97,7 +97,7 @@ def test_plans_count_hosts_other_clusters_hold(sky, skyform_home, fresh_ssh_node
     pipeline = task_file(tmp_path, "trio.yaml", "---\n".join(docs))
     too_many = sky("plan", pipeline)
     assert too_many.exit_code == 4
-    assert "tasks x, y need 2 hosts of 2CPU--4GB (ssh/lab/lab) at once, but 1 of 2 are free" in (
+    assert "tasks x, y need 2 hosts of 2CPU--4GB (ssh/lab) at once, but 1 of 2 are free" in (
         too_many.stderr
     )
     assert "held by first" in too_many.stderr

@@ -11,6 +11,7 @@ from skyform.plan.diff import (
     diff_clusters,
     untouched_clusters,
 )
+from skyform.plan.jobdigest import with_digests
 from skyform.plan.model import Action, WorkdirFiles
 from skyform.plan.ownership import Owner, Relation, relation
 from skyform.plan.parts import count_actions
@@ -73,6 +74,20 @@ def test_run_change_shows_the_old_and_new_text_when_the_job_is_recorded():
     assert (attr.path, attr.before, attr.after) == ("run", old.run, new.run)
 
 
+def test_an_envs_only_change_says_envs_not_setup_changed():
+    old = job()
+    new = with_digests(old.model_copy(update={"envs": {"EPOCHS": "4"}}))
+    before = CurrentCluster(
+        spec=spec(setup_digest=old.setup_digest, job_digest=old.job_digest),
+        source=OWNER.path,
+        job=old,
+    )
+    after = spec(setup_digest=new.setup_digest, job_digest=new.job_digest)
+    change = diff_cluster(after, before, job=new, owner=OWNER)
+    assert change.reason == "envs changed (setup sees them): setup and the job will run again"
+    assert [a.path for a in change.attributes] == ["envs"]
+
+
 def test_edited_workdir_files_make_the_job_run_again_and_say_how_many():
     recorded = WorkdirFiles(files={"train.py": "1" * 16, "util.py": "2" * 16})
     now = WorkdirFiles(files={"train.py": "3" * 16, "util.py": "2" * 16, "new.py": "4" * 16})
@@ -85,6 +100,19 @@ def test_edited_workdir_files_make_the_job_run_again_and_say_how_many():
     assert attr.after == "3 files (1 changed, 1 added: train.py, new.py)"
     same = diff_cluster(spec(), before, job=job(), workdir_files=recorded, owner=OWNER)
     assert same.action is Action.NOOP
+
+
+def test_one_file_is_one_file():
+    before = CurrentCluster(
+        spec=spec(), source=OWNER.path, job=job(), workdir_files=WorkdirFiles(files={"a": "1" * 16})
+    )
+    now = WorkdirFiles(files={"a": "2" * 16})
+    change = diff_cluster(spec(), before, job=job(), workdir_files=now, owner=OWNER)
+    assert change.reason == "workdir changed (1 file): the job will run again"
+    assert (change.attributes[0].before, change.attributes[0].after) == (
+        "1 file",
+        "1 file (1 changed: a)",
+    )
 
 
 def test_ports_change_is_update_not_replace():

@@ -115,6 +115,12 @@ def test_kept_after_teardown_only_for_failures_of_the_latest_version():
     assert NEW.launching().tearing_down().launch is Step.INTERRUPTED
 
 
+def test_a_failure_of_a_version_rolled_back_stays_listed():
+    failed = replace(READY, version=2).app_failed().tearing_down().torn_down(True)
+    assert kept_after_teardown(failed, latest_version=1, rolled_back=[2])
+    assert not kept_after_teardown(failed, latest_version=1, rolled_back=[3])
+
+
 def test_the_lb_fails_open_to_not_ready_replicas_only_when_none_is_ready():
     from skyform.serve.replicas import routable
 

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from servekit import get, skyform, wait_for
+from servekit import get, skyform, wait_for, wait_until
 
 from skyform.serve import sandbox
 
@@ -169,3 +169,35 @@ def test_scaled_to_zero_the_first_request_wakes_a_replica(tmp_path: Path):
         assert get(record["endpoint"] + "/echo") == (200, "1")
     finally:
         skyform("serve", "down", "lazy", "-y")
+
+
+EXITS = """\
+name: exits
+service:
+  readiness_probe:
+    path: /
+    initial_delay_seconds: 600
+  replicas: 1
+resources:
+  infra: local
+  ports: 8080
+run: echo starting; exit 3
+"""
+
+
+def test_a_replica_whose_process_exits_is_failed_at_once(tmp_path: Path):
+    """Not FAILED_INITIAL_DELAY ten minutes later: the job's exit is read from its nodes."""
+    task = tmp_path / "exits.yaml"
+    task.write_text(EXITS)
+    skyform("serve", "up", str(task), "-y")
+    try:
+        record = wait_until(
+            "exits",
+            lambda r: any(x["status"].startswith("FAILED") for x in r["replicas"]),
+            timeout=60,
+        )
+        failed = record["replicas"][0]
+        assert failed["status"] == "FAILED", failed
+        assert "its process ended (FAILED with code 3)" in failed.get("reason", ""), failed
+    finally:
+        skyform("serve", "down", "exits", "-y")

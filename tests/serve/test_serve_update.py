@@ -90,10 +90,21 @@ def test_rolling_update_relabel_and_rollback_fail_no_request(tmp_path: Path):
             skyform("serve", "update", "roll", str(bad), "-y")
             record = wait_until("roll", lambda r: r["rolled_back"] == [4], timeout=60)
             assert record["version"] == 3 and "rolled back to version 3" in record["reason"]
-            record = wait_until("roll", lambda r: [x["version"] for x in r["replicas"]] == [3, 3])
+            record = wait_until(
+                "roll",
+                lambda r: (
+                    [x["version"] for x in r["replicas"] if x["status"] == "READY"] == [3, 3]
+                    and all(x["status"] != "SHUTTING_DOWN" for x in r["replicas"])
+                ),
+            )
         assert during.failed == 0, during.outcomes
         assert set(during.versions) == {"2"}  # v3 runs the v2 task (APP_VERSION 2)
-        assert sorted(r["replica_id"] for r in record["replicas"]) == second_ids
+        serving = [r for r in record["replicas"] if r["version"] == 3]
+        assert sorted(r["replica_id"] for r in serving) == second_ids
+        # the replica that made the update roll back stays listed, with why (SkyPilot keeps it)
+        failed = [r for r in record["replicas"] if r["version"] == 4]
+        assert failed, record["replicas"]
+        assert {r["status"] for r in failed} == {"FAILED_INITIAL_DELAY"}, failed
 
         plans = json.loads(skyform("serve", "plans", "roll", "--json").stdout)
         kinds = [p["kind"] for p in plans]

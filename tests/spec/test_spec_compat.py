@@ -10,14 +10,13 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import CORPUS, CORPUS_FILES, needs_corpus
 
 from skyform.errors import SpecError, UnsupportedError
 from skyform.spec import check_supported, load_task
 from skyform.spec.inputs import TaskInputs
 
-CORPUS = (Path(__file__).resolve().parents[2] / "../shared/compat/skypilot-examples").resolve()
-FILES = sorted(CORPUS.glob("*.y*ml")) if CORPUS.is_dir() else []
-needs_corpus = pytest.mark.skipif(not FILES, reason=f"compat corpus not found at {CORPUS}")
+FILES = CORPUS_FILES
 LOCATION = re.compile(r"^Error: \S+\.ya?ml(:\d+(:\d+)?)?: ")
 
 

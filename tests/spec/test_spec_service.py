@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from helpers import corpus_checkout
+from helpers import CORPUS_FILES, corpus_checkout, needs_corpus
 
 from skyform.errors import SpecError
 from skyform.spec import load_task, load_task_text
@@ -17,7 +17,6 @@ from skyform.spec.service_models import ServiceSpec
 
 R = "resources:\n  ports: 8080\n"
 RS = "resources:\n  ports: 8080\n  use_spot: true\n"
-CORPUS = (Path(__file__).resolve().parents[2] / "../shared/compat/skypilot-examples").resolve()
 
 
 class Case(NamedTuple):
@@ -662,9 +661,10 @@ def test_instance_aware_policy_takes_a_per_accelerator_target():
     assert spec.replica_policy.target_qps_per_replica == {"A100": 10.0, "L4:1": 2.0}
 
 
+@needs_corpus
 def test_every_skypilot_service_example_loads(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    names = [p for p in sorted(CORPUS.glob("*.yaml")) if "\nservice:" in p.read_text()]
+    names = [p for p in CORPUS_FILES if "\nservice:" in p.read_text()]
     (tmp_path / "tasks").mkdir()
     monkeypatch.chdir(tmp_path / "tasks")  # the checkout's root, where its paths start
     assert len(names) >= 15

@@ -9,8 +9,7 @@ import contextlib
 import re
 from pathlib import Path
 
-import pytest
-from helpers import corpus_checkout
+from helpers import CORPUS_FILES, corpus_checkout, needs_corpus
 from motoserver import make_bucket
 
 from skyform.errors import SkyformError, SpecError
@@ -18,8 +17,7 @@ from skyform.plan.buckets import bucket_uses
 from skyform.spec import load_task
 from skyform.spec.inputs import TaskInputs
 
-CORPUS = (Path(__file__).resolve().parents[2] / "../shared/compat/skypilot-examples").resolve()
-FILES = sorted(CORPUS.glob("*.y*ml")) if CORPUS.is_dir() else []
+FILES = CORPUS_FILES
 BUCKETY = [
     p for p in FILES if re.search(r"s3://|gs://|r2://|\bstore:|mode: *(MOUNT|COPY)", p.read_text())
 ]
@@ -40,7 +38,7 @@ def _load(path: Path):
     raise AssertionError("too many variables")
 
 
-@pytest.mark.skipif(not BUCKETY, reason="compat corpus not found")
+@needs_corpus
 def test_corpus_bucket_tasks_plan_with_region_or_note(s3, gcs, tmp_path, monkeypatch):
     from skyform.ops.plan import plan_task
 

@@ -49,13 +49,18 @@ def register(app: typer.Typer) -> None:
 
 def plan_and_show(task_file: Path, *, minimize: Minimize, cluster: str | None, inputs, verb: str):
     """Plan a task file now (never saved) and print the plan with its warnings; `verb`
-    (apply, launch) cannot run a job group."""
+    (apply, launch) cannot run a job group; `launch` places only on infra usable here."""
     from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.plan_output import emit_plan
     from skyform.ops.plan import plan_task
 
     result = plan_task(
-        task_file, objective=minimize.value, cluster=cluster, inputs=inputs, refuse_group=verb
+        task_file,
+        objective=minimize.value,
+        cluster=cluster,
+        inputs=inputs,
+        refuse_group=verb,
+        usable_only=verb == "launch",  # as `sky launch`; `apply TASK` places as `plan` does
     )
     print_warnings(result.warnings)
     emit_plan(result.plan)
@@ -141,7 +146,11 @@ def apply(
         emit_plan(plan)
         return 0
     run = ApplyOptions(
-        detach=detach, secret_overrides=secret, take_over=take_over, lock_wait=lock_timeout
+        detach=detach,
+        secret_overrides=secret,
+        take_over=take_over,
+        lock_wait=lock_timeout,
+        command=f"skyform apply {target}",
     )
     outcomes = apply_plan(plan, plan_path, progress=ConsoleProgress(), options=run)
     render_apply_result(plan, outcomes, detach=detach)

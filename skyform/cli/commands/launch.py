@@ -76,7 +76,11 @@ def launch(
     if plan.summary.has_changes:
         take_over = confirm_plan(plan, yes=yes, take_over=take_over, replace=replace, verb="launch")
     run = ApplyOptions(
-        detach=detach, secret_overrides=secret, rerun_unchanged=True, take_over=take_over
+        detach=detach,
+        secret_overrides=secret,
+        rerun_unchanged=True,
+        take_over=take_over,
+        command=f"skyform launch {task_file}",
     )
     outcomes = apply_plan(plan, planfiles.unsaved(), progress=ConsoleProgress(), options=run)
     render_apply_result(plan, outcomes, detach=detach, verb="Launch")

@@ -7,11 +7,12 @@ them in the plan file then shows in `show`, `show --markdown` and `cost --markdo
 
 from __future__ import annotations
 
+import json
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skyform.cli.render.visible import script_lines
-from skyform.plan.parts import Action, member_host
+from skyform.plan.parts import STORE_SCHEMES, Action, member_host
 
 if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/planview.py)
     from skyform.plan.model import JobSpec, Plan, TaskPlacement
@@ -36,7 +37,7 @@ def _fields(job: JobSpec) -> list[tuple[str, str]]:
             (
                 "file_mounts",
                 ", ".join(
-                    f"{dst} <- {m.source}" + (f" ({m.mode})" if m.mode else "")
+                    f"{dst} <- {mount_source(m)}" + (f" ({m.mode})" if m.mode else "")
                     for dst, m in sorted(job.file_mounts.items())
                 ),
             )
@@ -48,6 +49,30 @@ def _fields(job: JobSpec) -> list[tuple[str, str]]:
     if job.checkpoint_dir:
         fields.append(("checkpoint_dir", job.checkpoint_dir))
     return fields
+
+
+def mount_source(mount: Any) -> str:
+    """A mount's source as the task file says it: a bucket as its URI (and what is uploaded
+    into it), not the canonical JSON the plan keeps for the job's digest."""
+    source: str = mount.source
+    try:
+        spec: Any = json.loads(source) if source.startswith("{") else None
+    except ValueError:
+        spec = None
+    placed = mount.bucket  # set once the task is placed (the store is then known)
+    if not isinstance(spec, dict):
+        if placed is None or "://" in source:
+            return source
+        uri = f"{STORE_SCHEMES.get(placed.store, placed.store)}://{placed.bucket}"
+        return f"{uri} (uploaded from {source})"
+    bucket: dict = spec["bucket"] if isinstance(spec.get("bucket"), dict) else {}
+    name = bucket.get("name") or spec.get("name")
+    store = bucket.get("store") or spec.get("store") or (placed.store if placed else None)
+    text = f"{STORE_SCHEMES.get(store, store)}://{name}" if name and store else f"bucket {name}"
+    local = spec.get("source")
+    if local:
+        text += f" (uploaded from {', '.join(local) if isinstance(local, list) else local})"
+    return text
 
 
 def group_names(plan: Plan, t: TaskPlacement) -> str | None:

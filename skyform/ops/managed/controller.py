@@ -22,6 +22,7 @@ import time
 import traceback
 
 from skyform.errors import (
+    WAITING_DOES_NOT_HELP,
     CapacityError,
     ExecError,
     Fenced,
@@ -68,6 +69,10 @@ class NoResources(Exception):
     pass
 
 
+class PrechecksFailed(Exception):
+    """Every relaunch of a round failed for a reason waiting does not cure."""
+
+
 class Controller(JobControls):
     """Runs the job: its tasks in order (run_task), each watched to its end (watch, settle),
     relaunched when lost (recover)."""
@@ -110,6 +115,11 @@ class Controller(JobControls):
             self.teardown_all("no resources")
             self.set_status(ManagedJobStatus.FAILED_NO_RESOURCE, str(exc))
             return ManagedJobStatus.FAILED_NO_RESOURCE
+        except PrechecksFailed as exc:
+            self.log(f"failed: {exc}")
+            self.teardown_all("launch refused")
+            self.set_status(ManagedJobStatus.FAILED_PRECHECKS, str(exc))
+            return ManagedJobStatus.FAILED_PRECHECKS
         except Exception as exc:
             self.log(traceback.format_exc())
             self.teardown_all("controller failure")
@@ -300,6 +310,7 @@ class Controller(JobControls):
         while True:
             self.sleep(next_wait(len(rounds), time.monotonic() - started, policy))
             failures = []
+            incurable = 0  # failures waiting does not cure (credentials, SDK, quota)
             for step in steps:
                 self.check_cancel()
                 try:
@@ -324,6 +335,7 @@ class Controller(JobControls):
                 except RELAUNCH_ERRORS as err:
                     failure = StepFailure(step=step.description, error=error_text(err))
                     failures.append(failure)
+                    incurable += isinstance(err, WAITING_DOES_NOT_HELP)
                     text = f"round {len(rounds) + 1}, {failure.step}: {failure.error}"
                     self.log(f"relaunch failed: {text}")
                     self.db.add_event(
@@ -331,6 +343,11 @@ class Controller(JobControls):
                     )
                     self._destroy_quietly(task.cluster, "relaunch failed")
             rounds.append(failures)
+            if incurable == len(failures):  # SkyPilot's FAILED_PRECHECKS: no retry cures it
+                raise PrechecksFailed(
+                    f"task {task.name} cannot launch: "
+                    + "; ".join(dict.fromkeys(f.error for f in failures))
+                )
             elapsed = time.monotonic() - started
             if give_up(len(rounds), elapsed, policy):
                 raise NoResources(no_capacity_reason(task.name, rounds, elapsed, policy))

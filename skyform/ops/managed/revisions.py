@@ -84,17 +84,22 @@ def make_revision(
 ) -> NewRevision:
     """Plan `tasks` of the job (indexes into the launched DAG) and save it as the next
     revision. Raises NoOffersError when the blocks leave nothing to place a task on."""
+    from skyform.config import load_config
+    from skyform.ops.check import unusable_here
     from skyform.ops.plan import plan_dag
 
-    dag = load_dag(record)
+    dag = sub_dag(load_dag(record), tasks)
+    config = load_config()
     plan = plan_dag(
-        sub_dag(dag, tasks),
+        dag,
         snapshot_of(db, nodes_gone),
         task_path=record.task_file,
         file_digest=sha256(jobdir.saved_task(record.id)),
         objective=record.objective,  # type: ignore[arg-type]
+        config=config,
         cluster_names=[record.task(i).cluster for i in tasks],
-        blocked=tuple(blocked),
+        # placed only where this machine can make nodes, as a launch is
+        blocked=(*blocked, *unusable_here(dag, config)),
         allowed=tuple(allowed),
     )
     number = record.revision + 1

@@ -139,6 +139,9 @@ def no_offers_error(
                 if all(item.offer != seen.offer for seen in found):
                     found.append(item)
     hints = list(unknown) + _kubernetes_notes(requests, catalog, clouds)
+    skipped = [f"{b.describe()} ({b.reason})" for b in blocked if b.reason]
+    if skipped:
+        hints.insert(0, f"Not placed on: {'; '.join(skipped)}.")
     for request in requests:
         where_ = (request.cloud,) if request.cloud else tuple(clouds)
         vague = catalog.no_offers_hint(clouds=where_, cpus=request.cpus, memory=request.memory)

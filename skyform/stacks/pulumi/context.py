@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from skyform.config import Config
-from skyform.errors import StackError
+from skyform.errors import InfraUnusable
 from skyform.stacks.keys import ensure_key_pair, key_id
 from skyform.stacks.pulumi.cloud import InputContext
 from skyform.stacks.pulumi.kubernetes.inputs import is_gke_context
@@ -83,7 +83,9 @@ def input_context(
     public_key = public_key or ensure_key_pair().public_key
     project = gcp_project() if cloud == "gcp" else None
     if cloud == "gcp" and project is None and require_project:
-        raise StackError("no GCP project is configured on this machine", GCP_PROJECT_HINT)
+        raise InfraUnusable(
+            "no GCP project is configured on this machine", GCP_PROJECT_HINT, nothing_made=True
+        )
     gke = node_label = None
     if cloud == "kubernetes":
         gke = is_gke_context(context_name or kube_current_context())

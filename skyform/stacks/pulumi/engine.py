@@ -16,7 +16,7 @@ import importlib.util
 from collections.abc import Callable
 
 from skyform.config import Config, load_config
-from skyform.errors import StackError
+from skyform.errors import InfraUnusable, StackError
 from skyform.infra import BY_NAME
 from skyform.plan.model import Action, ClusterSpec, PlannedBucket
 from skyform.stacks.engine import ClusterState, EventSink, NodeState, StackPreview, no_events
@@ -39,7 +39,7 @@ def require_sdks(cloud: str) -> None:
     row = BY_NAME[cloud]
     for module in [m for m in ("pulumi", row.sdk_module) if m]:
         if importlib.util.find_spec(module) is None:
-            raise StackError(
+            raise InfraUnusable(
                 f"the Pulumi SDK for {cloud} is not installed (no module {module})",
                 f"Install the extra: pip install 'skyform[{row.pip_extra}]'",
                 nothing_made=True,

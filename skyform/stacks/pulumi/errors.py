@@ -6,11 +6,13 @@ Automation API errors are recognised by class name (only `workspace.py` imports
 - ConcurrentUpdateError (the stack is locked)                  -> LockedError (skyform's lock
                                                                   error) naming the holders
 - the stack's passphrase is not the one given                  -> StackError + which one to use
-- no capacity / quota (InsufficientInstanceCapacity,
+- no capacity (InsufficientInstanceCapacity,
   ZONE_RESOURCE_POOL_EXHAUSTED, unschedulable pods ...)        -> CapacityError (exit 4; recovery
                                                                   re-plans elsewhere)
-- missing or invalid credentials (per cloud)                   -> StackError + that cloud's hint
-- the cloud's provider plugin not installed                    -> StackError + how to install it
+- an account quota (VcpuLimitExceeded, QUOTA_EXCEEDED ...)     -> QuotaError (exit 4 too; a
+                                                                  managed job does not wait on it)
+- missing or invalid credentials (per cloud)                   -> InfraUnusable + that cloud's hint
+- the cloud's provider plugin not installed                    -> InfraUnusable + how to install it
 - the cloud's API not answering (per cloud: a Kubernetes API
   server down or not reachable from here)                      -> StackError + that cloud's hint
 - anything else during `up`                                    -> StackError naming the
@@ -24,7 +26,14 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from skyform.errors import CapacityError, LockedError, SkyformError, StackError
+from skyform.errors import (
+    CapacityError,
+    InfraUnusable,
+    LockedError,
+    QuotaError,
+    SkyformError,
+    StackError,
+)
 from skyform.infra import PULUMI
 from skyform.stacks.pulumi.cloud import PulumiCloud, pulumi_cloud
 from skyform.stacks.pulumi.interrupted import lock_holders
@@ -42,19 +51,22 @@ CAPACITY_PATTERNS = (
     "There is no Spot capacity available",
     "capacity-not-available",
     "capacity-oversubscribed",
-    "MaxSpotInstanceCountExceeded",
     "SpotMaxPriceTooLow",
     "is not supported in your requested Availability Zone",
-    "VcpuLimitExceeded",
     "ZONE_RESOURCE_POOL_EXHAUSTED",
     "does not have enough resources available to fulfill the request",
-    "QUOTA_EXCEEDED",
-    "Quota '",
     "Insufficient nvidia.com/gpu",
     "Insufficient cpu",
     "Insufficient memory",
     "nodes are available",
     "Unschedulable",
+)
+# the account's limits: waiting does not lift them (someone raises the quota)
+QUOTA_PATTERNS = (
+    "MaxSpotInstanceCountExceeded",
+    "VcpuLimitExceeded",
+    "QUOTA_EXCEEDED",
+    "Quota '",
 )
 _MISSING_PLUGIN = re.compile(
     r"no resource plugin '(?:pulumi-resource-)?(?P<name>[\w.-]+)' found in the workspace"
@@ -147,7 +159,7 @@ def _access_error(cloud: PulumiCloud, op: Operation, text: str) -> StackError | 
     reason = cloud.reason.search(text) if cloud.reason is not None else None
     why = reason.group(0).strip() if reason is not None else _summary(text)
     if any(pattern in text for pattern in cloud.credential_patterns):
-        return StackError(
+        return InfraUnusable(
             f"{op.cloud} credentials are missing or not valid: {why}", cloud.credential_hint
         )
     if any(pattern in text for pattern in cloud.unreachable_patterns):
@@ -168,14 +180,14 @@ def translate(
         return exc
     kind = type(exc).__name__
     if isinstance(exc, FileNotFoundError) and "pulumi" in str(exc):
-        return StackError(
+        return InfraUnusable(
             f"cannot {_doing(op)} cluster {op.cluster}: the Pulumi CLI is not installed "
             "(no `pulumi` on PATH)",
             INSTALL_HINT,
             nothing_made=True,
         )
     if kind == "InvalidVersionError":
-        return StackError(
+        return InfraUnusable(
             f"the installed Pulumi CLI is too old for skyform ({exc}); skyform needs {MIN_CLI}+",
             INSTALL_HINT,
             nothing_made=True,
@@ -226,14 +238,19 @@ def _translate_cli(
             nothing_made=True,
         )
     suffix, hint_tail = _partial(op, existing)
+    where = f"cluster {op.cluster}" + (f" ({op.placement})" if op.placement else "")
     if any(pattern in text for pattern in CAPACITY_PATTERNS):
         return CapacityError(
-            f"no capacity for cluster {op.cluster}"
-            + (f" ({op.placement})" if op.placement else "")
-            + f": {_summary(text)}{suffix}",
+            f"no capacity for {where}: {_summary(text)}{suffix}",
             "The cloud could not provide these nodes now. Plan again for another zone, region "
             "or instance type (or on-demand instead of spot); managed jobs re-plan by "
             "themselves." + hint_tail,
+        )
+    if any(pattern in text for pattern in QUOTA_PATTERNS):
+        return QuotaError(
+            f"the {op.cloud} account's quota refuses {where}: {_summary(text)}{suffix}",
+            "Ask for a higher quota in the cloud's console, or plan again for another region "
+            "or instance type." + hint_tail,
         )
     if op.cloud in PULUMI:
         refused = _access_error(pulumi_cloud(op.cloud), op, text)
@@ -242,7 +259,7 @@ def _translate_cli(
     plugin = _MISSING_PLUGIN.search(text)
     if plugin is not None:
         name, version = plugin.group("name"), plugin.group("version") or ""
-        return StackError(
+        return InfraUnusable(
             f"cannot {_doing(op)} cluster {op.cluster}: the Pulumi provider plugin for {name} "
             f"is not installed ({plugin.group(0)})",
             f"Install it: pulumi plugin install resource {name} {version}".rstrip()

@@ -9,7 +9,7 @@ import pytest
 from pulumi.automation import errors as auto_errors
 from pulumi.automation._cmd import CommandResult
 
-from skyform.errors import CapacityError, LockedError, StackError
+from skyform.errors import CapacityError, InfraUnusable, LockedError, QuotaError, StackError
 from skyform.stacks.pulumi.errors import Operation, error_lines, translate
 
 
@@ -136,11 +136,9 @@ def test_too_old_cli_gives_the_install_command():
                 "sufficient g5.xlarge capacity in the Availability Zone you requested"),
         ("aws", "creating EC2 Instance: operation error EC2: RunInstances, api error "
                 "InsufficientInstanceCapacity: There is no Spot capacity available"),
-        ("aws", "creating EC2 Instance: VcpuLimitExceeded: You have requested more vCPU capacity"),
         ("gcp", "Error waiting for instance to create: The zone 'projects/p/zones/us-central1-a' "
                 "does not have enough resources available to fulfill the request. "
                 "ZONE_RESOURCE_POOL_EXHAUSTED"),
-        ("gcp", "googleapi: Error 403: Quota 'NVIDIA_V100_GPUS' exceeded. Limit: 0.0"),
         ("kubernetes", "Pod default/train-0 is unschedulable: 0/3 nodes are available: "
                        "3 Insufficient nvidia.com/gpu"),
     ],
@@ -170,9 +168,24 @@ def test_capacity_errors_exit_4_so_recovery_replans(cloud, message):
 )  # fmt: skip
 def test_credential_errors_carry_that_clouds_hint(cloud, message, hint):
     err = translate(cli_error(stdout=f"error: {message}\n"), op("preview", cloud=cloud))
-    assert type(err) is StackError
+    assert type(err) is InfraUnusable  # a managed job fails at once: waiting does not help
     assert err.message.startswith(f"{cloud} credentials are missing or not valid")
     assert hint in err.hint
+
+
+@pytest.mark.parametrize(
+    ("cloud", "message"),
+    [
+        ("aws", "creating EC2 Instance: VcpuLimitExceeded: You have requested more vCPU capacity"),
+        ("gcp", "googleapi: Error 403: Quota 'NVIDIA_V100_GPUS' exceeded. Limit: 0.0"),
+    ],
+)
+def test_quota_errors_say_quota_and_still_exit_4(cloud, message):
+    err = translate(cli_error(stdout=UP_OUTPUT.format(message=message)), op(cloud=cloud))
+    assert isinstance(err, QuotaError) and err.exit_code == 4
+    assert err.message.startswith(f"the {cloud} account's quota refuses cluster train (")
+    assert message[:40] in err.message
+    assert "higher quota" in err.hint
 
 
 def test_failure_mid_up_names_what_exists_and_how_to_converge():
