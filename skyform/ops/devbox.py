@@ -21,8 +21,8 @@ FOLDER = "devboxes"
 
 def dev_box_task(cluster: str) -> Path:
     """The task file of dev box `cluster` (written when missing or not skyform's text)."""
-    require_cluster_name(cluster)
-    path = ensure_dir(home() / FOLDER) / f"{cluster}.yaml"
+    engine = require_cluster_name(cluster)  # `my_dev` is shown as typed, its file my-dev's
+    path = ensure_dir(home() / FOLDER) / f"{engine}.yaml"
     text = (
         f"# `skyform launch -c {cluster}` with no task file: a cluster without a job.\n"
         f"name: {json.dumps(cluster)}\n"

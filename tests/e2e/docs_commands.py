@@ -209,8 +209,11 @@ LOCAL = [
     ),
     Step(
         "skyform launch -c dev [--gpus A100 ...]",
-        run=("skyform launch -c dev --infra local -y", "skyform exec dev hostname"),
+        run=("skyform launch -c dev --infra local -y",),
         says=("Launch complete!",),
+    ),
+    Step(
+        None, run=("skyform exec dev echo on-the-dev-box",), says=("(dev, node=0) on-the-dev-box",)
     ),
     Step("skyform down -a", exit=1, says=("needs confirmation", "Pass -y")),
     Step("skyform down --purge C", run=("skyform down --purge -y hello",), says=("terminated",)),
@@ -340,7 +343,10 @@ EXAMPLES = [
     Step("skyform launch examples/hello.yaml -y", says=("running the job again", "hello from")),
     Step("skyform down -y hello", says=("terminated",)),
     Step("skyform launch examples/multinode.yaml -y", says=("node 1 of 2", "Launch complete!")),
-    Step("skyform exec multinode -- echo node '$SKYFORM_NODE_RANK'", says=("node 0", "node 1")),
+    Step(
+        "skyform exec multinode --num-nodes 2 -- echo node '$SKYFORM_NODE_RANK'",
+        says=("node 0", "node 1"),
+    ),
     Step("skyform ssh multinode --node 1 -- pwd", says=("multinode/node-1",)),
     Step("skyform down NAME", run=("skyform down -y multinode",), says=("terminated",)),
 ]
