@@ -17,9 +17,12 @@ def _one_up_cluster(names: list[str], what: str, flag: str) -> ClusterRecord:
     """The handle of the one cluster `names` picks (no name: the only cluster there is)."""
     from skyform.state.db import open_state
     from skyform.state.models import ClusterStatus
+    from skyform.state.store import state_exists
 
-    with open_state() as db:
-        records = [db.require_cluster(n) for n in names] if names else db.list_clusters()
+    records: list[ClusterRecord] = []
+    if state_exists() or names:  # a fresh machine: no state made just to say so
+        with open_state() as db:
+            records = [db.require_cluster(n) for n in names] if names else db.list_clusters()
     if len(records) != 1:
         found = f"{len(records)} clusters" if records else "No cluster"
         raise SkyformError(

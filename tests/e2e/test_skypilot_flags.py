@@ -63,3 +63,9 @@ def test_launch_with_no_task_file_makes_a_dev_box(sky, skyform_home, tmp_path):
     assert task.stat().st_mode & 0o777 == 0o600
     unnamed = sky("launch", "--gpus", "A100")
     assert unnamed.exit_code == 1 and "skyform launch -c dev --gpus A100" in unnamed.stderr
+
+
+def test_status_ip_on_a_fresh_machine_makes_no_state(sky, skyform_home):
+    fresh = sky("status", "--ip")
+    assert fresh.exit_code == 1 and "No cluster found" in fresh.stderr
+    assert not (skyform_home / "state.db").exists()
