@@ -35,7 +35,7 @@ OMITTED = {
     "Plan": {"buckets": "falsy"},
     "PlannedMount": {"bucket": "none"},
     "PlannedBucket": {"source_digest": "none"},
-    "ClusterSpec": {"autostop": "none"},
+    "ClusterSpec": {"autostop": "none", "shown_as": "none"},
     "Summary": {"buckets_add": "falsy", "buckets_change": "falsy"},
 }
 REQUIRED = "REQUIRED"

@@ -14,7 +14,9 @@ if TYPE_CHECKING:
     from skyform.plan.model import Plan
 
 # every flag of `status` (cli/commands/status.py); with no state, none changes what it prints
-STATUS_FLAGS = frozenset({"--json", "--all-users", "-a", "--verbose", "-v", "--refresh", "-r"})
+STATUS_FLAGS = frozenset(
+    {"--json", "--all-users", "-a", "-u", "--verbose", "-v", "--refresh", "-r"}
+)
 SHOW_FLAGS = frozenset({"--json", "--markdown"})
 # the flags of `plan` the fast path takes (with -o/--out PATH); any other goes to Typer
 PLAN_FLAGS = frozenset({"--json", "--markdown", "--detailed-exitcode", "--destroy"})

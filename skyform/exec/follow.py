@@ -174,9 +174,19 @@ def follow_logs(
     follow: bool,
     poll: float,
     setup: bool = False,
+    tail: int | None = None,
 ) -> Iterator[LogLine]:
+    """`tail`: start at each node's last `tail` lines (`logs --tail N`), else at the start."""
     ranks = [rank] if rank is not None else session.ranks()
     offsets = dict.fromkeys(ranks, 0)
+    if tail is not None:
+        count = tail
+        starts = session.fan_out(
+            lambda _r, runner: node_jobs.tail_offset(runner, key, count), ranks
+        )
+        for r, start in starts.items():
+            if start.value is not None:  # a node that did not answer is reported below
+                offsets[r] = start.value
     partial = dict.fromkeys(ranks, b"")
     active = set(ranks)
     lost: dict[int, NodeUnreachable] = {}

@@ -275,6 +275,21 @@ def read_log(
     return job, data, int(end)
 
 
+def tail_offset(runner: NodeRunner, key: str, lines: int) -> int:
+    """Where the last `lines` lines of the job's log start (`tail -n`), in bytes; 0 when
+    there is no log yet. Measured on the log as it is now, so a line the job writes
+    meanwhile is read after these, never cut in two."""
+    log = f'"$HOME/{NODE_BASE}/jobs/{check_key(key)}/log"'
+    result = runner.run(
+        f"s=$(wc -c < {log} 2>/dev/null) || s=0; "
+        f'echo $(( s - $(head -c "$s" {log} 2>/dev/null | tail -n {int(lines)} | wc -c) ))'
+    )
+    offset = _num(result.stdout.strip(), int) if result.ok else None
+    if offset is None:
+        raise ExecError(f"{runner.label}: cannot measure the end of the job's log")
+    return max(0, int(offset))
+
+
 def setup_log_key(job_key: str) -> str:
     """Where a job keeps the copy of the setup output it ran (or waited for)."""
     return check_key(f"{job_key}.setup")

@@ -15,6 +15,7 @@ Every node works in parallel on one reused connection. Nothing here prints: prog
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -70,6 +71,19 @@ class ClusterSession:
 
     def lost(self, rank: int) -> NodeUnreachable:
         return self.unreachable[rank]
+
+    def narrowed(self, num_nodes: int | None) -> ClusterSession:
+        """This session seen as a cluster of its first `num_nodes` nodes (the head first),
+        for a job that asks for fewer nodes than the cluster has (`exec --num-nodes 1`): it
+        is launched, watched, read and cancelled there only, and sees SKYPILOT_NUM_NODES
+        and SKYPILOT_NODE_IPS of those nodes, as in SkyPilot. Shares the connections: close
+        the session it came from, not the view (closing either closes both)."""
+        if num_nodes is None or num_nodes >= len(self.cluster.nodes):
+            return self
+        view = copy.copy(self)
+        nodes = [n for n in self.cluster.nodes if n.rank < num_nodes]
+        view.cluster = self.cluster.model_copy(update={"nodes": nodes})
+        return view
 
     def mark_unreachable(self, rank: int, error: NodeUnreachable) -> None:
         self.unreachable[rank] = error
@@ -225,7 +239,7 @@ class ClusterSession:
                 f"secret {missing[0]} has no value", hint=f"pass --secret {missing[0]}=..."
             )
         stage = "setup" if setup else "run"
-        cwd = WORKDIR if spec.workdir else ""
+        cwd = WORKDIR  # there when synced (node-side: else the home), as in SkyPilot
         self._sightings.forget(key)  # a failed setup launched again ends anew
 
         def one(rank: int, runner: NodeRunner) -> NodeJob:
@@ -369,14 +383,15 @@ class ClusterSession:
         follow: bool = False,
         poll: float = 0.5,
         setup: bool = False,
+        tail: int | None = None,
     ) -> Iterator[LogLine]:
         """Complete lines of the job's log, node by node in rank order per poll (`setup`
-        marks them as a setup's).
+        marks them as a setup's); with `tail`, from each node's last `tail` lines.
 
         With follow, keeps reading until the job ends on every node followed. A node that
         stops answering ends its stream; NodeUnreachable is raised after the other lines.
         """
-        return follow_logs(self, key, rank=rank, follow=follow, poll=poll, setup=setup)
+        return follow_logs(self, key, rank=rank, follow=follow, poll=poll, setup=setup, tail=tail)
 
     def keep_log(self, key: str, copy: str) -> None:
         """Copy a finished job's files (log, result) under another key on every node that

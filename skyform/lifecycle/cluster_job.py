@@ -137,6 +137,8 @@ def start_job(
     ready = ReadyCluster(
         setup_done=job_spec.setup_digest, job=record.job, workdir_files=record.workdir_files
     )
+    cluster_nodes = len(record.handle.nodes)
+    on_fewer = job_spec.num_nodes if job_spec.num_nodes < cluster_nodes else None
     start = Starting(
         db,
         JobRecord(
@@ -147,8 +149,9 @@ def start_job(
             status=JobStatus.INIT,
             submitted_at=time.time(),
             managed_job_id=managed_job_id,
-            resources=f"{record.spec.num_nodes}x {record.spec.offer.instance_type}",
+            resources=f"{on_fewer or record.spec.num_nodes}x {record.spec.offer.instance_type}",
             recovery_count=recovery_count,
+            num_nodes=on_fewer,
             cluster_update=ready if run_setup else None,
         ),
     )
@@ -193,7 +196,7 @@ def start_job(
             _ready(db, record, job_spec, job, run_setup)
             return session, JobRun(job=job, setup_ran=setup_ran)
         start.phase = "submit"
-        state = session.submit(
+        state = session.narrowed(on_fewer).submit(
             with_flush(job_spec, attached),
             job_key=key,
             task_id=task_id,
@@ -264,6 +267,11 @@ def job_key(job: JobRecord) -> str:
     return run_key(job.cluster, job.job_id, job.recovery_count)
 
 
+def on_job_nodes(session: ClusterSession, job: JobRecord) -> ClusterSession:
+    """The session as the job sees the cluster: the nodes it runs on (see JobRecord.num_nodes)."""
+    return session.narrowed(job.num_nodes)
+
+
 def follow_job(
     db: StateDB,
     session: ClusterSession,
@@ -271,12 +279,15 @@ def follow_job(
     *,
     on_log: LogSink | None = None,
     node: int | None = None,
+    tail: int | None = None,
 ) -> JobRecord:
-    """Stream the job's logs (all nodes, or one) until it ends; record the final status.
+    """Stream the job's logs (all nodes, or one; `tail`: from each one's last `tail` lines)
+    until it ends; record the final status.
 
     A node that stops answering fails the job and its parts on the other nodes are cancelled
     (the managed-job controller treats that as a preemption and recovers)."""
     key = job_key(job)
+    session = on_job_nodes(session, job)
     # Wait in the background (it cancels the other nodes when one fails, as SkyPilot does),
     # while this thread streams the logs; the stream ends when every node's job has ended.
     waited: list[JobState] = []
@@ -303,7 +314,7 @@ def follow_job(
     reason = ""
     try:
         if on_log is not None:
-            for line in session.logs(key, rank=node, follow=True):
+            for line in session.logs(key, rank=node, follow=True, tail=tail):
                 on_log(line)
     except NodeUnreachable as err:
         reason = f"a node stopped answering: {err.message}"
@@ -334,7 +345,7 @@ def refresh_job(db: StateDB, session: ClusterSession, job: JobRecord) -> JobReco
     yet submitted (INIT, SETTING_UP) are left to the apply that owns them."""
     if job.status not in (JobStatus.RUNNING, JobStatus.PENDING):
         return job
-    state = session.status(job_key(job))
+    state = on_job_nodes(session, job).status(job_key(job))
     gone = {r: e for r, e in state.unreachable.items() if e.node_is_gone}
     if gone:  # a node that refuses connections is down: its part of the job is lost
         ranks = ", ".join(str(r) for r in gone)

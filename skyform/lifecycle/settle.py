@@ -107,7 +107,9 @@ def _on_nodes(
     if session is None:
         return None, None
     try:
-        run = session.status(run_key(job.cluster, job.job_id, job.recovery_count))
+        run = session.narrowed(job.num_nodes).status(
+            run_key(job.cluster, job.job_id, job.recovery_count)
+        )
         if any(n.state is not NodeJobState.MISSING for n in run.nodes.values()):
             return run, None
         if job.setup_key is None:

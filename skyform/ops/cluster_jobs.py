@@ -14,7 +14,7 @@ from skyform.errors import JobNotFoundError, LockedError, NodeUnreachable, State
 from skyform.exec.node_jobs import NodeJobState, setup_log_key
 from skyform.exec.results import LogLine
 from skyform.exec.run import ClusterSession, open_cluster
-from skyform.lifecycle.cluster_job import follow_job, job_key, refresh_job
+from skyform.lifecycle.cluster_job import follow_job, job_key, on_job_nodes, refresh_job
 from skyform.lifecycle.interrupts import detaching
 from skyform.lifecycle.settle import job_ended_at, nodes_of, nodes_on_demand, settle_unstarted
 from skyform.state.db import StateDB
@@ -133,9 +133,12 @@ def stream_logs(
     follow: bool,
     node: int | None,
     on_log: Callable[[LogLine], None],
+    tail: int | None = None,
 ) -> LogsResult:
     """The job's setup output (when it ran one), then its run output; with `follow`, until
-    it ends. A job that never ran says so in a note instead of printing nothing."""
+    it ends. A job that never ran says so in a note instead of printing nothing. `tail`:
+    only the last `tail` lines of each node's run output (and no setup output) to begin with.
+    """
     settle_jobs(db, record)
     job = _pick(db, record, job_id)
     handle = _handle(record)
@@ -143,8 +146,15 @@ def stream_logs(
         raise StateError(
             f"cluster {record.name!r} has nodes 0..{len(handle.nodes) - 1}, not {node}"
         )
-    with open_cluster(handle, require_all=False) as session, detaching(job):
-        if job.setup_key is not None:
+    if node is not None and job.num_nodes is not None and node >= job.num_nodes:
+        raise StateError(
+            f"job {job.job_id} of cluster {record.name!r} runs on nodes "
+            f"0..{job.num_nodes - 1} only, not on node {node}",
+            f"Drop --node, or pass one of 0..{job.num_nodes - 1}.",
+        )
+    with open_cluster(handle, require_all=False) as opened, detaching(job):
+        session = on_job_nodes(opened, job)
+        if job.setup_key is not None and (tail is None or job.never_ran):
             live = follow and job.status is JobStatus.SETTING_UP
             _print_setup(session, job, node=node, follow=live, on_log=on_log)
             if live:
@@ -155,10 +165,10 @@ def stream_logs(
             note = never_ran_note(job, latest_that_ran=latest)
             return LogsResult(job, _unreachable_warnings(session), [note])
         if follow and job.status in LIVE:  # follow to the end, as apply does
-            final = follow_job(db, session, job, on_log=on_log, node=node)
+            final = follow_job(db, session, job, on_log=on_log, node=node, tail=tail)
             return LogsResult(final, _unreachable_warnings(session))
         try:
-            for line in session.logs(job_key(job), rank=node, follow=False):
+            for line in session.logs(job_key(job), rank=node, follow=False, tail=tail):
                 on_log(line)
         except NodeUnreachable:
             pass  # reported below with every node that did not answer
@@ -222,7 +232,7 @@ def cancel_jobs(db: StateDB, record: ClusterRecord, job_ids: list[int] | None) -
             if job.status.is_terminal:
                 done.append(job)
                 continue
-            state = session.cancel(job_key(job))
+            state = on_job_nodes(session, job).cancel(job_key(job))
             codes = dict(state.exit_codes)
             status = state.status if state.status.is_terminal else JobStatus.CANCELLED
             updated = job.model_copy(
@@ -246,12 +256,18 @@ def cancel_jobs(db: StateDB, record: ClusterRecord, job_ids: list[int] | None) -
 # --- the verbs: each opens the state, does its work, closes it -----------------------------
 
 
-def queue_of(names: list[str]) -> tuple[list[tuple[str, list[JobRecord]]], list[str]]:
-    """`skyform queue [CLUSTER...]`: every named (default: every) cluster's jobs, refreshed."""
+def queue_of(
+    names: list[str], *, skip_finished: bool = False
+) -> tuple[list[tuple[str, list[JobRecord]]], list[str]]:
+    """`skyform queue [CLUSTER...]`: every named (default: every) cluster's jobs, refreshed;
+    `skip_finished`: only those that have not ended (`sky queue -s`)."""
     from skyform.state.db import open_state
 
     with open_state() as db:
-        return refresh_queues(db, names)
+        queues, warnings = refresh_queues(db, names)
+    if skip_finished:
+        queues = [(c, [j for j in jobs if not j.status.is_terminal]) for c, jobs in queues]
+    return queues, warnings
 
 
 def job_status(cluster: str, job_id: int | None) -> JobRecord:
@@ -269,13 +285,14 @@ def logs_of(
     follow: bool,
     node: int | None,
     on_log: Callable[[LogLine], None],
+    tail: int | None = None,
 ) -> LogsResult:
     """`skyform logs`: stream a job's setup and run output to `on_log`."""
     from skyform.state.db import open_state
 
     with open_state() as db:
         record = db.require_cluster(cluster)
-        return stream_logs(db, record, job_id, follow=follow, node=node, on_log=on_log)
+        return stream_logs(db, record, job_id, follow=follow, node=node, on_log=on_log, tail=tail)
 
 
 def cancel_on(cluster: str, job_ids: list[int] | None) -> list[JobRecord]:

@@ -157,7 +157,9 @@ class AutostopSetting(AutostopShape, _Model):
 class ClusterSpec(ClusterShape, _Model):
     """The desired (or recorded) shape of one cluster: the offer and what it runs."""
 
-    name: str
+    name: str  # what the engines, state, locks and paths use (plan/naming.py)
+    # the name as the user typed it with -c (`my_cluster`), when it is not `name`: shown
+    shown_as: str | None = None
     offer: PlacedOffer
     num_nodes: int = Field(ge=1)
     disk_size: int = 256
@@ -173,8 +175,9 @@ class ClusterSpec(ClusterShape, _Model):
     @model_serializer(mode="wrap")
     def _without_autostop(self, handler):
         data = handler(self)
-        if data.get("autostop") is None:  # plans made without autostop keep their bytes
-            data.pop("autostop", None)
+        for optional in ("autostop", "shown_as"):  # plans made without them keep their bytes
+            if data.get(optional) is None:
+                data.pop(optional, None)
         return data
 
 

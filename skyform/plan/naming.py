@@ -1,10 +1,14 @@
 """Cluster names: what a task's name (or `-c NAME`) becomes, and when that is refused.
 
 A cluster name is what every engine accepts (a Pulumi stack, an AWS tag, a GCP resource, a
-directory under SKYFORM_HOME): lower-case letters, digits and dashes, starting with a letter,
-at most 40 characters. A name given with `-c` must already be one: `-c train_v2` is refused
-with the name to use instead (`train-v2`), as SkyPilot refuses an invalid `-c`. A name taken
-from the task (`name:`, or the file name) is made into one, and the plan says so.
+Kubernetes object, a directory or lock file under SKYFORM_HOME): lower-case letters, digits
+and dashes, starting with a letter, at most 40 characters. A name given with `-c` may be any
+name SkyPilot accepts (SKYPILOT_NAME: `my_cluster`, `Cuda_11.8`): the cluster is then named
+`my-cluster` for the engines and everywhere inside skyform, and *shown* as typed (the plan
+records both: ClusterSpec.shown_as); `-c` of a name SkyPilot refuses is refused. A name
+taken from the task (`name:`, or the file name) is made into one, and the plan says so.
+Names that differ only by case or by `_`/`.` against `-` are one cluster here
+(`engine_name`), where SkyPilot has two.
 
 Making a name never throws information away silently: when nothing of the text survives
 (`名前`, `..`) or the name is cut at 40 characters, a short digest of the full text is
@@ -22,6 +26,8 @@ from skyform.digests import sha256_hex
 from skyform.errors import PlanError
 
 MAX_CLUSTER_NAME = 40
+# SkyPilot's CLUSTER_NAME_VALID_REGEX (sky/skylet/constants.py): what `sky launch -c` takes
+SKYPILOT_NAME = re.compile(r"[a-zA-Z]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?")
 FALLBACK = "sky"
 _TAG = 6  # hex digits of the full text's digest when a name had to be cut or replaced
 
@@ -47,25 +53,48 @@ def is_cluster_name(text: str) -> bool:
     return sanitize_name(text) == text
 
 
+def is_skypilot_name(text: str) -> bool:
+    """A cluster name `sky launch -c` accepts (it may not be an engine-safe one)."""
+    return SKYPILOT_NAME.fullmatch(text) is not None and len(text) <= MAX_CLUSTER_NAME
+
+
+def engine_name(text: str) -> str:
+    """The cluster a name the user typed means: a SkyPilot name as skyform names it for
+    the engines (`my_cluster` → `my-cluster`); any other text is left as it is (a lookup
+    of it finds nothing and says so)."""
+    return sanitize_name(text) if is_skypilot_name(text) else text
+
+
 @dataclass(frozen=True)
 class ClusterName:
     """A task's cluster name and, when it was made from other text, what that text was."""
 
     name: str
     made_from: str | None = None  # e.g. 'the task name "train_v2"'
+    shown: str | None = None  # the name as typed with -c, when the engines get another
 
 
 def require_cluster_name(text: str, flag: str = "--cluster/-c") -> str:
-    """A name the user typed as a cluster name: refused unless it is one already."""
-    if is_cluster_name(text):
-        return text
+    """A name the user typed as a cluster name: its engine name; refused unless SkyPilot
+    accepts it too (letters, digits, `-`, `_`, `.`, starting with a letter, not ending with
+    punctuation) or it is one already."""
+    if is_cluster_name(text) or is_skypilot_name(text):
+        return sanitize_name(text)
     suggestion = sanitize_name(text)
     raise PlanError(
-        f"{text!r} is not a valid cluster name: cluster names are lower-case letters, digits "
-        f"and dashes, start with a letter and have at most {MAX_CLUSTER_NAME} characters; "
-        f"it would become {suggestion!r}",
+        f"{text!r} is not a valid cluster name: cluster names are letters, digits and "
+        "`-`, `_` or `.` between them (as SkyPilot's), start with a letter and have at most "
+        f"{MAX_CLUSTER_NAME} characters",
         f"Pass {flag} {suggestion}",
     )
+
+
+def _typed(text: str, what: str) -> ClusterName:
+    """A name typed with -c (or a pipeline's `-c` prefix): shown as typed when SkyPilot
+    takes it and the engines need another."""
+    made = _named(text, what)
+    shown = text if made.made_from is not None and is_skypilot_name(text) else None
+    return ClusterName(made.name, made.made_from, shown)
 
 
 def _named(text: str, what: str) -> ClusterName:
@@ -83,7 +112,7 @@ def cluster_names(
         require_cluster_name(override)
     if len(task_names) == 1:
         if override is not None:
-            return [ClusterName(override)]
+            return [_typed(override, "--cluster")]
         for text, what in ((task_names[0], "the task name"), (dag_name, "the pipeline name")):
             if text:
                 return [_named(text, what)]
@@ -99,10 +128,12 @@ def cluster_names(
     seen: dict[str, int] = {}
     for i, task_name in enumerate(task_names):
         text = f"{prefix}-{task_name or i + 1}"
-        made = _named(text, f"{what} and the task name" if task_name else what)
+        what_named = f"{what} and the task name" if task_name else what
+        made = _typed(text, what_named) if override is not None else _named(text, what_named)
         seen[made.name] = seen.get(made.name, 0) + 1
         if seen[made.name] > 1:
             unique = sanitize_name(f"{made.name}-{seen[made.name]}")
             made = ClusterName(unique, made.made_from or f'"{text}" (another task has that name)')
+            # (a renamed duplicate is shown by its engine name: the typed one is the other's)
         names.append(made)
     return names

@@ -183,9 +183,16 @@ class ClusterShape:
     """ClusterSpec's behaviour."""
 
     if TYPE_CHECKING:
+        name: str
+        shown_as: str | None
         offer: Any
         num_nodes: int
         autostop: Any
+
+    @property
+    def shown_name(self) -> str:
+        """The name to show: as typed with -c (`my_cluster`), else the cluster's own."""
+        return self.shown_as or self.name
 
     @property
     def hourly_cost(self) -> float:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from skyform.jobvalues import is_env_name, mount_destination_problem
 from skyform.plan.jobdigest import job_digest, setup_digest
-from skyform.plan.naming import is_cluster_name
+from skyform.plan.naming import engine_name, is_cluster_name, is_skypilot_name
 from skyform.plan.parts import PRICE_DIGITS, Action, count_actions, count_buckets, money
 
 if TYPE_CHECKING:  # the checks read a Plan or the strict reader's PlanView alike
@@ -107,6 +107,13 @@ def _check_names(plan: Plan) -> Problem | None:
     for name, where in named:
         if not is_cluster_name(name):
             return f"{name!r} is not a cluster name skyform makes", where
+    for i, c in enumerate(plan.changes):
+        shown = c.after.shown_as if c.after is not None else None
+        if shown is not None and (not is_skypilot_name(shown) or engine_name(shown) != c.cluster):
+            return (
+                f"cluster {c.cluster!r} is shown as {shown!r}, a name that is not its own",
+                f"changes.{i}.after.shown_as",
+            )
     return None
 
 

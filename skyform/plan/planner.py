@@ -148,12 +148,14 @@ def cluster_spec(
     nodes: int,
     job: JobSpec,
     ext: SkyformExt | None = None,
+    shown_as: str | None = None,
 ) -> ClusterSpec:
     autostop = setting_for(request.autostop, ext or SkyformExt())
     check_stoppable(name, autostop, offer)
     return ClusterSpec(
         autostop=autostop,
         name=name,
+        shown_as=shown_as,
         offer=offer,
         num_nodes=nodes,
         disk_size=request.disk_size,
@@ -321,7 +323,13 @@ def make_plan(
         job = job_spec(task, labels[result.index], offer)
         try:
             spec = cluster_spec(
-                names[result.index], request, offer, cand.num_nodes, job, task.skyform
+                names[result.index],
+                request,
+                offer,
+                cand.num_nodes,
+                job,
+                task.skyform,
+                shown_as=named[result.index].shown,
             )
         except PlanError as err:  # where in the file: the task's resources
             src = task.source

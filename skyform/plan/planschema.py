@@ -70,6 +70,7 @@ MODELS: dict[str, dict[str, tuple[Any, Any]]] = {
         "offer": (("model", "PlacedOffer"), "REQUIRED"),
         "ports": (("list", "str"), []),
         "setup_digest": (("opt", "str"), None),
+        "shown_as": (("opt", "str"), None),
     },
     "EgressFlow": {
         "cost": ("money", "REQUIRED"),
@@ -213,7 +214,7 @@ MODELS: dict[str, dict[str, tuple[Any, Any]]] = {
 
 OMITTED: dict[str, dict[str, str]] = {
     "ClusterChange": {"attach_again": "falsy", "workdir_changed": "falsy"},
-    "ClusterSpec": {"autostop": "none"},
+    "ClusterSpec": {"autostop": "none", "shown_as": "none"},
     "Plan": {"buckets": "falsy"},
     "PlannedBucket": {"source_digest": "none"},
     "PlannedMount": {"bucket": "none"},

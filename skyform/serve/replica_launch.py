@@ -223,14 +223,7 @@ def _head_address(cluster: str, port: int) -> str:
         db.close()
     if record is None or record.handle is None or not record.handle.nodes:
         raise SkyformError(f"replica {cluster} has no nodes after its launch")
-    head = min(record.handle.nodes, key=lambda n: n.rank)
-    if record.handle.engine == "local":
-        return f"127.0.0.1:{port}"
-    return f"{_bracketed(head.host)}:{head.reached_at(port)}"
-
-
-def _bracketed(host: str) -> str:
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return record.handle.endpoint(port)
 
 
 def cluster_lost(cluster: str) -> str | None:

@@ -135,7 +135,11 @@ def _locked(store, name: str, what: str, wait: float) -> LockedError:
 
 @contextmanager
 def cluster_lock(cluster: str, *, wait: float | None = None, purpose: str = "") -> Iterator[None]:
-    """Hold the cluster's lock; wait up to `wait` seconds, then raise LockedError."""
+    """Hold the cluster's lock; wait up to `wait` seconds, then raise LockedError. `cluster`
+    may be as typed (`my_cluster`): the lock is its engine name's (`my-cluster`)."""
+    from skyform.plan.naming import engine_name
+
+    cluster = engine_name(cluster)
     with held_lease(
         cluster_lease(cluster), what=f"cluster {cluster!r}", wait=wait, purpose=purpose
     ):

@@ -51,6 +51,16 @@ class ClusterHandle(_Model):
     def head(self) -> NodeHandle:
         return self.nodes[0]
 
+    def endpoint(self, port: int) -> str:
+        """host:port where the head node serves the task's `port` (loopback on `local`)."""
+        head = min(self.nodes, key=lambda n: n.rank)
+        if self.engine == "local":
+            return f"127.0.0.1:{port}"
+        host = head.host
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"  # IPv6
+        return f"{host}:{head.reached_at(port)}"
+
 
 class ClusterRecord(_Model):
     name: str
@@ -138,6 +148,8 @@ class JobRecord(_Model):
     resources: str = ""
     managed_job_id: int | None = None
     recovery_count: int = 0  # part of the node-side job key (exec.node_jobs.run_key)
+    # the job runs on the cluster's first N nodes (`exec --num-nodes 1` on 2); None: on all
+    num_nodes: int | None = None
     setup_key: str | None = None  # the node-side setup this job ran or waited for, if any
     reason: str = ""  # why it ended as it did, when it never ran (unreachable, interrupted)
     # until its submission is recorded: what it then records on its cluster (apply's jobs)

@@ -51,7 +51,7 @@ class OfferRow:
 class ClusterRow:
     """One line of `status`: a ClusterRecord's name, status, offer, size, launch and price."""
 
-    name: str
+    name: str  # as shown: typed with -c (`my_cluster`), else the cluster's own
     status: ClusterStatus
     offer: OfferRow
     num_nodes: int
@@ -77,13 +77,14 @@ def _row(record: dict[str, Any]) -> ClusterRow:
     if spec.get("autostop") is not None:
         raise _Unfit("autostop")
     _text(spec, "name")  # required by the models, though not printed
+    shown = _text(spec, "shown_as", optional=True, default=True)
     _number(offer, "hourly_price")
     nodes = spec["num_nodes"]
     if type(nodes) is not int or nodes < 1:
         raise _Unfit("num_nodes")
     status = _STATUSES[record["status"]]
     return ClusterRow(
-        name=_text(record, "name"),
+        name=shown or _text(record, "name"),
         status=status,
         offer=OfferRow(
             cloud=_text(offer, "cloud"),

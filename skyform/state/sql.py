@@ -39,6 +39,10 @@ class SqlStateStore(LeaseMixin, JournalMixin):
     # -- clusters ----------------------------------------------------------------------------
 
     def get_cluster(self, name: str) -> ClusterRecord | None:
+        """The cluster `name` means: `my_cluster` (as typed with -c) is `my-cluster`."""
+        from skyform.plan.naming import engine_name
+
+        name = engine_name(name)
         row = self.execute("SELECT record FROM clusters WHERE name=?", (name,)).fetchone()
         if row is None:
             return None

@@ -91,3 +91,13 @@ def test_launch_of_a_command_says_what_to_do(cli):
     assert result.exit_code == 1
     assert "launch takes a task YAML, and 'echo hi' is not a file" in result.stderr
     assert "skyform exec CLUSTER 'echo hi'" in result.stderr
+
+
+@pytest.mark.parametrize("verb", [["jobs", "launch"], ["launch"], ["exec", "c"]])
+def test_detach_run_is_accepted_where_skypilot_accepts_it(cli, tmp_path, verb):
+    """`sky launch/exec/jobs launch --detach-run`: the option is known (what follows fails
+    on the missing task file, not on the option)."""
+    result = cli(*verb, "--detach-run", tmp_path / "missing.yaml")
+    assert result.exit_code == 1
+    assert "No such option" not in result.output
+    assert "missing.yaml" in result.output or "no cluster named 'c'" in result.output

@@ -135,18 +135,25 @@ LOCAL = [
         "skyform launch task.yaml", says=("running the job again", "hello from", "Launch complete!")
     ),
     Step(
-        "skyform status [-a] | queue [C...] | logs C [JOB] [-f] | cancel C JOB | down C...|-a "
-        "[--purge]",
+        "skyform status [-u] [--ip|--endpoints C] | queue [-s] [C...] | logs C [JOB] "
+        "[--no-follow] [--tail N]",
         run=(
             "skyform status | grep -F hello",
-            "skyform status -a | grep -F hello",
+            "skyform status -u | grep -F hello",
+            "skyform status --ip hello | grep -Fx localhost",
             "skyform queue hello | grep -F SUCCEEDED",
+            "skyform queue -s hello | grep -F 'No jobs on cluster hello'",
             "skyform logs hello | grep -F 'hello from'",
-            "skyform logs hello 1 -f | grep -F 'hello from'",
-            "skyform cancel hello 1 | grep -F SUCCEEDED",
+            "skyform logs hello 1 --no-follow | grep -F 'hello from'",
+            "skyform logs hello 1 --tail 1 | grep -F 'hello from'",
         ),
     ),
-    Step("skyform status -a", says=("hello",)),
+    Step(
+        "skyform cancel C JOB | down C...|-a [--purge]",
+        run=("skyform cancel hello 1 | grep -F SUCCEEDED",),
+    ),
+    Step("skyform status --ip C", run=("skyform status --ip hello",), says=("localhost",)),
+    Step("skyform logs C [JOB]", run=("skyform logs hello",), says=("hello from",)),
     Step("skyform logs CLUSTER JOB", run=("skyform logs hello 1",), says=("hello from",)),
     Step("skyform logs C JOB --follow", run=("skyform logs hello 1 --follow",), says=("hello",)),
     Step(None, run=("skyform exec hello -d sleep 60",)),
@@ -194,6 +201,19 @@ LOCAL = [
         "skyform cost-report [--days N] [--json|--csv]",
         run=("skyform cost-report --days 0 --json", "skyform cost-report --csv"),
         says=("hello",),
+    ),
+    Step(
+        "skyform launch -c dev --gpus A100",
+        run=("skyform launch -c dev --gpus A100 --dryrun",),
+        says=('cluster "dev" will be created', "A100:1"),
+    ),
+    Step(
+        "skyform launch -c dev [--gpus A100 ...]",
+        run=("skyform launch -c dev --infra local -y",),
+        says=("Launch complete!",),
+    ),
+    Step(
+        None, run=("skyform exec dev echo on-the-dev-box",), says=("(dev, node=0) on-the-dev-box",)
     ),
     Step("skyform down -a", exit=1, says=("needs confirmation", "Pass -y")),
     Step("skyform down --purge C", run=("skyform down --purge -y hello",), says=("terminated",)),
@@ -323,7 +343,10 @@ EXAMPLES = [
     Step("skyform launch examples/hello.yaml -y", says=("running the job again", "hello from")),
     Step("skyform down -y hello", says=("terminated",)),
     Step("skyform launch examples/multinode.yaml -y", says=("node 1 of 2", "Launch complete!")),
-    Step("skyform exec multinode -- echo node '$SKYFORM_NODE_RANK'", says=("node 0", "node 1")),
+    Step(
+        "skyform exec multinode --num-nodes 2 -- echo node '$SKYFORM_NODE_RANK'",
+        says=("node 0", "node 1"),
+    ),
     Step("skyform ssh multinode --node 1 -- pwd", says=("multinode/node-1",)),
     Step("skyform down NAME", run=("skyform down -y multinode",), says=("terminated",)),
 ]

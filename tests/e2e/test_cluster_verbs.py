@@ -34,7 +34,7 @@ def test_logs_exits_with_the_jobs_outcome(sky, tmp_path):
     assert sky("logs", "c", "2", "-f").exit_code == 100
     assert sky("logs", "c", "2").exit_code == 100
     sky("exec", "c", "-d", "sleep 30", check=0)  # job 3 runs
-    assert sky("logs", "c", "3").exit_code == 101  # not finished
+    assert sky("logs", "c", "3", "--no-follow").exit_code == 101  # not finished
     status = sky("logs", "c", "--status")  # `sky logs --status`: the latest job's, no log
     assert (status.exit_code, status.stdout.strip()) == (101, "Job 3: RUNNING")
     assert sky("logs", "c", "2", "--status").stdout.strip() == "Job 2: FAILED"

@@ -85,7 +85,9 @@ def test_a_name_that_is_not_a_cluster_name_says_what_it_became(sky, tmp_path):
     task = task_file(tmp_path, "t.yaml", "name: Train_V2\n" + HELLO[12:])
     plan = sky("plan", task, check=0)
     assert 'name "train-v2" made from the task name "Train_V2"' in plan.stdout
-    refused = sky("plan", task, "-c", "Train_V2")
+    typed = sky("plan", task, "-c", "Train_V2", check=0)  # a name SkyPilot takes: shown so
+    assert 'shown as "Train_V2", as typed' in typed.stdout
+    refused = sky("plan", task, "-c", "Train V2")  # one it refuses is refused
     assert refused.exit_code == 1 and "Pass --cluster/-c train-v2" in refused.stderr
     # task names are validated; file names are not: a stem of nothing usable gets a digest
     japanese = sky("plan", task_file(tmp_path, "名前.yaml", HELLO[12:]), check=0)

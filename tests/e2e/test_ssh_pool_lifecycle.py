@@ -102,7 +102,7 @@ run: cat data.txt; ls secret.txt 2>/dev/null || echo ignored-ok
     logs = sky("logs", "life", "1", "--node", "1", check=0)
     assert "(life, node=1) payload" in logs.stdout and "node=0" not in logs.stdout
 
-    ran = sky("exec", "life", "echo again-$SKYFORM_NODE_RANK; exit 7")
+    ran = sky("exec", "life", "--num-nodes", "2", "echo again-$SKYFORM_NODE_RANK; exit 7")
     assert ran.exit_code == 7
     assert "again-0" in ran.stdout and "again-1" in ran.stdout
     assert "FAILED" in sky("queue", "life", check=0).stdout

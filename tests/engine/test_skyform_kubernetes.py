@@ -70,7 +70,9 @@ def test_launch_the_cluster_verbs_and_down(kube_user):
     assert [(j["job_id"], j["status"]) for j in queue] == [(1, "SUCCEEDED")]
     logs = user.sky("logs", name, "1").stdout
     assert f"(k8s-verbs, node=1) rank 1 of 2 on {name}-1: from-the-workdir" in logs
-    executed = user.sky("exec", name, "cat ~/setup-marker ~/skyform_workdir/data.txt").stdout
+    executed = user.sky(  # a command is a 1-node task, as in `sky exec`: both nodes asked
+        "exec", name, "--num-nodes", "2", "cat ~/setup-marker ~/skyform_workdir/data.txt"
+    ).stdout
     for rank in (0, 1):
         assert f"(k8s-verbs, node={rank}) setup-ran-on-{name}-{rank}" in executed
     assert executed.count("from-the-workdir") == 2

@@ -8,11 +8,15 @@ from pathlib import Path
 import typer
 
 from skyform.cli import options
+from skyform.cli.leading_options import CommandAfterOptions
 
 
 def register(app: typer.Typer) -> None:
     # Unknown options after the command (`--lr 1`) belong to it; `--` ends skyform's own.
-    app.command("exec", context_settings={"ignore_unknown_options": True})(exec_)
+    # Before the command, an unknown option is refused (cli/leading_options.py).
+    app.command("exec", cls=CommandAfterOptions, context_settings={"ignore_unknown_options": True})(
+        exec_
+    )
 
 
 @options.resource_flags
@@ -23,7 +27,9 @@ def exec_(
         metavar="TASK.yaml|CMD [ARGS]...",
         help="A task YAML (its run + workdir), or a command.",
     ),
-    detach: bool = typer.Option(False, "--detach", "-d", help="Return once submitted."),
+    detach: bool = typer.Option(
+        False, "--detach-run", "--detach", "-d", help="Return once submitted."
+    ),
     env: list[str] = options.ENV,
     env_file: list[Path] = options.ENV_FILE,
     secret: list[str] = options.SECRET,

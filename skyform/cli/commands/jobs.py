@@ -28,7 +28,9 @@ def launch(
     max_restarts: int | None = typer.Option(
         None, "--max-restarts-on-errors", min=0, help="Restarts on user-code failures."
     ),
-    detach: bool = typer.Option(False, "--detach", "-d", help="Return once submitted."),
+    detach: bool = typer.Option(
+        False, "--detach-run", "--detach", "-d", help="Return once submitted."
+    ),
     yes: bool = typer.Option(
         False, "--yes", "-y", help="Do not ask (asked only when stdin is a terminal)."
     ),

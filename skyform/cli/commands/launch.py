@@ -18,7 +18,11 @@ def register(app: typer.Typer) -> None:
 
 @options.launch_flags
 def launch(
-    task_file: Path = typer.Argument(..., help="Task YAML (SkyPilot format; may be a pipeline)."),
+    task_file: Path | None = typer.Argument(
+        None,
+        help="Task YAML (SkyPilot format; may be a pipeline). None with -c NAME: a cluster "
+        "without a job (a dev box, as `sky launch -c dev --gpus A100` makes).",
+    ),
     cluster: str | None = typer.Option(
         None, "--cluster", "-c", help="Cluster name (prefix for pipelines)."
     ),
@@ -55,6 +59,8 @@ def launch(
     from skyform.ops.apply import apply_plan, launch_exit_code
     from skyform.ops.plan import refuse_stdin
 
+    if task_file is None:
+        task_file = _dev_box(cluster)
     refuse_stdin(task_file)
     if not task_file.exists() and not task_file.name.endswith((".yaml", ".yml")):
         import shlex
@@ -85,3 +91,16 @@ def launch(
     outcomes = apply_plan(plan, planfiles.unsaved(), progress=ConsoleProgress(), options=run)
     render_apply_result(plan, outcomes, detach=detach, verb="Launch")
     return launch_exit_code(outcomes)
+
+
+def _dev_box(cluster: str | None) -> Path:
+    from skyform.errors import SkyformError
+    from skyform.ops.devbox import dev_box_task
+
+    if cluster is None:
+        raise SkyformError(
+            "launch needs a task YAML, or a cluster name for a cluster without a job",
+            "Name the dev box: skyform launch -c dev --gpus A100 (where SkyPilot makes up "
+            "a name, skyform asks for one)",
+        )
+    return dev_box_task(cluster)

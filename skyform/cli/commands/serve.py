@@ -245,7 +245,8 @@ def logs(
     if replica_id is not None:
         from skyform.cli.commands.logs import logs as cluster_logs
 
-        cluster_logs(records.replica_cluster(service_name, replica_id), None, follow, None, False)
+        cluster = records.replica_cluster(service_name, replica_id)
+        cluster_logs(cluster, None, follow=follow, tail=tail, node=None, status=False)
         return 0  # a replica still serving is the normal case, not "job not finished" (101)
     which = "controller" if controller else "load_balancer"
     for chunk in records.log_chunks(service_name, which, follow=follow, tail=tail):

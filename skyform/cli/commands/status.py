@@ -20,9 +20,19 @@ def status(
     all_users: bool = typer.Option(
         False,
         "--all-users",
+        "-u",
         "-a",
         help="Every user's clusters, as in SkyPilot. This state is yours alone, so it lists "
         "what plain status lists.",
+    ),
+    ip: bool = typer.Option(
+        False, "--ip", help="Print only the head node's address of the (one) cluster."
+    ),
+    endpoints: bool = typer.Option(
+        False, "--endpoints", help="Print only the cluster's endpoints: PORT: HOST:PORT."
+    ),
+    endpoint: int | None = typer.Option(
+        None, "--endpoint", help="Print only the HOST:PORT that serves this port.", min=1
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Nodes, jobs and stack too."),
     refresh: bool = typer.Option(
@@ -35,6 +45,9 @@ def status(
     What a cluster's autostop did is taken in here: local clusters on every call, the others
     with --refresh (a torn-down cluster disappears, a stopped one shows STOPPED)."""
     del all_users  # accepted for SkyPilot users' habit; there is no other user's state here
+    if ip or endpoints or endpoint is not None:
+        _addresses(list(clusters or []), ip=ip, port=endpoint, refresh=refresh)
+        return
     from skyform.ops.clusters import has_state
 
     if not has_state():  # a fresh machine: answer without loading models or rich
@@ -44,6 +57,24 @@ def status(
         return
     with _collector_paused():
         _status(list(clusters or []), verbose=verbose, refresh=refresh, json_out=json_out)
+
+
+def _addresses(clusters: list[str], *, ip: bool, port: int | None, refresh: bool) -> None:
+    """`sky status --ip C` / `--endpoints C` / `--endpoint PORT C`: one plain line each."""
+    from skyform.errors import SkyformError
+    from skyform.ops.endpoints import endpoints, head_ip
+
+    if refresh:
+        raise SkyformError(
+            "--ip and --endpoint(s) do not go with --refresh",
+            "Refresh first (skyform status --refresh), then ask for the address.",
+        )
+    if ip:
+        typer.echo(head_ip(clusters))
+        return
+    found = endpoints(clusters, port)
+    for number, address in found.items():
+        typer.echo(address if port is not None else f"{number}: {address}")
 
 
 @contextlib.contextmanager

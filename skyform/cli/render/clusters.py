@@ -42,6 +42,7 @@ def resources(record: ClusterRecord) -> str:
 def _status_dict(r: ClusterRecord, jobs: list[JobRecord], health: ClusterState | None) -> dict:
     return {
         "name": r.name,
+        **({"shown_as": r.spec.shown_as} if r.spec.shown_as else {}),
         "status": r.status.value,
         "infra": r.spec.offer.infra,
         "resources": resources(r),
@@ -86,7 +87,7 @@ def render_status(
             state += f" (node {', '.join(lost)} lost)" if lost else " (gone)"
         rows.append(
             cells(
-                r.name,
+                r.spec.shown_name,
                 r.spec.offer,
                 r.spec.num_nodes,
                 state=state,
@@ -113,7 +114,7 @@ def render_status(
 
 def _verbose(console, r: ClusterRecord, jobs: list[JobRecord], h: ClusterState | None) -> None:
     console.print(
-        f"\n[bold]{escape(r.name)}[/] from {escape(r.source or '-')}"
+        f"\n[bold]{escape(r.spec.shown_name)}[/] from {escape(r.source or '-')}"
         + (f", stack {escape(r.handle.stack)}" if r.handle and r.handle.stack else "")
     )
     alive = {n.rank: n for n in h.nodes} if h else {}

@@ -19,7 +19,13 @@ def change_notes(change: ClusterChange, placement: TaskPlacement | None) -> list
             f"(!) takes over a cluster that belongs to {change.takes_over}: "
             "apply asks first, or needs --take-over"
         )
-    if placement is not None and placement.cluster_name_from:
+    shown = change.after.shown_as if change.after is not None else None
+    if shown:
+        notes.append(
+            f'shown as "{shown}", as typed; the engines, state and paths name it '
+            f'"{change.cluster}" (names that differ only by case, "_" or "." are one cluster)'
+        )
+    elif placement is not None and placement.cluster_name_from:
         notes.append(
             f'name "{change.cluster}" made from {placement.cluster_name_from}, '
             "which is not a valid cluster name (lower-case letters, digits, dashes)"
