@@ -513,6 +513,24 @@ TEAM = [
     Step(None, run=("skyform down hello -y",)),
 ]
 
+K8S_TASK = "printf 'resources:\\n  infra: k8s\\nrun: echo on $(hostname)\\n' > task.yaml"
+
+# README "Running skyform's Kubernetes path for real": run on the test Kubernetes cluster
+# through the real engine by tests/engine/test_readme_kubernetes.py (not by the e2e runner).
+KUBERNETES = [
+    Step(None, run=(K8S_TASK,)),
+    Step(
+        "skyform launch -c demo --gpus T4:1 --num-nodes 2 task.yaml -y",
+        says=("demo: job 1 SUCCEEDED",),
+    ),
+    Step(
+        "skyform logs demo 1 && skyform exec demo 'hostname' && skyform ssh demo",
+        says=("on demo-0", "on demo-1", "demo-0"),
+    ),
+    Step("skyform down -y demo", says=("demo down: terminated",)),
+]
+ENGINE_SCENARIOS: dict[str, list[Step]] = {"kubernetes": KUBERNETES}
+
 SCENARIOS: dict[str, list[Step]] = {
     "team": TEAM,
     "storage": STORAGE,

@@ -17,13 +17,14 @@ import time
 from pathlib import Path
 
 import pytest
-from docs_commands import REPO, SCENARIOS, Step, documented_commands
+from docs_commands import ENGINE_SCENARIOS, REPO, SCENARIOS, Step, documented_commands
 from helpers import sandboxes_exclusive
 
 
 def test_every_documented_command_has_a_step():
     documented = documented_commands()
-    covered = {s.doc for steps in SCENARIOS.values() for s in steps if s.doc is not None}
+    scenarios = [*SCENARIOS.values(), *ENGINE_SCENARIOS.values()]
+    covered = {s.doc for steps in scenarios for s in steps if s.doc is not None}
     missing = [c for c in documented if c not in covered]
     stale = sorted(covered - set(documented))
     assert not missing, f"documented but never run (add a Step in docs_commands.py): {missing}"
