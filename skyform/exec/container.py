@@ -152,7 +152,7 @@ args=(-d -i --name "$name" --label "skyform.config=$want" --net=host --cap-add S
 if [ "${rt##* }" = docker ] && command -v nvidia-smi >/dev/null 2>&1; then args+=(--gpus all); fi
 args+=(-v "$HOME:$HOME")
 for b in "$@"; do
-  case "$b" in "$HOME" | "$HOME"/*) continue ;; esac
+  case "$b" in "$HOME" | "$HOME"/* | *:*) continue ;; esac # (-v splits at colons)
   [ -e "$b" ] && args+=(-v "$b:$b")
 done
 if out=$($rt run "${args[@]}" --entrypoint /bin/bash "$image" 2>&1); then

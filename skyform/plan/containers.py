@@ -35,10 +35,10 @@ def check_container_placement(
 ) -> None:
     """Refuse a placement where the container cannot run. `runtimes`: the ssh offer's hosts
     -> the runtime `check` found there ("" none, None never probed)."""
-    if not image:
+    if not image or image.startswith("-") or any(c.isspace() or not c.isprintable() for c in image):
         raise PlanError(
-            f"cluster {cluster}: `image_id: docker:` names no image",
-            "Write e.g. `image_id: docker:ubuntu:22.04`.",
+            f"cluster {cluster}: `image_id: docker:{image}` is not an image name",
+            "Write a registry's image reference, e.g. `image_id: docker:ubuntu:22.04`.",
         )
     if cloud == "local":
         raise PlanError(

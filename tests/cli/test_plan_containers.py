@@ -50,6 +50,14 @@ def test_local_refuses_a_container(cli, tmp_path):
     assert not (tmp_path / "p.json").exists()
 
 
+def test_an_image_name_that_is_an_option_is_refused(cli, tmp_path):
+    task = tmp_path / "opt.yaml"
+    task.write_text("resources:\n  infra: aws\n  image_id: 'docker:--privileged'\nrun: id\n")
+    result = cli("plan", task)
+    assert result.exit_code == 1, result.output
+    assert "`image_id: docker:--privileged` is not an image name" in result.stderr
+
+
 def test_ssh_pool_needs_a_runtime_on_every_host(cli, tmp_path, skyform_home):
     task = _task(tmp_path, "ssh/lab")
     _pool(skyform_home, [None, None])

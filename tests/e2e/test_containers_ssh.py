@@ -1,12 +1,16 @@
 """`image_id: docker:IMAGE` on an ssh pool whose host has podman: setup and run execute in
 the container (its own files, what setup installed there), in the synced workdir, with file
-mounts mapped; cancel stops the job inside the container; `down` removes the container.
+mounts mapped (in the home and outside it: a new destination makes the container again, and
+setup runs again in it); cancel stops the job inside the container; `down` removes it.
 Real sshd node, real podman (rootless, as the node's user), an image built on this machine."""
 
 from __future__ import annotations
 
 import re
+import shutil
 import time
+import uuid
+from pathlib import Path
 
 import containerkit
 import pytest
@@ -36,7 +40,9 @@ def _out(text: str, cluster: str) -> list[str]:
     return [line.split(mark, 1)[1] for line in text.splitlines() if mark in line]
 
 
-def test_setup_and_run_execute_inside_the_container(sky, skyform_home, tmp_path, podman_node):
+def test_setup_and_run_execute_inside_the_container(
+    sky, skyform_home, tmp_path, podman_node, request
+):
     node = podman_node.nodes[0]
     write_pool(skyform_home, podman_node, [0])
     checked = sky("check", check=0).stdout
@@ -68,13 +74,27 @@ def test_setup_and_run_execute_inside_the_container(sky, skyform_home, tmp_path,
     ], applied.stdout
     assert containerkit.node_containers(podman_node) == ["skyform-boxed"]
 
+    # a new mount destination outside the home: the container is made again with it mapped,
+    # and setup runs again in the new container (what it installed went with the old one)
+    outside = Path(f"/tmp/skyform-e2e-box-{uuid.uuid4().hex[:8]}")  # the node user may make it
+    request.addfinalizer(lambda: shutil.rmtree(outside, ignore_errors=True))
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.txt").write_text("outside the home\n")
+    task.write_text(
+        task.read_text().replace("file_mounts:\n", f"file_mounts:\n  {outside}/data: ./data\n")
+        .replace("  pwd\n  id -u\n", f"  cat {outside}/data/x.txt\n")
+    )  # fmt: skip
+    again = _out(sky("apply", task, "-y", timeout=300, check=0).stdout, "boxed")
+    assert again == [*lines[:4], "outside the home"], again
+    assert containerkit.node_containers(podman_node) == ["skyform-boxed"]
+
     # cancel reaches the job inside the container, not only the runtime's exec client
     sky("exec", "boxed", "-d", "sleep 300", check=0)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not _sleeping(podman_node):
         time.sleep(0.2)
     assert _sleeping(podman_node), "the job never started in the container"
-    sky("cancel", "boxed", "2", check=0)
+    sky("cancel", "boxed", "3", check=0)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and _sleeping(podman_node):
         time.sleep(0.2)
