@@ -39,6 +39,8 @@ def test_aws_plan_shows_the_container_and_boots_a_machine_image(cli, tmp_path):
     result = cli("plan", _task(tmp_path, "aws"), "-o", tmp_path / "p.json")
     assert result.exit_code == 0, result.output
     assert re.search(rf'\+ container +\= "{IMAGE}"', result.stdout), result.stdout
+    markdown = cli("show", tmp_path / "p.json", "--markdown").stdout
+    assert f"- `boxed`: `{IMAGE}`" in markdown
 
 
 def test_local_refuses_a_container(cli, tmp_path):
