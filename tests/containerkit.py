@@ -14,6 +14,7 @@ from cgroupv2"), so the node user's containers.conf selects runc, as a host admi
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import subprocess
 import tarfile
@@ -105,3 +106,11 @@ def node_containers(nodes, i: int = 0) -> list[str]:
     )  # fmt: skip
     assert listed.returncode == 0, listed.stderr.decode(errors="replace")
     return listed.stdout.decode().split()
+
+
+def remove_podman_leftovers(user: str) -> None:
+    """Rootless podman's folders in /tmp for the user (its storage is in the node's home,
+    which goes with the node; these would outlive it)."""
+    uid = pwd.getpwnam(user).pw_uid
+    for folder in (f"/tmp/containers-user-{uid}", f"/tmp/podman-run-{uid}"):
+        shutil.rmtree(folder, ignore_errors=True)

@@ -32,7 +32,8 @@ def podman_node(make_ssh_nodes, image_tar):
     nodes = make_ssh_nodes(1)
     node = nodes.nodes[0]
     containerkit.give_node_podman(node.user, node.home, image_tar)
-    return nodes
+    yield nodes
+    containerkit.remove_podman_leftovers(node.user)
 
 
 def _out(text: str, cluster: str) -> list[str]:
