@@ -190,9 +190,11 @@ def launch(
     cwd: str = "",
     rerun_failed: bool = False,
     prepare: Callable[[int], object] | None = None,
+    container: str = "",
 ) -> NodeJob:
     """Start a detached job unless one with `key` exists (then report it; with `rerun_failed`
     a FAILED or CANCELLED one is set aside and started again). Env and script go on stdin.
+    `container` ("RUNTIME... NAME", exec/container.py): run it inside that container.
 
     `prepare` (prepare_node for a rank) is for a node not prepared yet: the check that its
     runner is this version goes in the launch's round trip; when it is not, nothing starts,
@@ -205,11 +207,12 @@ def launch(
             f'if [ "${{h%% *}}" != {digest(runner_script())} ]; then '
             f"cat >/dev/null; echo {RUNNER_MISSING}; exit 0; fi; "
         )
-    job = _launch(runner, key, env_file, script, cwd, rerun_failed, guard=guard)
+    args = (key, env_file, script, cwd, rerun_failed, container)
+    job = _launch(runner, *args, guard=guard)
     if job is None:
         assert prepare is not None
         prepare(runner.node.rank)
-        job = _launch(runner, key, env_file, script, cwd, rerun_failed, guard="")
+        job = _launch(runner, *args, guard="")
     assert job is not None
     return job
 
@@ -218,12 +221,21 @@ RUNNER_MISSING = "runner-not-current"
 
 
 def _launch(
-    runner: NodeRunner, key: str, env_file: str, script: str, cwd: str, rerun: bool, guard: str
+    runner: NodeRunner,
+    key: str,
+    env_file: str,
+    script: str,
+    cwd: str,
+    rerun: bool,
+    container: str,
+    *,
+    guard: str,
 ) -> NodeJob | None:
     check_key(key)
     env_bytes = env_file.encode()
     payload = f"{len(env_bytes)}\n".encode() + env_bytes + script.encode()
-    result = runner.run(guard + _runner_cmd("launch", key, cwd, int(rerun)), stdin=payload)
+    box = (container,) if container else ()
+    result = runner.run(guard + _runner_cmd("launch", key, cwd, int(rerun), *box), stdin=payload)
     lines = _answer(runner, result, "launch a job")
     first = lines[0] if lines else ""
     verb, _, rest = first.partition(" ")

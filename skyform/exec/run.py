@@ -22,6 +22,7 @@ from pathlib import Path
 
 from skyform.errors import ExecError, NodeUnreachable
 from skyform.exec import node_jobs
+from skyform.exec.container import ContainerRequest, NodeContainer, ensure_container
 from skyform.exec.env import job_env, render_env_file
 from skyform.exec.follow import Sightings, follow_logs, wait_for_job
 from skyform.exec.hostkeys import KnownHosts
@@ -60,6 +61,7 @@ class ClusterSession:
         self._pool = ThreadPoolExecutor(max_workers=max(1, min(64, 2 * len(cluster.nodes))))
         self._sightings = Sightings()  # job ends the log followers saw
         self._unprepared: set[int] = set()  # connected with prepare=False, runner not checked
+        self.containers: dict[int, str] = {}  # rank -> "RUNTIME... NAME" jobs run inside
 
     # --- plumbing ------------------------------------------------------------------------
 
@@ -222,6 +224,21 @@ class ClusterSession:
 
     # --- setup and run -------------------------------------------------------------------------
 
+    def start_containers(self, request: ContainerRequest) -> bool:
+        """The cluster's container running on every node, before setup and run (which then
+        start inside it). True when some node made a new one (its setup must run again)."""
+
+        def one(rank: int, runner: NodeRunner) -> NodeContainer:
+            box = ensure_container(runner, request)
+            self.emit("container", rank, f"{request.image}: {box.how} ({box.runtime})")
+            return box
+
+        outcomes = self.fan_out(one)
+        raise_first(outcomes, "starting containers")
+        boxes = {rank: o.value for rank, o in outcomes.items() if o.value is not None}
+        self.containers = {rank: box.runner_arg for rank, box in boxes.items()}
+        return any(box.how == "created" for box in boxes.values())
+
     def _launch(
         self,
         key: str,
@@ -256,6 +273,7 @@ class ClusterSession:
             job = node_jobs.launch(
                 runner, key, env_file=render_env_file(env), script=script, cwd=cwd,
                 rerun_failed=setup, prepare=self._prepare if rank in self._unprepared else None,
+                container=self.containers.get(rank, ""),
             )  # fmt: skip
             self._unprepared.discard(rank)
             self.emit(stage, rank, node_jobs.launch_message(job))

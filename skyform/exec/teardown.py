@@ -31,6 +31,11 @@ if [ -s "$base/autostop/agent.pid" ] && read -r apid < "$base/autostop/agent.pid
 fi
 for dir in "$base"/jobs/*/; do
   [ -f "$dir/pid" ] && [ ! -f "$dir/result" ] || continue
+  # a job in a container: its process group there (the runtime's exec client is no parent)
+  if [ -s "$dir/box" ] && [ -s "$dir/inner" ] && read -r box < "$dir/box" &&
+    read -r inner < "$dir/inner"; then
+    ${{box% *}} exec "${{box##* }}" /bin/bash -c 'kill -TERM -- "-$1"' - "$inner" >/dev/null 2>&1
+  fi
   read -r pid _ < "$dir/pid" || continue
   kill -TERM -- "-$pid" 2>/dev/null && live="$live $pid"
 done
@@ -39,8 +44,16 @@ if [ -n "$live" ]; then
   for pid in $live; do kill -KILL -- "-$pid" 2>/dev/null; done
 fi
 """
+# The cluster's container (exec/container.py), before the mounts it maps are unmounted.
+REMOVE_CONTAINER = """
+if [ -s "$base/container" ] && read -r box < "$base/container"; then
+  ${box% *} kill "${box##* }" >/dev/null 2>&1 # SIGKILL: bash as PID 1 ignores TERM
+  ${box% *} rm -f "${box##* }" >/dev/null 2>&1
+fi
+"""
 TEARDOWN = (
     STOP_JOBS
+    + REMOVE_CONTAINER
     + UNMOUNT_ALL
     + f"""
 rm -rf "$HOME/{NODE_BASE}" "$HOME/{WORKDIR}"

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skyform.errors import ExecError, NodeUnreachable
+from skyform.exec.container import ContainerRequest, mount_binds, registry_login
 from skyform.exec.node_jobs import run_key, setup_key, setup_log_key
 from skyform.exec.results import JobState, LogLine
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle import clusters
 from skyform.lifecycle.interrupts import Starting, stop_stale_setups
 from skyform.lifecycle.settle import nodes_of, record_final, settle_unstarted
+from skyform.plan.containers import container_image
 from skyform.plan.model import BucketMount, JobSpec, PlannedMount
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus, ReadyCluster
@@ -169,11 +171,12 @@ def start_job(
             _arm_autostop(session, record, on_event)
         # the cluster's own bucket mounts too (an exec after a stop and start): before
         # anything runs, so what it writes there reaches the bucket
-        attached = sync_inputs(
-            session, with_recorded_mounts(job_spec, record.job), task_dir, secrets
-        )
+        mounted = with_recorded_mounts(job_spec, record.job)
+        attached = sync_inputs(session, mounted, task_dir, secrets)
+        fresh_container = _start_container(session, record, mounted, secrets)
         setup_ran = False
-        if run_setup and job_spec.setup and record.setup_done != job_spec.setup_digest:
+        setup_due = record.setup_done != job_spec.setup_digest or fresh_container
+        if run_setup and job_spec.setup and setup_due:
             setup = setup_key(record.name, job_spec.setup_digest)
             stop_stale_setups(db, session, record.name, keep=setup)
             start.update(status=JobStatus.SETTING_UP, setup_key=setup)
@@ -216,6 +219,22 @@ def start_job(
         if error is exc:
             raise
         raise error from None
+
+
+def _start_container(
+    session: ClusterSession, record: ClusterRecord, job: JobSpec, secrets: Mapping[str, str]
+) -> bool:
+    """`image_id: docker:IMAGE`: the container every node runs setup and run in, with the
+    job's mount destinations mapped (after they were made). True when a node made a new one:
+    whatever an earlier setup installed went with the old container."""
+    image = container_image(record.spec.image_id, record.spec.offer.cloud)
+    if image is None:
+        return False
+    destinations = [_resubstitute(dst, secrets) for dst in job.file_mounts]
+    request = ContainerRequest(
+        record.name, image, mount_binds(destinations), registry_login(job.envs, secrets)
+    )
+    return session.start_containers(request)
 
 
 def _ready(

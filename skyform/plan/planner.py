@@ -25,6 +25,7 @@ from skyform.plan.buckets import (
 from skyform.plan.capacity import busy_hosts, check_joint_capacity, probes_used
 from skyform.plan.catalog import Catalog
 from skyform.plan.catalog.k8s_offers import kubernetes_scope
+from skyform.plan.containers import check_container_placement, container_image
 from skyform.plan.diff import (
     CurrentCluster,
     destroy_changes,
@@ -331,6 +332,10 @@ def make_plan(
                 task.skyform,
                 shown_as=named[result.index].shown,
             )
+            image = container_image(spec.image_id, offer.cloud)
+            if image is not None:
+                runtimes = catalog.container_runtimes(cand.offer.id)
+                check_container_placement(spec.name, image, offer.cloud, offer.context, runtimes)
         except PlanError as err:  # where in the file: the task's resources
             src = task.source
             line = src.resources_line or src.line

@@ -3,7 +3,8 @@
 A TCP banner only says sshd listens; a login also proves the user, the key, the host key
 (skyform's known_hosts, first contact recorded as OpenSSH's accept-new does) and that a key
 exchange is agreed. A host whose `cpus`, `memory` or `accelerators` config.yaml leaves out is
-probed in the same session (`nproc`, /proc/meminfo, `uname -m`, `nvidia-smi` when present).
+probed in the same session (`nproc`, /proc/meminfo, `uname -m`, `nvidia-smi` when present);
+every host's container runtime is (`docker`/`podman info`): nobody declares it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from skyform.config import SSHHost, SSHPool
 from skyform.errors import SkyformError
-from skyform.plan.catalog.hostfacts import PROBE_COMMAND, HostFacts, parse_probe
+from skyform.plan.catalog.hostfacts import PROBE_COMMAND, RUNTIME_PROBE, HostFacts, parse_probe
 from skyform.plan.catalog.onprem import host_id
 
 TIMEOUTS = {"connect": 3.0, "banner": 5.0, "auth": 8.0, "channel": 10.0, "command": 20.0}
@@ -90,19 +91,21 @@ def login_host(pool_name: str, pool: SSHPool, host: SSHHost) -> LoginResult:
         transport = runner.conn.transport
         key = transport.get_remote_server_key().get_name()
         line = f"✔ {where}: logged in (host key {key}, kex {_kex(transport)})"
-        facts = None
-        if needs_probe(host):
-            probed_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            result = runner.run(PROBE_COMMAND, timeout=TIMEOUTS["command"])
-            if not result.ok:
-                return LoginResult(
-                    ident,
-                    True,
-                    f"{line}; probe failed (exit {result.exit_code})",
-                    "declare cpus: and memory: (GiB) for this host in config.yaml",
-                )
-            facts = parse_probe(result.stdout, probed_at)
+        probed_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        sized = needs_probe(host)
+        result = runner.run(PROBE_COMMAND if sized else RUNTIME_PROBE, timeout=TIMEOUTS["command"])
+        if not result.ok:
+            return LoginResult(
+                ident,
+                True,
+                f"{line}; probe failed (exit {result.exit_code})",
+                "declare cpus: and memory: (GiB) for this host in config.yaml" if sized else None,
+            )
+        facts = parse_probe(result.stdout, probed_at)
+        if sized:
             line += f"; probed: {facts.describe()}"
+        else:  # declared: only the runtime was measured (the rest stays unknown, unused)
+            line += f"; container runtime: {facts.container_runtime or 'none'}"
         return LoginResult(ident, True, line, facts=facts)
     except SkyformError as err:
         return LoginResult(ident, False, f"✘ {where}: {err.message}", err.hint)

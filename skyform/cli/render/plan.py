@@ -18,6 +18,7 @@ from skyform.cli.render.plan_job import group_names, job_text_lines
 from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, heredoc
+from skyform.plan.containers import PREFIX as CONTAINER
 from skyform.plan.parts import Action
 from skyform.plan.planjson import content_digest
 
@@ -64,6 +65,8 @@ def spec_attributes(spec: ClusterSpec, placement: TaskPlacement | None) -> list[
         ("memory_gb", offer.memory_gib),
         ("disk_size_gb", spec.disk_size),
     ]
+    if spec.image_id and spec.image_id.startswith(CONTAINER):  # what setup and run run in
+        attrs.append(("container", spec.image_id.removeprefix(CONTAINER)))
     if spec.ports:
         attrs.append(("ports", ", ".join(spec.ports)))
     if spec.labels:

@@ -10,6 +10,7 @@ from skyform.cli.render.plan_kubernetes import kubernetes_lines
 from skyform.cli.render.plan_notes import change_notes, egress_cost, probe_line, why_chosen
 from skyform.cli.render.textdiff import TEXT_ATTRS, fenced_diff
 from skyform.cli.render.visible import visible
+from skyform.plan.containers import PREFIX as CONTAINER
 from skyform.plan.parts import Action
 from skyform.plan.planjson import content_digest
 
@@ -139,6 +140,14 @@ def render_plan_markdown(
     ]
     if autostops:
         lines += ["Autostop (idle time before the node agent stops or tears down):", *autostops, ""]
+    containers = [
+        f"- `{cell(c.cluster)}`: `{cell(c.after.image_id.removeprefix(CONTAINER))}`"
+        for c in plan.changes
+        if c.action is not Action.DELETE and c.after and c.after.image_id
+        and c.after.image_id.startswith(CONTAINER)
+    ]  # fmt: skip
+    if containers:
+        lines += ["Containers (setup and run execute inside them):", *containers, ""]
     notes = [
         f"- ⚠️ `{cell(c.cluster)}`: {cell(note)}"
         for c in plan.changes

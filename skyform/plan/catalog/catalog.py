@@ -320,6 +320,12 @@ class Catalog:
         """The host ids (`ssh/<pool>/<host>:<port>`) an ssh offer stands for."""
         return self._ssh_members.get(offer_id, ())
 
+    def container_runtimes(self, offer_id: str) -> dict[str, str | None]:
+        """Host id -> the container runtime `skyform check` found there ("" none found,
+        None never probed), for the hosts an ssh offer stands for."""
+        known = self._ssh.runtimes or {}
+        return {host: known.get(host) for host in self.ssh_members(offer_id)}
+
     def host_probes(self, scope: Iterable[str]) -> dict[str, HostFacts]:
         """Probed facts the offers of the ssh pools in `scope` were made from."""
         pools = set(scope)

@@ -1,4 +1,5 @@
-"""What `skyform check` measured on ssh hosts: vCPUs, memory, GPUs and architecture.
+"""What `skyform check` measured on ssh hosts: vCPUs, memory, GPUs, architecture and the
+container runtime (docker or podman) a task's `image_id: docker:...` would run in.
 
 `check` logs in to every pool host and runs PROBE_COMMAND; the answers are cached in
 `$SKYFORM_HOME/ssh_hosts.json` (0600) with the time the values were first measured (a probe
@@ -22,6 +23,15 @@ from skyform.paths import write_atomic
 CACHE_NAME = "ssh_hosts.json"
 CACHE_VERSION = 1
 
+# The container runtime a task's container would run in (exec/container.py): docker when its
+# daemon answers (as the login user or through passwordless sudo), else podman when installed
+# (it needs no daemon; `podman info` would set up a rootless user's storage just to look);
+# `runtime=` when neither.
+RUNTIME_PROBE = (
+    'echo "runtime=$(if command -v docker >/dev/null 2>&1 && { docker info >/dev/null 2>&1 '
+    "|| sudo -n docker info >/dev/null 2>&1; }; then echo docker; "
+    'elif command -v podman >/dev/null 2>&1; then echo podman; fi)"'
+)
 # One `key=value` per line; GPUs one line each (name, memory in MiB) when nvidia-smi exists.
 PROBE_COMMAND = (
     'echo "cpus=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)"; '
@@ -29,7 +39,7 @@ PROBE_COMMAND = (
     'echo "arch=$(uname -m)"; '
     "if command -v nvidia-smi >/dev/null 2>&1; then "
     "nvidia-smi --query-gpu=name,memory.total --format=csv,noheader,nounits 2>/dev/null "
-    "| sed 's/^/gpu=/'; fi"
+    "| sed 's/^/gpu=/'; fi; " + RUNTIME_PROBE
 )
 ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}
 VENDOR_WORDS = re.compile(r"\b(NVIDIA|Tesla|GeForce|Quadro)\b", re.IGNORECASE)
@@ -43,6 +53,8 @@ class HostFacts:
     accelerator_count: float = 0.0
     arch: str | None = None
     probed_at: str = ""  # ISO 8601, UTC
+    # "docker" / "podman"; "" when the probe found neither answering; None: never probed
+    container_runtime: str | None = None
 
     def describe(self) -> str:
         parts = [
@@ -51,6 +63,8 @@ class HostFacts:
             self.arch or "arch unknown",
             f"{self.accelerator}:{self.accelerator_count:g}" if self.accelerator else "no GPU",
         ]
+        if self.container_runtime is not None:
+            parts.append(f"container runtime: {self.container_runtime or 'none'}")
         return ", ".join(parts)
 
 
@@ -90,7 +104,19 @@ def parse_probe(output: str, probed_at: str) -> HostFacts:
         accelerator_count=count,
         arch=ARCHES.get(values.get("arch", "").lower()),
         probed_at=probed_at,
+        container_runtime=runtime_named(values.get("runtime")),
     )
+
+
+def runtime_named(value: object) -> str | None:
+    """A runtime the probe may name (untrusted: anything else counts as never probed)."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text if text in RUNTIMES else None
+
+
+RUNTIMES = ("docker", "podman", "")
 
 
 def _number(text: str | None) -> float | None:
@@ -118,6 +144,7 @@ def _facts(entry: object) -> HostFacts | None:
             accelerator_count=float(entry.get("accelerator_count") or 0.0),
             arch=ARCHES.get(str(entry.get("arch") or "")),
             probed_at=str(entry.get("probed_at") or ""),
+            container_runtime=runtime_named(entry.get("container_runtime")),
         )
     except (TypeError, ValueError):
         return None

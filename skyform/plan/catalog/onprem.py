@@ -158,6 +158,8 @@ class SSHRows(NamedTuple):
     members: list[list[str]]  # per row: the host ids of its group, in config order
     vague: list[str]  # hosts whose cpus or memory nobody declared or probed
     probes: dict[str, HostFacts]  # host id -> the probe whose values a row uses
+    # host id -> its container runtime as `check` last probed it ("" none, None never)
+    runtimes: dict[str, str | None] | None = None
 
 
 def ssh_offer_rows(
@@ -165,16 +167,19 @@ def ssh_offer_rows(
 ) -> SSHRows:
     """Offer rows for every ssh pool in config.yaml (hosts with equal values form one offer
     whose capacity is their number), filling undeclared values from `skyform check` probes."""
-    found = SSHRows([], [], [], [], {})
+    found = SSHRows([], [], [], [], {}, {})
     if config is None:
         return found
     facts = facts or {}
+    runtimes: dict[str, str | None] = found.runtimes  # type: ignore[assignment]
     for pool_name in sorted(config.ssh_pools):
         pool = config.ssh_pools[pool_name]
         groups: dict[tuple, list[str]] = {}
         for host in pool.hosts:
             v = host_values(pool_name, pool, host, facts, canonical)
             ident = host_id(pool_name, pool, host)
+            probe = facts.get(ident)
+            runtimes[ident] = probe.container_runtime if probe is not None else None
             key = (*v[:10],)
             groups.setdefault(key, []).append(ident)
             if v.cpus is None or v.memory is None:

@@ -7,8 +7,10 @@ Defaults follow SkyPilot's image tags (catalog `images.csv`):
   (CUDA 12, proprietary driver) for pre-Turing ones the open kernel module does not drive,
   `custom-cpu-ubuntu-2204` (or `-arm64`) without a GPU; global images.
 - Kubernetes: `custom-gpu-ubuntu-2204` / `custom-cpu-ubuntu-2204` container images.
-`image_id` may be `skypilot:<tag>` (looked up the same way), `docker:<image>` on Kubernetes,
-or a cloud image id used as is. A `{region: image}` mapping is resolved by the planner.
+`image_id` may be `skypilot:<tag>` (looked up the same way), `docker:<image>` (on Kubernetes
+the pod's image; on a VM the container the task runs in, on the default machine image,
+whose init provides a runtime: inputs.container_init), or a cloud image id used as is.
+A `{region: image}` mapping is resolved by the planner.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ def resolve_image(
     arch: str,
     lookup: ImageLookup,
 ) -> str:
+    if image_id and image_id.startswith("docker:") and not pulumi_cloud(cloud).container_images:
+        image_id = None  # a container on the VM: the machine boots the default image
     if image_id:
         if image_id.startswith("skypilot:"):
             regional = pulumi_cloud(cloud).regional_images

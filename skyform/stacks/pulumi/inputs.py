@@ -8,10 +8,12 @@ inline and the exported program see exactly the same inputs.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from skyform.errors import StackError
 from skyform.infra import OBJECT_STORES
+from skyform.plan.containers import container_image
 from skyform.plan.model import Action, ClusterSpec, PlannedBucket
 from skyform.stacks.pulumi import naming
 from skyform.stacks.pulumi.cloud import InputContext, pulumi_cloud
@@ -76,6 +78,34 @@ def node_image(spec: ClusterSpec, ctx: InputContext) -> str:
         arch=offer.arch,
         lookup=ctx.image_lookup,
     )
+
+
+# A VM's first-boot script (root) when its task runs in a container (exec/container.py
+# starts that container over SSH before setup): a docker runtime — SkyPilot's default images
+# have one, a plain Ubuntu image gets Ubuntu's docker.io —, the login user in its group,
+# and the image pulled ahead of the first job. A private image is pulled at that job,
+# after the registry login (whose password never reaches a node's init or a stack's inputs).
+CONTAINER_INIT = """#!/bin/bash
+# skyform: a container runtime for the task's `image_id: docker:...` (pulled below)
+set -u
+if ! command -v docker >/dev/null 2>&1; then
+  for attempt in 1 2 3 4 5; do  # the image's own first-boot updates may hold apt's lock
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io && break
+    sleep 15
+  done
+fi
+systemctl enable --now docker
+usermod -aG docker {user}
+docker pull {quoted_image} || true
+"""
+
+
+def container_init(spec: ClusterSpec, ssh_user: str) -> str | None:
+    """The node's init script when its jobs run in a container, else None."""
+    image = container_image(spec.image_id, spec.offer.cloud)
+    if image is None:
+        return None
+    return CONTAINER_INIT.format(user=shlex.quote(ssh_user), quoted_image=shlex.quote(image))
 
 
 def cluster_buckets(spec: ClusterSpec, ctx: InputContext) -> list[PlannedBucket]:

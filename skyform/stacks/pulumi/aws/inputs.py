@@ -5,7 +5,12 @@ from __future__ import annotations
 from skyform.plan.model import ClusterSpec, PlannedBucket
 from skyform.stacks.pulumi import disks, naming
 from skyform.stacks.pulumi.cloud import InputContext
-from skyform.stacks.pulumi.inputs import cluster_buckets, node_image, port_ranges
+from skyform.stacks.pulumi.inputs import (
+    cluster_buckets,
+    container_init,
+    node_image,
+    port_ranges,
+)
 
 AWS_SSH_USER = "ubuntu"  # the user of SkyPilot's (and Ubuntu's) AMIs
 
@@ -32,6 +37,7 @@ def aws_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
         "disk": disks.aws_root_volume(spec.disk_size, spec.disk_tier),
         "ports": port_ranges(spec.ports),
         "ssh_user": AWS_SSH_USER,
+        "init_script": container_init(spec, AWS_SSH_USER),
         "ssh_public_key": ctx.ssh_public_key,
         "key_name": f"skyform-{spec.name}-{ctx.ssh_key_id}",
         "tags": tags,

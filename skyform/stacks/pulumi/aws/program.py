@@ -4,7 +4,8 @@ Input: `cluster`, a plain dict (an exported project reads it from its `cluster` 
   name, region, zone_id (an availability zone *ID* such as use1-az4) or zone_name, or neither;
   instance_type, num_nodes, image (AMI id), spot, disk {size_gb, type, iops, throughput},
   ports [[from, to], ...], ssh_user, ssh_public_key, key_name, tags; optional `power`
-  ("stopped" | "running", from `skyform stop` / `start`): each instance's power state.
+  ("stopped" | "running", from `skyform stop` / `start`): each instance's power state;
+  optional `init_script`: the first-boot script (user data) of every node.
 Resources: a key pair, a security group (SSH and the task's ports from anywhere, all traffic
 between the cluster's nodes) and one instance per node, in the account's default subnet of the
 chosen zone; the cluster's `persistent: false` buckets (`buckets` [{name, tags}], in the
@@ -145,6 +146,7 @@ def register(cluster):
             root_block_device=root_block_device(cluster["disk"]),
             instance_market_options=market_options(cluster["spot"]),
             metadata_options={"http_tokens": "required", "http_endpoint": "enabled"},
+            user_data=cluster.get("init_script"),
             tags=node_tags,
             opts=opts,
         )

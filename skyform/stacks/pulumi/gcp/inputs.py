@@ -13,6 +13,7 @@ from skyform.stacks.pulumi.images import has_nvidia_gpu
 from skyform.stacks.pulumi.inputs import (
     cloud_labels,
     cluster_buckets,
+    container_init,
     node_image,
     port_ranges,
     without_nulls,
@@ -71,6 +72,7 @@ def gcp_inputs(spec: ClusterSpec, ctx: InputContext) -> dict:
         ),
         "ports": [f"{a}-{b}" if a != b else str(a) for a, b in port_ranges(spec.ports)],
         "ssh_user": GCP_SSH_USER,
+        "init_script": container_init(spec, GCP_SSH_USER),
         "ssh_public_key": ctx.ssh_public_key,
         "labels": labels,
         "buckets": [

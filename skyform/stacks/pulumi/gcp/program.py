@@ -5,7 +5,8 @@ Input: `cluster`, a plain dict (an exported project reads it from its `cluster` 
   num_nodes, instance_names, firewall_names {ssh, internal}, network_tag, image, spot, gpu,
   accelerator {type, count} (N1 only) or null, disk {size_gb, type, iops}, ports ["8080",
   "9000-9010"], ssh_user, ssh_public_key, labels; optional `power` ("stopped" | "running",
-  from `skyform stop` / `start`): the VMs' desired status (TERMINATED keeps the disk).
+  from `skyform stop` / `start`): the VMs' desired status (TERMINATED keeps the disk);
+  optional `init_script`: every VM's startup script.
 Resources: two firewall rules on the default network (SSH and the task's ports from anywhere;
 all traffic between the cluster's VMs) and one VM per node; the cluster's `persistent: false`
 buckets (`buckets` [{name, labels}], in the cluster's region, deleted with the stack). Stack
@@ -62,6 +63,8 @@ def metadata(cluster):
     }
     if cluster["gpu"]:
         items["install-nvidia-driver"] = "True"  # honoured by GPU images that lack a driver
+    if cluster.get("init_script"):
+        items["startup-script"] = cluster["init_script"]  # run as root at every boot
     return items
 
 

@@ -1,0 +1,214 @@
+"""A cluster's container on one node (`image_id: docker:IMAGE`), as SkyPilot keeps one.
+
+Before setup or a run, every node gets the cluster's container running: a runtime that
+answers (docker or podman, as the login user or through passwordless sudo; on a cloud VM
+after its init has installed one), the registry login when the task gives one, the image
+pulled, and one long-lived container (`skyform-<cluster>`) with the host network, FUSE, and
+the node user's home plus every mount destination bind-mounted at the same path, so the
+workdir (`~/skyform_workdir`), file mounts and bucket mounts are where the task expects them.
+The job runner then starts setup and run inside it (`<runtime> exec`, runner.sh.j2).
+
+A container whose image or mapped paths differ from what the job needs is replaced; the
+setups recorded for the old one are dropped with it, so setup runs again in the new one.
+The registry password goes on stdin, never on a command line, in a plan or a log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from skyform.errors import ExecError
+from skyform.exec.node_jobs import NODE_BASE, cluster_prefix
+from skyform.exec.runner import NodeRunner
+
+# SkyPilot's names for a private registry's login (task envs; the password as a secret)
+USERNAME_ENV = "SKYPILOT_DOCKER_USERNAME"
+PASSWORD_ENV = "SKYPILOT_DOCKER_PASSWORD"
+SERVER_ENV = "SKYPILOT_DOCKER_SERVER"
+RUNTIME_WAIT = 900  # seconds a cloud node's init may still be installing the runtime
+
+
+@dataclass(frozen=True)
+class RegistryLogin:
+    username: str
+    server: str
+    password: str  # may be empty: the node's own credentials pull (SkyPilot does the same)
+
+    def __repr__(self) -> str:  # never the password
+        return f"RegistryLogin(username={self.username!r}, server={self.server!r})"
+
+
+@dataclass(frozen=True)
+class ContainerRequest:
+    """What one cluster's container must be on every node."""
+
+    cluster: str
+    image: str
+    binds: tuple[str, ...] = ()  # absolute node paths mapped in (besides the home)
+    login: RegistryLogin | None = None
+
+    @property
+    def name(self) -> str:
+        return container_name(self.cluster)
+
+    @property
+    def full_image(self) -> str:
+        """The image with the registry's name in front when a login names one (SkyPilot)."""
+        if self.login is None or self.image.startswith(f"{self.login.server}/"):
+            return self.image
+        return f"{self.login.server}/{self.image}"
+
+    def digest(self) -> str:
+        """What the running container is compared with: image and mapped paths."""
+        text = "\n".join([self.full_image, *sorted(set(self.binds))])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def container_name(cluster: str) -> str:
+    return f"skyform-{cluster_prefix(cluster)}"
+
+
+def registry_login(
+    envs: Mapping[str, str], secrets: Mapping[str, str] | None
+) -> RegistryLogin | None:
+    """SkyPilot's SKYPILOT_DOCKER_* values (a secret wins over an env of the same name)."""
+    values = {**envs, **(secrets or {})}
+    server = values.get(SERVER_ENV, "").strip()
+    if not server:
+        return None
+    return RegistryLogin(values.get(USERNAME_ENV, ""), server, values.get(PASSWORD_ENV, ""))
+
+
+def mount_binds(destinations: Iterable[str]) -> tuple[str, ...]:
+    """Absolute mount destinations (others are under the home, which is mapped whole)."""
+    return tuple(sorted({d.rstrip("/") or "/" for d in destinations if d.startswith("/")}))
+
+
+# bash, run as the login user: $1 name, $2 image, $3 digest, $4 wait, $5 login user,
+# $6 server, $7 cluster prefix, then bind paths; the password (if any) on stdin.
+START = r"""
+set -u
+name=$1 image=$2 want=$3 wait=$4 user=$5 server=$6 prefix=$7
+shift 7
+base="$HOME/__BASE__"
+say() { printf '%s\n' "$*"; }
+find_runtime() {
+  local c
+  for c in docker podman "sudo -n docker" "sudo -n podman"; do
+    command -v "${c##* }" >/dev/null 2>&1 && $c info >/dev/null 2>&1 && { rt=$c; return 0; }
+  done
+  return 1
+}
+rt=""
+if ! find_runtime; then
+  # a cloud node's init may still be installing one
+  if command -v cloud-init >/dev/null 2>&1; then
+    timeout "$wait" cloud-init status --wait >/dev/null 2>&1
+  fi
+  if ! find_runtime; then
+    say "error no container runtime answers on this node" \
+      "(tried docker and podman, as $(id -un) and with sudo -n)"
+    exit 0
+  fi
+fi
+pw=""
+[ -n "$server" ] && IFS= read -r pw
+if [ -n "$server" ] && [ -n "$pw" ]; then
+  if ! out=$(printf '%s' "$pw" | $rt login --username "$user" --password-stdin "$server" 2>&1); then
+    say "error login to $server failed: $(printf '%s' "$out" | tail -n 1)"
+    exit 0
+  fi
+fi
+mkdir -p "$base" && printf '%s %s\n' "$rt" "$name" >"$base/container"
+shown='{{index .Config.Labels "skyform.config"}} {{.State.Running}}'
+state=$($rt inspect -f "$shown" "$name" 2>/dev/null)
+case "$state" in
+"$want true") say "ready $rt"; exit 0 ;;
+"$want false")
+  if out=$($rt start "$name" 2>&1); then
+    say "started $rt"
+  else
+    say "error $rt start $name: $(printf '%s' "$out" | tail -n 1)"
+  fi
+  exit 0
+  ;;
+esac
+if [ -n "$state" ]; then
+  $rt kill "$name" >/dev/null 2>&1 # SIGKILL: bash as PID 1 ignores the TERM of rm -f
+  $rt rm -f "$name" >/dev/null 2>&1
+  rm -rf "$base/jobs/$prefix-setup-"* # its setups went with it
+fi
+if ! $rt image inspect "$image" >/dev/null 2>&1; then
+  if ! out=$($rt pull "$image" 2>&1); then
+    say "error $rt pull $image failed: $(printf '%s' "$out" | tail -n 1)"
+    exit 0
+  fi
+fi
+args=(-d -i --name "$name" --label "skyform.config=$want" --net=host --cap-add SYS_ADMIN)
+[ -e /dev/fuse ] && args+=(--device /dev/fuse)
+if [ "${rt##* }" = docker ] && command -v nvidia-smi >/dev/null 2>&1; then args+=(--gpus all); fi
+args+=(-v "$HOME:$HOME")
+for b in "$@"; do
+  case "$b" in "$HOME" | "$HOME"/* | *:*) continue ;; esac # (-v splits at colons)
+  [ -e "$b" ] && args+=(-v "$b:$b")
+done
+if out=$($rt run "${args[@]}" --entrypoint /bin/bash "$image" 2>&1); then
+  say "created $rt"
+else
+  say "error $rt run $image failed: $(printf '%s' "$out" | tail -n 1)"
+fi
+""".replace("__BASE__", NODE_BASE)
+
+
+def start_command(request: ContainerRequest, wait: int = RUNTIME_WAIT) -> str:
+    login = request.login
+    args = [
+        request.name,
+        request.full_image,
+        request.digest(),
+        str(wait),
+        login.username if login else "",
+        login.server if login else "",
+        cluster_prefix(request.cluster),
+        *request.binds,
+    ]
+    return "bash -c " + shlex.quote(START) + " skyform-container " + shlex.join(args)
+
+
+@dataclass(frozen=True)
+class NodeContainer:
+    runtime: str  # "docker", "podman", "sudo -n podman" ...
+    name: str
+    how: str  # ready (already running) | started | created
+
+    @property
+    def runner_arg(self) -> str:
+        """What the job runner is given: the runtime's words, then the container's name."""
+        return f"{self.runtime} {self.name}"
+
+
+def ensure_container(
+    runner: NodeRunner, request: ContainerRequest, wait: int = RUNTIME_WAIT
+) -> NodeContainer:
+    """Have the cluster's container running on this node (one round trip)."""
+    password = request.login.password if request.login else ""
+    result = runner.run(
+        start_command(request, wait),
+        stdin=(password + "\n") if request.login else None,
+        timeout=wait + runner.timeouts.command + 600,  # an image pull takes minutes
+    )
+    lines = [ln for ln in result.stdout.splitlines() if ln.strip()]
+    last = lines[-1] if lines else ""
+    how, _, rest = last.partition(" ")
+    if result.ok and how in ("ready", "started", "created") and rest:
+        return NodeContainer(rest, request.name, how)
+    why = rest if how == "error" else (result.stderr.strip() or last or f"exit {result.exit_code}")
+    raise ExecError(
+        f"{runner.label}: cannot start container {request.name} ({request.image}): {why}",
+        hint="`image_id: docker:...` needs docker or podman on the node and the image "
+        "reachable from it (private registry: SKYPILOT_DOCKER_SERVER, _USERNAME and "
+        "--secret SKYPILOT_DOCKER_PASSWORD)",
+    )
