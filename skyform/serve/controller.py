@@ -71,6 +71,7 @@ class ServiceController(Rollouts):
         self.autoscaler.interval = interval("SKYFORM_SERVE_DECISION_INTERVAL", 20.0)
         self.slots = asyncio.Semaphore(LAUNCHES_AT_ONCE)
         self.tasks: set[asyncio.Task[None]] = set()
+        self.lost: list[int] = []
         self.ready_versions: set[int] = set()
         self.rollout = None
         self.halted = False
@@ -96,10 +97,11 @@ class ServiceController(Rollouts):
                     self._decide(now)
                     next_decision = now + self.autoscaler.next_interval()
                 if now >= next_probe:
-                    lost = await self.probe_all(now)
-                    if lost:
-                        self._replace_preempted(lost)
+                    self.probe_all(now)
                     next_probe = now + self.probe_every
+                if self.lost:
+                    lost, self.lost = self.lost, []
+                    self._replace_preempted(lost)
                 self._replace_failed()
                 await self._publish()
                 await asyncio.sleep(0.2)
@@ -243,7 +245,8 @@ class ServiceController(Rollouts):
                     )
 
     def _replace_preempted(self, lost: list[int]) -> None:
-        where = ", ".join(f"{rid} ({self.replicas[rid].infra or '?'})" for rid in lost)
+        infra = {rid: r.infra for rid, r in self.replicas.items()}
+        where = ", ".join(f"{rid} ({infra.get(rid) or '?'})" for rid in lost)
         # a replacement at once, not at the next decision tick
         self._decide(time.time(), f"replica(s) {where} preempted: replaced", tuple(lost))
 
@@ -348,8 +351,8 @@ class ServiceController(Rollouts):
             await asyncio.sleep(0.2)  # a launch in flight finishes, then goes down with the rest
         for rid in list(self.replicas):
             self.teardown_replica(rid, scale_down=True)
-        while any(r.busy for r in self.replicas.values()):
-            await asyncio.sleep(0.2)
+        while any(r.busy or r.probing for r in self.replicas.values()):
+            await asyncio.sleep(0.2)  # probes out end too: the HTTP session closes next
         if self.lb is not None:
             self.lb.terminate()
             self.lb.wait(10)
