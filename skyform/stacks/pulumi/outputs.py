@@ -89,7 +89,8 @@ def cluster_state(handle: ClusterHandle, resources: list[dict]) -> ClusterState:
     for node in handle.nodes:
         outputs = by_rank.get(node.rank)
         if outputs is None:
-            detail = "preempted: the spot instance is gone" if spot else "the instance is gone"
+            noun = cloud.node_noun
+            detail = f"preempted: the spot {noun} is gone" if spot else f"the {noun} is gone"
             states.append(
                 NodeState(
                     rank=node.rank, node_id=node.node_id, alive=False, detail=detail, gone=True

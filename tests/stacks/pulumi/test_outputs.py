@@ -69,6 +69,10 @@ STACK = {
     "type": "pulumi:pulumi:Stack",
 }
 AWS = "aws:ec2/instance:Instance"
+DELETED_POD = {
+    "status": {"phase": "Running"},
+    "metadata": {"deletionTimestamp": "2026-12-04T22:58:01Z"},
+}
 
 
 def test_a_terminated_spot_instance_is_not_alive():
@@ -95,6 +99,8 @@ def test_a_terminated_spot_instance_is_not_alive():
         (GCP_N1_V100, "gcp:compute/instance:Instance", {"currentStatus": "TERMINATED"}, False),
         (K8S_CPU, "kubernetes:core/v1:Pod", {"status": {"phase": "Running"}}, True),
         (K8S_CPU, "kubernetes:core/v1:Pod", {"status": {"phase": "Failed"}}, False),
+        # deleted (kubectl delete pod): still Running until its containers stop, never again
+        (K8S_CPU, "kubernetes:core/v1:Pod", DELETED_POD, False),
         (AWS_G5, AWS, {"instanceState": "stopped"}, False),
     ],
 )
@@ -102,3 +108,13 @@ def test_liveness_per_cloud(offer, type_, outputs_, alive):
     handle = handle_from_outputs(spec(offer), outputs(1), identity_file=KEY, stack="s")
     state = cluster_state(handle, [STACK, node(type_, 0, outputs_)])
     assert state.nodes[0].alive is alive
+
+
+def test_a_pod_gone_from_the_stack_is_called_a_pod():
+    handle = handle_from_outputs(spec(K8S_CPU, nodes=2), outputs(2), identity_file=KEY, stack="s")
+    pod = "kubernetes:core/v1:Pod"
+    state = cluster_state(handle, [STACK, node(pod, 0, {"status": {"phase": "Running"}})])
+    assert [(n.rank, n.alive, n.detail) for n in state.nodes] == [
+        (0, True, "Running"),
+        (1, False, "the pod is gone"),  # deleted out of band: not an "instance"
+    ]

@@ -16,6 +16,12 @@ def _images(gpu: bool, arm: bool, accelerator: str | None) -> list[str]:
 
 
 def _phase(outputs: Mapping[str, Any]) -> str:
+    """The pod's phase, or Terminating (as kubectl says) once it is being deleted: a deleted
+    pod stays in the API, Running, until its containers have stopped (up to its grace
+    period, 30 s by default), and it never runs again."""
+    metadata = outputs.get("metadata") or {}
+    if isinstance(metadata, dict) and metadata.get("deletionTimestamp"):
+        return "Terminating"
     status = outputs.get("status") or {}
     return str(status.get("phase") or "") if isinstance(status, dict) else ""
 
@@ -70,4 +76,5 @@ CLOUD = PulumiCloud(
     node_id=_node_id,
     object_id=_object_id,
     container_images=True,
+    node_noun="pod",
 )
