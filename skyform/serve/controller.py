@@ -92,6 +92,9 @@ class ServiceController(Rollouts):
             self.http = http
             while not self.stopping:
                 now = time.time()
+                if self.lost:  # found by an engine check: replaced in a revision of its own
+                    lost, self.lost = self.lost, []
+                    self._replace_preempted(lost)
                 if now >= next_decision or self.decide_soon:
                     self.decide_soon = False
                     self._decide(now)
@@ -99,9 +102,6 @@ class ServiceController(Rollouts):
                 if now >= next_probe:
                     self.probe_all(now)
                     next_probe = now + self.probe_every
-                if self.lost:
-                    lost, self.lost = self.lost, []
-                    self._replace_preempted(lost)
                 self._replace_failed()
                 await self._publish()
                 await asyncio.sleep(0.2)

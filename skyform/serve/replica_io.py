@@ -200,6 +200,8 @@ class ReplicaIO(ControllerBase):
         try:
             spec = self._probe_spec(replica)
             ok = await probe(self.http, probe_request(spec, replica.endpoint or ""))
+            if self.replicas.get(rid) is not replica or not replica.facts.probed_now():
+                return  # torn down or preempted while the probe was out: its engine is busy
             if not ok and replica.cluster:
                 check = self._engine_check(rid, replica)
                 ends = replica.facts.probed(False, now, spec.initial_delay_seconds)
@@ -234,7 +236,7 @@ class ReplicaIO(ControllerBase):
 
     def _record_probe(self, rid: int, replica: Replica, ok: bool, now: float) -> None:
         if self.replicas.get(rid) is not replica or not replica.facts.probed_now():
-            return  # torn down or preempted while the probe was out
+            return  # torn down or preempted while the engine was asked
         before = replica.facts.status()
         spec = self._probe_spec(replica)
         replica.facts = replica.facts.probed(ok, now, spec.initial_delay_seconds)
