@@ -48,6 +48,7 @@ from skyform.serve.rollout import Rollouts
 from skyform.serve.updates import active_versions
 
 LB_PUSH_TIMEOUT = 2.0  # seconds; the LB answers a PUT at once unless it is wedged
+LB_STOP_SECONDS = 10.0  # for the LB's in-flight requests to end at shutdown, then it is killed
 
 
 class ServiceController(Rollouts):
@@ -355,7 +356,11 @@ class ServiceController(Rollouts):
             await asyncio.sleep(0.2)  # probes out end too: the HTTP session closes next
         if self.lb is not None:
             self.lb.terminate()
-            self.lb.wait(10)
+            try:
+                self.lb.wait(LB_STOP_SECONDS)
+            except subprocess.TimeoutExpired:  # a request still waits on a replica that
+                self.lb.kill()  # is gone (its node went silent): none can answer it now
+                self.lb.wait()
         failed = [r.cluster for r in self.replicas.values() if r.facts.down is Step.FAILED]
         if failed:
             self.record = self.record.model_copy(
