@@ -93,8 +93,8 @@ class ServiceController(Rollouts):
             self.http = http
             while not self.stopping:
                 now = time.time()
-                if self.lost:  # found by an engine check: replaced in a revision of its own
-                    lost, self.lost = self.lost, []
+                lost = self.take_lost()  # found by an engine check: a revision of its own
+                if lost:
                     self._replace_preempted(lost)
                 if now >= next_decision or self.decide_soon:
                     self.decide_soon = False

@@ -44,7 +44,7 @@ class _Interrupted(Exception):
 class ReplicaIO(ControllerBase):
     slots: asyncio.Semaphore
     next_id: int
-    lost: list[int]  # replicas found preempted, for the controller to replace
+    lost: list[int]  # replicas found preempted, for the controller to take (take_lost)
     drain_seconds: float = DRAIN_SECONDS
 
     def new_replica(self, version: int, role: str, placement: dict[str, str] | None) -> int:
@@ -184,7 +184,7 @@ class ReplicaIO(ControllerBase):
         itself (`_probe`), so a replica whose engine is being asked about it holds up no
         other replica's probes, nor its own next ones."""
         for rid, replica in self.replicas.items():
-            idle = not replica.busy and not replica.probing
+            idle = not replica.busy and not replica.probing and rid not in self.lost
             if replica.facts.probed_now() and replica.endpoint and idle:
                 replica.probing = True
                 self.background(self._probe(rid, replica, now))
@@ -206,7 +206,7 @@ class ReplicaIO(ControllerBase):
                 check = self._engine_check(rid, replica)
                 ends = replica.facts.probed(False, now, spec.initial_delay_seconds)
                 if ends.needs_teardown() and await check is not None:
-                    return  # preempted (the check tore it down)
+                    return  # preempted: the controller takes it (take_lost)
             self._record_probe(rid, replica, ok, now)
         finally:
             replica.probing = False
@@ -218,21 +218,33 @@ class ReplicaIO(ControllerBase):
         return replica.engine_check
 
     async def _ask_engine(self, rid: int, replica: Replica) -> str | None:
-        """Why the replica's cluster is gone, or None; a gone one is torn down as preempted
-        and listed in `lost` for the controller to replace."""
+        """Why the replica's cluster is gone, or None; a gone one is listed in `lost` for
+        the controller (take_lost)."""
         try:
             why = await asyncio.to_thread(cluster_lost, replica.cluster)
         except Exception as exc:  # the engine's check broke: the probes go on judging
             log.warning("replica %d: asking its engine failed: %r", rid, exc)
             return None
-        if why is None or self.replicas.get(rid) is not replica or replica.facts.down is not None:
-            return why
-        replica.reason = f"preempted: {why}"
-        log.warning("replica %d (%s) is preempted: %s", rid, replica.infra, why)
-        self.teardown_replica(rid, scale_down=True, preempted=True)
-        self._placed(replica, ok=False)
-        self.lost.append(rid)
+        current = self.replicas.get(rid) is replica and replica.facts.down is None
+        if why is not None and current and rid not in self.lost:
+            replica.reason = f"preempted: {why}"
+            log.warning("replica %d (%s) is preempted: %s", rid, replica.infra, why)
+            self.lost.append(rid)
         return why
+
+    def take_lost(self) -> list[int]:
+        """The replicas found preempted, torn down now (no drain, as SkyPilot), for the
+        controller to replace in the same step: a replacement is planned while the lost
+        replica still holds what it had (on an ssh pool, the dead host is not handed out)."""
+        lost, self.lost = self.lost, []
+        taken = []
+        for rid in lost:
+            replica = self.replicas.get(rid)
+            if replica is not None and replica.facts.down is None:
+                self.teardown_replica(rid, scale_down=True, preempted=True)
+                self._placed(replica, ok=False)
+                taken.append(rid)
+        return taken
 
     def _record_probe(self, rid: int, replica: Replica, ok: bool, now: float) -> None:
         if self.replicas.get(rid) is not replica or not replica.facts.probed_now():

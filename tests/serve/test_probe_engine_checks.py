@@ -4,8 +4,9 @@ on a loaded machine). The probes do not wait for it: a READY replica that stops 
 leaves the load balancer at once, and a starting replica whose app comes up meanwhile is
 READY at its next probe. The engine's answer still decides a preemption.
 
-The controller's probing is driven here as its loop drives it (`probe_all` every tick) with
-real HTTP replicas on loopback; the engine is a check that takes ENGINE_SECONDS to answer."""
+The controller's probing is driven here as its loop drives it (`take_lost`, `probe_all` every
+tick) with real HTTP replicas on loopback; the engine is a check that takes ENGINE_SECONDS to
+answer."""
 
 from __future__ import annotations
 
@@ -109,8 +110,11 @@ def test_probes_judge_at_once_while_the_engine_is_asked(monkeypatch):
             serving = ctl.add(1, ports[0], ready=True)
             starting = ctl.add(2, ports[1], ready=False)  # its app does not listen yet
 
+            taken: list[int] = []
+
             async def ticking(stop: asyncio.Event) -> None:
                 while not stop.is_set():
+                    taken.extend(ctl.take_lost())
                     ctl.probe_all(time.time())
                     await asyncio.sleep(TICK)
 
@@ -128,7 +132,7 @@ def test_probes_judge_at_once_while_the_engine_is_asked(monkeypatch):
             out_in = await _until(lambda: serving.facts.status() is not S.READY, ENGINE_SECONDS)
             assert out_in < ENGINE_SECONDS / 2 and serving.facts.status() is S.NOT_READY
             # the engine's answer decides: replica 1's cluster is gone, a preemption
-            await _until(lambda: ctl.lost == [1], 3 * ENGINE_SECONDS)
+            await _until(lambda: taken == [1], 3 * ENGINE_SECONDS)
             assert time.monotonic() - asked_at >= ENGINE_SECONDS
             assert serving.facts.preempted and serving.reason == "preempted: the pod is gone"
             await _until(lambda: torn_down == ["web-1"], 2)
