@@ -70,6 +70,9 @@ def test_replicas_on_kubernetes_answer_through_the_lb_and_a_deleted_pod_is_repla
     def sky(*args, check: int | None = 0):
         return user.sky(*args, env=env, check=check)
 
+    def controller_log() -> str:
+        return sky("serve", "logs", "web", "--controller").stdout
+
     def record() -> dict:
         return json.loads(sky("serve", "status", "web", "--json").stdout)[0]
 
@@ -89,7 +92,7 @@ def test_replicas_on_kubernetes_answer_through_the_lb_and_a_deleted_pod_is_repla
         current = wait(lambda r: _ready(r) == [1, 2])
         print(f"serve up -> 2 replicas READY on Kubernetes: {time.monotonic() - began:.1f} s")
         # both launched at once, each at the first try (no SDK module half loaded by the other)
-        assert "launch try" not in sky("serve", "logs", "web", "--controller").stdout
+        assert "launch try" not in controller_log()
         by_id = {r["replica_id"]: r for r in current["replicas"]}
         assert by_id[1]["endpoint"] == _reached_at(user, 1)
         assert by_id[2]["endpoint"] == _reached_at(user, 2)
@@ -126,16 +129,21 @@ def test_replicas_on_kubernetes_answer_through_the_lb_and_a_deleted_pod_is_repla
         assert _reached_at(user, 3) == next(
             r["endpoint"] for r in current["replicas"] if r["replica_id"] == 3
         )
+        # the lost replica's stack is destroyed beside its replacement's launch
+        wait_until(lambda: "web-2: removed stack skyform/web-2" in controller_log(), 60)
         assert _objects(user)["pods"] == ["web-1-0", "web-3-0"]
         clusters = json.loads(sky("status", "--json").stdout)
         assert sorted(c["name"] for c in clusters) == ["web-1", "web-3"]
         plans = json.loads(sky("serve", "plans", "web", "--json").stdout)
         assert [p["kind"] for p in plans] == ["up", "preemption"]
         assert plans[1]["terminated"] == [2] and plans[1]["launched"] == [3]
-        log = sky("serve", "logs", "web", "--controller").stdout
-        preempted = "replica 2 (kubernetes/skyform-test) is preempted: the pod is gone"
+        log = controller_log()
+        preempted = "replica 2 (kubernetes/skyform-test) is preempted: "
         # out of the LB at its first failed probe, before the engine's refresh said why
         assert 0 < log.index("replica 2: READY -> NOT_READY") < log.index(preempted)
+        # the refresh found the pod gone, or still being deleted (it never runs again)
+        why = log[log.index(preempted) :].splitlines()[0].removeprefix(preempted)
+        assert why in ("the pod is gone", "Terminating"), why
         assert "web-2: deleted ssh-0 (kubernetes:core/v1:Service)" in log
         with ThreadPoolExecutor(8) as pool:
             results = list(pool.map(get, [current["endpoint"] + "/echo"] * 100))
