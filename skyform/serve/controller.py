@@ -48,6 +48,7 @@ from skyform.serve.rollout import Rollouts
 from skyform.serve.updates import active_versions
 
 LB_PUSH_TIMEOUT = 2.0  # seconds; the LB answers a PUT at once unless it is wedged
+LB_STOP_SECONDS = 10.0  # for the LB's in-flight requests to end at shutdown, then it is killed
 
 
 class ServiceController(Rollouts):
@@ -71,6 +72,7 @@ class ServiceController(Rollouts):
         self.autoscaler.interval = interval("SKYFORM_SERVE_DECISION_INTERVAL", 20.0)
         self.slots = asyncio.Semaphore(LAUNCHES_AT_ONCE)
         self.tasks: set[asyncio.Task[None]] = set()
+        self.lost: list[int] = []
         self.ready_versions: set[int] = set()
         self.rollout = None
         self.halted = False
@@ -91,14 +93,15 @@ class ServiceController(Rollouts):
             self.http = http
             while not self.stopping:
                 now = time.time()
+                lost = self.take_lost()  # found by an engine check: a revision of its own
+                if lost:
+                    self._replace_preempted(lost)
                 if now >= next_decision or self.decide_soon:
                     self.decide_soon = False
                     self._decide(now)
                     next_decision = now + self.autoscaler.next_interval()
                 if now >= next_probe:
-                    lost = await self.probe_all(now)
-                    if lost:
-                        self._replace_preempted(lost)
+                    self.probe_all(now)
                     next_probe = now + self.probe_every
                 self._replace_failed()
                 await self._publish()
@@ -243,7 +246,8 @@ class ServiceController(Rollouts):
                     )
 
     def _replace_preempted(self, lost: list[int]) -> None:
-        where = ", ".join(f"{rid} ({self.replicas[rid].infra or '?'})" for rid in lost)
+        infra = {rid: r.infra for rid, r in self.replicas.items()}
+        where = ", ".join(f"{rid} ({infra.get(rid) or '?'})" for rid in lost)
         # a replacement at once, not at the next decision tick
         self._decide(time.time(), f"replica(s) {where} preempted: replaced", tuple(lost))
 
@@ -348,11 +352,15 @@ class ServiceController(Rollouts):
             await asyncio.sleep(0.2)  # a launch in flight finishes, then goes down with the rest
         for rid in list(self.replicas):
             self.teardown_replica(rid, scale_down=True)
-        while any(r.busy for r in self.replicas.values()):
-            await asyncio.sleep(0.2)
+        while any(r.busy or r.probing for r in self.replicas.values()):
+            await asyncio.sleep(0.2)  # probes out end too: the HTTP session closes next
         if self.lb is not None:
             self.lb.terminate()
-            self.lb.wait(10)
+            try:
+                self.lb.wait(LB_STOP_SECONDS)
+            except subprocess.TimeoutExpired:  # a request still waits on a replica that
+                self.lb.kill()  # is gone (its node went silent): none can answer it now
+                self.lb.wait()
         failed = [r.cluster for r in self.replicas.values() if r.facts.down is Step.FAILED]
         if failed:
             self.record = self.record.model_copy(

@@ -45,6 +45,8 @@ class Replica:
     launched_at: float | None = None
     reason: str = ""
     busy: bool = False  # a launch or teardown is running
+    probing: bool = False  # a probe is out (replica_io.py: _probe)
+    engine_check: asyncio.Task[str | None] | None = None  # its engine asked: cluster gone?
     location: str | None = None  # the spot placer's choice
 
 

@@ -45,6 +45,7 @@ class _Interrupted(Exception):
 class ReplicaIO(ControllerBase):
     slots: asyncio.Semaphore
     next_id: int
+    lost: list[int]  # replicas found preempted, for the controller to take (take_lost)
     drain_seconds: float = DRAIN_SECONDS
 
     def new_replica(self, version: int, role: str, placement: dict[str, str] | None) -> int:
@@ -149,6 +150,8 @@ class ReplicaIO(ControllerBase):
 
     async def _down(self, rid: int, drain: bool) -> None:
         replica = self.replicas[rid]
+        if replica.engine_check is not None:  # its refresh would meet this destroy on the
+            await asyncio.wait([replica.engine_check])  # stack's lock
         if drain and replica.endpoint:
             await self._drained(replica.endpoint)
         ok = True
@@ -178,47 +181,99 @@ class ReplicaIO(ControllerBase):
             await asyncio.sleep(0.1)
         log.warning("drain of %s: requests still in flight after the drain time", url)
 
-    async def probe_all(self, now: float) -> list[int]:
-        """Probe every launched replica; returns the ids found preempted."""
-        targets = [
-            (rid, r)
-            for rid, r in self.replicas.items()
-            if r.facts.probed_now() and r.endpoint is not None and not r.busy
-        ]
-        results = await asyncio.gather(
-            *(
-                probe(self.http, probe_request(self._probe_spec(r), r.endpoint or ""))
-                for _, r in targets
-            )
-        )
-        lost: list[int] = []
-        for (rid, replica), ok in zip(targets, results, strict=True):
-            if not ok and replica.cluster:
-                why = await asyncio.to_thread(cluster_lost, replica.cluster)
-                if why is not None:
-                    replica.reason = f"preempted: {why}"
-                    log.warning("replica %d (%s) is preempted: %s", rid, replica.infra, why)
-                    self.teardown_replica(rid, scale_down=True, preempted=True)
-                    self._placed(replica, ok=False)
-                    lost.append(rid)
-                    continue
-                ended = await asyncio.to_thread(job_exited, replica.cluster)
-                if ended is not None:  # FAILED now, not after the whole initial delay
-                    replica.reason = ended
-                    log.warning("replica %d: %s", rid, ended)
-                    replica.facts = replica.facts.app_failed()
-                    continue
-            before = replica.facts.status()
+    def probe_all(self, now: float) -> None:
+        """Start a probe of every launched replica that has none in flight. Each goes on by
+        itself (`_probe`), so a replica whose engine is being asked about it holds up no
+        other replica's probes, nor its own next ones."""
+        for rid, replica in self.replicas.items():
+            idle = not replica.busy and not replica.probing and rid not in self.lost
+            if replica.facts.probed_now() and replica.endpoint and idle:
+                replica.probing = True
+                self.background(self._probe(rid, replica, now))
+
+    async def _probe(self, rid: int, replica: Replica, now: float) -> None:
+        """One probe. A failed one asks the replica's engine whether its cluster is gone (a
+        preemption: replaced at once), as SkyPilot asks the cloud. Through the real engine
+        that is a refresh of the replica's stack, seconds long: the failure counts at once (a
+        READY replica leaves the load balancer now, not once the engine has answered) and the
+        engine answers in the background; only a failure that would end the replica (its
+        initial delay or failure window run out) waits for the answer, so that a preemption
+        is not taken for the replica's own failure."""
+        try:
             spec = self._probe_spec(replica)
-            replica.facts = replica.facts.probed(ok, now, spec.initial_delay_seconds)
-            after = replica.facts.status()
-            if after is not before:
-                log.info("replica %d: %s -> %s", rid, before.value, after.value)
-            if after is ReplicaStatus.READY:
-                self.ready_versions.add(replica.facts.version)
-                if self.record.ready_since is None:
-                    self.record = self.record.model_copy(update={"ready_since": now})
-        return lost
+            ok = await probe(self.http, probe_request(spec, replica.endpoint or ""))
+            if self.replicas.get(rid) is not replica or not replica.facts.probed_now():
+                return  # torn down or preempted while the probe was out: its engine is busy
+            if not ok and replica.cluster:
+                check = self._engine_check(rid, replica)
+                ends = replica.facts.probed(False, now, spec.initial_delay_seconds)
+                if ends.needs_teardown() and await check is not None:
+                    return  # preempted: the controller takes it (take_lost)
+            self._record_probe(rid, replica, ok, now)
+        finally:
+            replica.probing = False
+
+    def _engine_check(self, rid: int, replica: Replica) -> asyncio.Task[str | None]:
+        """The engine's answer on the replica's cluster: the one being sought, or a new ask."""
+        if replica.engine_check is None or replica.engine_check.done():
+            replica.engine_check = asyncio.create_task(self._ask_engine(rid, replica))
+        return replica.engine_check
+
+    async def _ask_engine(self, rid: int, replica: Replica) -> str | None:
+        """Why the replica's cluster is gone, or None; a gone one is listed in `lost` for
+        the controller (take_lost)."""
+        try:
+            why = await asyncio.to_thread(cluster_lost, replica.cluster)
+        except Exception as exc:  # the engine's check broke: the probes go on judging
+            log.warning("replica %d: asking its engine failed: %r", rid, exc)
+            return None
+        current = self.replicas.get(rid) is replica and replica.facts.down is None
+        if why is not None and current and rid not in self.lost:
+            replica.reason = f"preempted: {why}"
+            log.warning("replica %d (%s) is preempted: %s", rid, replica.infra, why)
+            self.lost.append(rid)
+        if why is None and current:
+            await self._exited(rid, replica)
+        return why
+
+    async def _exited(self, rid: int, replica: Replica) -> None:
+        """A replica whose cluster is there but whose process has ended is FAILED now, not
+        after its readiness probe's whole initial delay."""
+        ended = await asyncio.to_thread(job_exited, replica.cluster)
+        if ended is None or self.replicas.get(rid) is not replica:
+            return
+        if replica.facts.probed_now():
+            replica.reason = ended
+            log.warning("replica %d: %s", rid, ended)
+            replica.facts = replica.facts.app_failed()
+
+    def take_lost(self) -> list[int]:
+        """The replicas found preempted, torn down now (no drain, as SkyPilot), for the
+        controller to replace in the same step: a replacement is planned while the lost
+        replica still holds what it had (on an ssh pool, the dead host is not handed out)."""
+        lost, self.lost = self.lost, []
+        taken = []
+        for rid in lost:
+            replica = self.replicas.get(rid)
+            if replica is not None and replica.facts.down is None:
+                self.teardown_replica(rid, scale_down=True, preempted=True)
+                self._placed(replica, ok=False)
+                taken.append(rid)
+        return taken
+
+    def _record_probe(self, rid: int, replica: Replica, ok: bool, now: float) -> None:
+        if self.replicas.get(rid) is not replica or not replica.facts.probed_now():
+            return  # torn down or preempted while the engine was asked
+        before = replica.facts.status()
+        spec = self._probe_spec(replica)
+        replica.facts = replica.facts.probed(ok, now, spec.initial_delay_seconds)
+        after = replica.facts.status()
+        if after is not before:
+            log.info("replica %d: %s -> %s", rid, before.value, after.value)
+        if after is ReplicaStatus.READY:
+            self.ready_versions.add(replica.facts.version)
+            if self.record.ready_since is None:
+                self.record = self.record.model_copy(update={"ready_since": now})
 
     def _placed(self, replica: Replica, *, ok: bool) -> None:
         """Tell the version's spot placer how its choice went."""

@@ -285,7 +285,11 @@ def teardown(cluster: str, log: Any) -> bool:
         with open_state() as db:
             if db.get_cluster(cluster) is None:
                 return True
-            take_down(db, load_config(), cluster, purge=False, emit=log)
+            # each line names the replica's cluster, as its launch's lines do: the
+            # controller's log interleaves it with the launch of its replacement
+            take_down(
+                db, load_config(), cluster, purge=False, emit=lambda x: log(f"{cluster}: {x}")
+            )
             return True
     except SkyformError as exc:
         log(f"{cluster}: teardown failed: {exc.message}")

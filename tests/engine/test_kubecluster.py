@@ -3,6 +3,8 @@ with a kubeconfig (a real kube-apiserver with token authentication)."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from pathlib import Path
 
@@ -125,3 +127,93 @@ def test_a_pod_runs_in_its_own_namespace_and_its_deletion_is_finished(kube_clust
     _wait_for(gone)
     assert sandbox.init_pid is None
     assert kube_cluster.agent.errors == []
+
+
+SILENT_SERVER = """
+import socket, time
+server = socket.create_server(("0.0.0.0", 8080))
+held = []
+while True:
+    held.append(server.accept()[0])  # reads nothing, answers nothing
+"""
+
+
+CLIENTS = 40
+REQUEST = b"GET / HTTP/1.1\r\nHost: silent\r\n\r\n"
+
+
+def test_connections_through_a_node_port_end_with_their_pod(kube_cluster):
+    """Requests in flight through a node port when the pod is deleted: the node (here the
+    pod's own namespace) ends the connections, as a real node's kernel does when the pod's
+    process dies; the client is never left waiting on an address that went silent."""
+    rest = kube_cluster.rest
+    pod = _pending_pod("silent", "1")
+    container = pod["spec"]["containers"][0]
+    container["command"] = ["/usr/bin/python3", "-c", SILENT_SERVER]
+    container["readinessProbe"] = {"tcpSocket": {"port": 8080}}
+    pod["metadata"]["labels"] = {"app": "silent"}
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "silent"},
+        "spec": {"type": "NodePort", "selector": {"app": "silent"},
+                 "ports": [{"port": 8080, "targetPort": 8080}]},
+    }  # fmt: skip
+    rest.post("/api/v1/namespaces/default/pods", pod)
+    made = rest.post("/api/v1/namespaces/default/services", service)
+    node_port = made["spec"]["ports"][0]["nodePort"]
+
+    def ready():
+        found = rest.get("/api/v1/namespaces/default/pods/silent")
+        ready = [c for c in found["status"].get("conditions") or [] if c["type"] == "Ready"]
+        return found if ready and ready[0]["status"] == "True" else None
+
+    try:
+        address = _wait_for(ready)["status"]["hostIP"]
+        clients = [_wait_for(lambda: _connected(address, node_port)) for _ in range(CLIENTS)]
+        stop = threading.Event()
+
+        def more_clients() -> None:  # and new requests while the pod goes
+            while not stop.is_set():
+                client = _connected(address, node_port)
+                if client is not None:
+                    clients.append(client)
+                    with contextlib.suppress(OSError):
+                        client.sendall(REQUEST)
+                time.sleep(0.01)
+
+        for client in clients:
+            client.sendall(REQUEST)
+        time.sleep(0.5)  # relayed to the pod, which never answers
+        arriving = threading.Thread(target=more_clients)
+        arriving.start()
+        rest.delete("/api/v1/namespaces/default/pods/silent")
+        _wait_for(lambda: _connected(address, node_port) is None, 10)
+        stop.set()
+        arriving.join()
+        began = time.monotonic()
+        silent = 0
+        for client in clients:
+            client.settimeout(max(0.1, began + 10 - time.monotonic()))
+            try:
+                assert client.recv(1024) == b""  # closed by the node
+            except ConnectionResetError:
+                pass
+            except TimeoutError:
+                silent += 1
+            client.close()
+        assert silent == 0, f"{silent} of {len(clients)} connections outlived their pod, silent"
+    finally:
+        rest.delete("/api/v1/namespaces/default/services/silent")
+        if any(p["metadata"]["name"] == "silent" for p in rest.get("/api/v1/pods")["items"]):
+            rest.delete("/api/v1/namespaces/default/pods/silent")
+    assert kube_cluster.agent.errors == []
+
+
+def _connected(address: str, port: int):
+    import socket
+
+    try:
+        return socket.create_connection((address, port), timeout=1)
+    except OSError:
+        return None  # the node port opens at the agent's next round

@@ -328,6 +328,7 @@ class NodeAgent:
         if running is None:
             return
         running.sandbox.remove()
+        self.node_ports.close_netns(running.netns)
         self.network.remove_pod(running.netns, running.address)
 
     # --- what tests use -----------------------------------------------------------------

@@ -67,6 +67,8 @@ class Forwarder:
     def __init__(self, listener: socket.socket, target: Callable[[], tuple[str, int] | None]):
         self.listener, self.target = listener, target
         self._closed = False
+        self._lock = threading.Lock()
+        self._relays: dict[socket.socket, threading.Thread] = {}  # client -> its relay
         self._thread = threading.Thread(target=self._serve, daemon=True, name="nodeport")
         self._thread.start()
 
@@ -76,9 +78,19 @@ class Forwarder:
                 client, _ = self.listener.accept()
             except OSError:
                 return
-            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
+            relay = threading.Thread(target=self._relay, args=(client,), daemon=True)
+            with self._lock:
+                self._relays[client] = relay
+            relay.start()
 
     def _relay(self, client: socket.socket) -> None:
+        try:
+            self._relay_to_target(client)
+        finally:
+            with self._lock:
+                self._relays.pop(client, None)
+
+    def _relay_to_target(self, client: socket.socket) -> None:
         address = self.target()
         if address is None:  # no ready endpoint: refused, as kube-proxy's REJECT rule does
             client.close()
@@ -105,3 +117,14 @@ class Forwarder:
         with contextlib.suppress(OSError):
             self.listener.shutdown(socket.SHUT_RDWR)
         self.listener.close()
+
+    def end_relays(self) -> None:
+        """End the connections being relayed: their peers get a FIN, as a node's kernel
+        ends them when the pod behind them is gone."""
+        with self._lock:
+            relays = dict(self._relays)
+        for client in relays:
+            with contextlib.suppress(OSError):
+                client.shutdown(socket.SHUT_RDWR)  # wakes its relay, which closes both ends
+        for relay in relays.values():
+            relay.join(timeout=2)

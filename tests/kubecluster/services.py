@@ -170,6 +170,15 @@ class NodePorts:
                 listener, lambda n=netns, p=node_port: self._target(n, p)
             )
 
+    def close_netns(self, netns: str) -> None:
+        """A pod is removed: its node ports close, and the connections they relay end while
+        its network is still there to carry the FIN (a real node outlives its pod and
+        resets them when the pod's process dies: the peer never waits on a silent one)."""
+        for key in [k for k in self._forwarders if k[0] == netns]:
+            forwarder = self._forwarders.pop(key)
+            forwarder.close()
+            forwarder.end_relays()
+
     def close(self) -> None:
         for forwarder in self._forwarders.values():
             forwarder.close()

@@ -81,6 +81,7 @@ class PulumiCloud:
     # a resource's provider id from its recorded inputs, where the cloud names objects by
     # them (Kubernetes: namespace/name): what a killed run was making is then found again
     object_id: Callable[[Mapping[str, Any]], str | None] | None = None
+    node_noun: str = "instance"  # what the cloud calls one node's resource, in messages
 
 
 @cache
@@ -108,7 +109,10 @@ def program_module(name: str):
 # before Python 3.12): two stacks' programs declaring resources at once in one process (a
 # service's replicas launched together) met `pulumi_aws.ec2` half loaded ("module
 # 'pulumi_aws.ec2' has no attribute 'KeyPair'"). Programs declare one at a time; declaring
-# takes milliseconds, the engine's work on the resources still runs side by side.
+# takes milliseconds, the engine's work on the resources still runs side by side. The lock
+# ends when the program returns, before the SDK serializes the resources: a program must
+# load every SDK module its resources need while declaring them (tests/stacks/pulumi/
+# test_inline_programs.py runs each cloud's program and checks that nothing loads later).
 _DECLARING = threading.Lock()
 
 

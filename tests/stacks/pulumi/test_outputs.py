@@ -69,6 +69,10 @@ STACK = {
     "type": "pulumi:pulumi:Stack",
 }
 AWS = "aws:ec2/instance:Instance"
+DELETED_POD = {
+    "status": {"phase": "Running"},
+    "metadata": {"deletionTimestamp": "2026-12-04T22:58:01Z"},
+}
 
 
 def test_a_terminated_spot_instance_is_not_alive():
@@ -95,6 +99,8 @@ def test_a_terminated_spot_instance_is_not_alive():
         (GCP_N1_V100, "gcp:compute/instance:Instance", {"currentStatus": "TERMINATED"}, False),
         (K8S_CPU, "kubernetes:core/v1:Pod", {"status": {"phase": "Running"}}, True),
         (K8S_CPU, "kubernetes:core/v1:Pod", {"status": {"phase": "Failed"}}, False),
+        # deleted (kubectl delete pod): still Running until its containers stop, never again
+        (K8S_CPU, "kubernetes:core/v1:Pod", DELETED_POD, False),
         (AWS_G5, AWS, {"instanceState": "stopped"}, False),
     ],
 )

@@ -96,6 +96,15 @@ def service_ports(cluster):
 MANAGED = {"pulumi.com/patchFieldManager": "skyform"}
 
 
+def metadata(name, labels):
+    # Typed, not a dict: the SDK loads `meta.v1` lazily, and with a dict it did so only when
+    # the engine serialized the object, after the program returned. Two stacks' programs in
+    # one process (a service's replicas) then met it half loaded ("module
+    # 'pulumi_kubernetes.meta.v1' has no attribute 'ObjectMetaArgs'"): it must load while
+    # the program declares its resources (skyform runs programs one at a time).
+    return k8s.meta.v1.ObjectMetaArgs(name=name, labels=labels, annotations=MANAGED)
+
+
 def register(cluster):
     # kubeconfig "": the provider reads the kubeconfig of the machine it runs on (KUBECONFIG,
     # else ~/.kube/config) at every operation. Left out, the SDK records this machine's
@@ -112,7 +121,7 @@ def register(cluster):
     labels = cluster["labels"]
     secret = k8s.core.v1.Secret(
         "ssh-keys",
-        metadata={"name": cluster["secret_name"], "labels": labels, "annotations": MANAGED},
+        metadata=metadata(cluster["secret_name"], labels),
         string_data={"authorized_keys": cluster["ssh_public_key"]},
         opts=opts,
     )
@@ -123,7 +132,7 @@ def register(cluster):
         pod_labels["skyform/rank"] = str(rank)
         pod = k8s.core.v1.Pod(
             "node-" + str(rank),
-            metadata={"name": name, "labels": pod_labels, "annotations": MANAGED},
+            metadata=metadata(name, pod_labels),
             spec=pod_spec(cluster, secret.metadata.name),
             # Big GPU images take a while to pull; the pod is ready when sshd listens.
             opts=pulumi.ResourceOptions.merge(
@@ -132,7 +141,7 @@ def register(cluster):
         )
         service = k8s.core.v1.Service(
             "ssh-" + str(rank),
-            metadata={"name": name + "-ssh", "labels": labels, "annotations": MANAGED},
+            metadata=metadata(name + "-ssh", labels),
             spec={
                 "type": "NodePort",
                 "selector": {
