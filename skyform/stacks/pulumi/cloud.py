@@ -81,7 +81,6 @@ class PulumiCloud:
     # a resource's provider id from its recorded inputs, where the cloud names objects by
     # them (Kubernetes: namespace/name): what a killed run was making is then found again
     object_id: Callable[[Mapping[str, Any]], str | None] | None = None
-    node_noun: str = "instance"  # what the cloud calls one node's resource, in messages
 
 
 @cache
