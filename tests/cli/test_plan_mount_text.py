@@ -28,8 +28,9 @@ def test_bucket_mounts_read_as_uris_in_the_plan(cli, tmp_path, monkeypatch):
     result = cli("plan", "b.yaml")
     assert result.exit_code == 0, result.output
     line = next(x for x in result.stdout.splitlines() if "file_mounts" in x)
+    wd = tmp_path / "wd"  # relative sources start at the current directory, recorded absolute
     assert line.split("= ", 1)[1] == (
-        "~/ckpt <- s3://my-ckpt (MOUNT), ~/code <- wd, "
-        "~/data <- s3://my-data (uploaded from wd) (COPY)"
+        f"~/ckpt <- s3://my-ckpt (MOUNT), ~/code <- {wd}, "
+        f"~/data <- s3://my-data (uploaded from {wd}) (COPY)"
     )
     assert '{"bucket"' not in result.stdout

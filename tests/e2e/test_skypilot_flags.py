@@ -50,7 +50,11 @@ def test_status_ip_and_endpoints_of_one_cluster(sky, tmp_path):
     assert none.exit_code == 1 and "opens no ports" in none.stderr
 
 
-def test_launch_with_no_task_file_makes_a_dev_box(sky, skyform_home, tmp_path):
+def test_launch_with_no_task_file_makes_a_dev_box(sky, skyform_home, tmp_path, monkeypatch):
+    # launch places only where `check` finds credentials: GCP's are found (never used)
+    (tmp_path / "adc.json").write_text('{"type": "authorized_user"}')
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "adc.json"))
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "demo")
     planned = sky("launch", "-c", "dev", "--gpus", "A100", "--dryrun", check=0).stdout
     assert 'cluster "dev" will be created' in planned and "A100:1" in planned
     sky("launch", "-c", "dev", "--infra", "local", "-y", check=0)

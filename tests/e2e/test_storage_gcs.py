@@ -70,7 +70,8 @@ def test_local_dir_uploaded_into_a_new_gcs_bucket_deleted_at_down(sky, gcs, tmp_
         'run: find ~/d -type f | sort | sed "s|$HOME/d/||"\n',
     )
     plan = sky("plan", task, check=0)
-    assert '+ bucket "gcs-up" (gcs, us-central1, deleted at down): uploads ./ds' in plan.stdout
+    shown = '+ bucket "gcs-up" (gcs, us-central1, deleted at down): uploads '
+    assert shown + str(task.parent / "ds") in plan.stdout  # recorded absolute
     applied = sky("apply", task, "-y", timeout=300, check=0)
     assert blob_names(gcs, "gcs-up") == ["one.txt", "sub/two.txt"]
     assert _lines(applied.stdout)[:2] == ["one.txt", "sub/two.txt"]

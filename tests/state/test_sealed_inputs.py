@@ -44,6 +44,7 @@ def test_another_home_gets_the_task_and_inputs_back(team):
         "envs": ["A=1"],
         "secrets": ["TOKEN=s3cret"],
         "overrides": {"gpus": "L4"},
+        "base_dir": None,  # the launch's current directory: none was sealed with this job
     }
 
 
