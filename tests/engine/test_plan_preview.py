@@ -171,8 +171,9 @@ def test_a_missing_cli_or_provider_says_why_there_is_no_preview(
     no_provider = previewed(cli, path)
     assert no_provider["status"] == "unavailable" and no_provider["steps"] == []
     assert no_provider["reason"] == (
-        "pulumi preview of stack skyform/pv-bare failed: no resource plugin "
-        "'pulumi-resource-kubernetes' found in the workspace at version v4.34.2 or on your $PATH"
+        "cannot preview cluster pv-bare: the Pulumi provider plugin for kubernetes is not "
+        "installed (no resource plugin 'pulumi-resource-kubernetes' found in the workspace at "
+        "version v4.25.0 or on your $PATH)"
     )
 
     monkeypatch.setenv("PATH", base)

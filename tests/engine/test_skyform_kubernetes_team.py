@@ -118,7 +118,7 @@ def test_the_laptop_launches_into_the_postgres_backend_and_ci_takes_it_down(team
     assert name in refreshed and "UP" in refreshed and "lost" not in refreshed
     logs = ci.sky("logs", name, "1").stdout
     assert f"(k8s-team, node=1) rank 1 of 2 on {name}-1" in logs
-    executed = ci.sky("exec", name, "echo from-ci-on-$(hostname)").stdout
+    executed = ci.sky("exec", name, "--num-nodes", "2", "echo from-ci-on-$(hostname)").stdout
     for rank in (0, 1):
         assert f"from-ci-on-{name}-{rank}" in executed
 
