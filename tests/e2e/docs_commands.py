@@ -21,6 +21,7 @@ fails when a step's `doc` is no longer in the docs.
 from __future__ import annotations
 
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,27 @@ class Step:
     def lines(self) -> tuple[str, ...]:
         assert self.run or self.doc, "a step runs something"
         return self.run or (self.doc,)  # type: ignore[return-value]
+
+
+def run_step(step: Step, line: str, cwd: Path, env: dict[str, str]) -> None:
+    """One line of a step, run by bash as a user pastes it; asserts the step's outcome."""
+    proc = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", line],
+        cwd=cwd,
+        env=env,
+        input=step.stdin if step.stdin else None,
+        stdin=None if step.stdin else subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = proc.stdout + proc.stderr
+    where = f"`{line}` (documented as `{step.doc}`)\n{output}"
+    assert proc.returncode == step.exit, where
+    for text in step.says:
+        assert text in output, f"missing {text!r}: {where}"
+    for text in step.never:
+        assert text not in output, f"printed {text!r}: {where}"
 
 
 def _runs_skyform(text: str) -> bool:

@@ -17,7 +17,13 @@ import time
 from pathlib import Path
 
 import pytest
-from docs_commands import ENGINE_SCENARIOS, REPO, SCENARIOS, Step, documented_commands
+from docs_commands import (
+    ENGINE_SCENARIOS,
+    REPO,
+    SCENARIOS,
+    documented_commands,
+    run_step,
+)
 from helpers import sandboxes_exclusive
 
 
@@ -54,26 +60,6 @@ def _scratch(tmp_path: Path) -> Path:
     shutil.copy(REPO / "examples" / "hello.yaml", work / "task.yaml")
     (work / "ci-home").mkdir()
     return work
-
-
-def _run(step: Step, line: str, work: Path, env: dict[str, str]) -> None:
-    proc = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", line],
-        cwd=work,
-        env=env,
-        input=step.stdin if step.stdin else None,
-        stdin=None if step.stdin else subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    output = proc.stdout + proc.stderr
-    where = f"`{line}` (documented as `{step.doc}`)\n{output}"
-    assert proc.returncode == step.exit, where
-    for text in step.says:
-        assert text in output, f"missing {text!r}: {where}"
-    for text in step.never:
-        assert text not in output, f"printed {text!r}: {where}"
 
 
 def _managed_jobs_settle(env: dict[str, str], work: Path, timeout: float = 90.0) -> None:
@@ -123,7 +109,7 @@ def _run_scenario(scenario, skyform_home, tmp_path):
     try:
         for step in SCENARIOS[scenario]:
             for line in step.lines:
-                _run(step, line, work, env)
+                run_step(step, line, work, env)
     finally:
         _managed_jobs_settle(env, work)
         if scenario == "serve_up":  # a failed step must not leave a service running

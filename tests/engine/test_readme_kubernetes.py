@@ -4,7 +4,6 @@ outcomes: tests/e2e/docs_commands.py KUBERNETES)."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "e2e"))
 
-from docs_commands import ENGINE_SCENARIOS
+from docs_commands import ENGINE_SCENARIOS, run_step
 from kubecluster.skyuser import nothing_of
 
 pytestmark = pytest.mark.engine
@@ -23,20 +22,5 @@ def test_the_readmes_kubernetes_commands_run_on_the_test_cluster(kube_user):
     env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"  # `skyform` as installed
     for step in ENGINE_SCENARIOS["kubernetes"]:
         for line in step.lines:
-            proc = subprocess.run(
-                ["bash", "-o", "pipefail", "-c", line],
-                cwd=kube_user.cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            output = proc.stdout + proc.stderr
-            where = f"`{line}`\n{output}"
-            assert proc.returncode == step.exit, where
-            for text in step.says:
-                assert text in output, f"missing {text!r}: {where}"
-            for text in step.never:
-                assert text not in output, f"printed {text!r}: {where}"
+            run_step(step, line, kube_user.cwd, env)
     assert nothing_of(kube_user, "demo")

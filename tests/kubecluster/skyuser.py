@@ -19,22 +19,13 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skyrun import Run
+
 from kubecluster.cluster import KubeCluster
 
 CONTEXT = "skyform-test"
 NAMESPACE = "default"
 KINDS = ("pods", "services", "secrets", "endpoints")
-
-
-@dataclass
-class Run:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
 
 
 @dataclass
