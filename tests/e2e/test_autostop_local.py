@@ -1,6 +1,7 @@
 """Autostop on `local` with the agent's real 60 s check (SkyPilot's interval), as a user
 gets it without any config: a cluster with `autostop: {idle_minutes: 1, down: true}` is gone
-from `skyform status` within 2 minutes after its last job ends."""
+from `skyform status` one minute after its last job ends (the agent wakes when the limit falls
+due, not at its next 60 s check)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def test_autodown_with_the_real_60_s_check(sky, skyform_home, tmp_path):
     ended = last_job_end(sky, "idle")
     gone_at = wait_gone(sky, "idle", within=130, refresh=False, poll=5)
     print(f"autostop delay (60 s checks), last job end -> gone: {gone_at - ended:.1f} s")
-    assert gone_at - ended < 120
+    assert 59 < gone_at - ended < 90  # N minutes, then the teardown and one 5 s status poll
     assert not (skyform_home / "local" / "idle").exists()  # the node directory went too
 
 

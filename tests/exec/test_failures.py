@@ -29,8 +29,9 @@ def test_node_killed_mid_run_is_reported_unreachable(make_ssh_nodes):
         killer.start()
         started = time.monotonic()
         state = session.wait("victim", timeout=30)
+        detected_after = time.monotonic() - started  # not the harness's teardown of the node
         killer.join()
-        assert time.monotonic() - started < 5
+        assert detected_after < 5
         assert list(state.unreachable) == [1]
         assert "lost the connection to node 1" in state.unreachable[1].message
         assert not state.is_terminal
