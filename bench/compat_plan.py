@@ -87,9 +87,9 @@ def checkout(path: Path, root: Path) -> tuple[Path, list[str]]:
                 envs[name] = str(made)
                 given.append(f"{name}={made}")
         name = string.Template(raw).safe_substitute({k: v for k, v in envs.items() if v})
-        if "$" in name or Path(name).exists():
-            continue
         target = Path(name).expanduser() if name.startswith("~") else root / name
+        if "$" in name or target.exists():  # root's, not the folder this bench runs from
+            continue
         target.mkdir(parents=True, exist_ok=True)
     return copy, given
 

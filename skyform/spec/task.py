@@ -200,7 +200,23 @@ def _file_mounts(raw: Any, variables: dict[str, str], where: Where) -> dict[str,
                 f"file mount source must be a path, a bucket URI or a mapping, got {describe(src)}",
                 "Write e.g. '/data: s3://bucket/path' or '/data: {source: ./data, mode: COPY}'.",
             )
-    return mounts
+    return _one_store_per_bucket(mounts)
+
+
+def _one_store_per_bucket(mounts: dict[str, FileMount]) -> dict[str, FileMount]:
+    """A mount that names a bucket without a store uses the store another mount of the task
+    gives that bucket: it is the same bucket (SkyPilot's storage_demo mounts one bucket twice,
+    COPY with `store: s3` and MOUNT without), not a second one in the placement's cloud."""
+    pinned = {m.bucket.name: m.bucket.store for m in mounts.values() if m.bucket and m.bucket.store}
+    out = dict(mounts)
+    for dst, mount in mounts.items():
+        bucket = mount.bucket
+        if bucket is not None and bucket.store is None and bucket.name in pinned:
+            store = pinned[bucket.name]
+            out[dst] = mount.model_copy(
+                update={"store": store, "bucket": bucket.model_copy(update={"store": store})}
+            )
+    return out
 
 
 def _data(value: dict[str, float] | None, key: str, where: Where) -> dict[str, float]:

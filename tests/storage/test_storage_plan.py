@@ -201,3 +201,20 @@ def test_a_changed_source_makes_a_saved_plan_stale_before_anything_is_made(cli, 
         result.stderr
     )
     assert s3.list_buckets()["Buckets"] == []
+
+
+def test_a_bucket_mounted_twice_with_one_store_given_is_one_bucket(cli, s3, tmp_path):
+    """SkyPilot's storage_demo: COPY with `store: s3`, then the same bucket MOUNTed with no
+    store, on a task placed on GCP: both mounts use the one S3 bucket, not a new GCS one."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.txt").write_text("x")
+    task = (
+        "resources: {infra: gcp, cpus: 2+}\nfile_mounts:\n"
+        "  /copied: {name: one-b, source: ./data, store: s3, mode: COPY}\n"
+        "  /mounted: {name: one-b, mode: MOUNT}\nrun: ls /mounted\n"
+    )
+    plan, _ = _plan(cli, _task(tmp_path, task))
+    assert [(b["store"], b["name"]) for b in plan["buckets"]] == [("s3", "one-b")]
+    mounts = plan["tasks"][0]["job"]["file_mounts"]
+    stores = {dst: m["bucket"]["store"] for dst, m in mounts.items()}
+    assert stores == {"/copied": "s3", "/mounted": "s3"}
