@@ -140,6 +140,9 @@ class LoadBalancer:
         except SkyformError as exc:
             return web.json_response({"error": exc.message}, status=400)
         self.set_replicas(replica_set)
+        if self.workers is not None:
+            # a worker answers in order: once it reported, it routes by the new set
+            await self.workers.refresh()
         return web.json_response(self.proxy.replica_view())
 
     async def _health(self, _request: web.Request) -> web.Response:
