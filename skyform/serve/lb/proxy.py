@@ -142,6 +142,8 @@ class Proxy:
     ) -> tuple[int, int | None]:
         assert self.pool is not None
         request = forwarded_request(client, head, body)
+        # HTTP/1.0 may leave out Host, which the replica's HTTP/1.1 needs: its own then
+        hostless = not any(n.lower() == b"host" for n, _ in head.headers)
         no_body = head.first == b"HEAD"
         tried: list[str] = []
         for _attempt in range(self.config.max_attempts):
@@ -158,9 +160,14 @@ class Proxy:
                     log.info("replica %s failed before answering: %r", target.url, exc)
                     continue
                 client.upstream = upstream
+                sent = request
+                if hostless:
+                    host = target.url.split("://", 1)[1].encode()
+                    line_end = request.index(b"\r\n") + 2
+                    sent = request[:line_end] + b"Host: " + host + b"\r\n" + request[line_end:]
                 try:
                     status = await upstream.start(
-                        request, client, no_body, self.config.read_timeout_seconds
+                        sent, client, no_body, self.config.read_timeout_seconds
                     )
                 except ReplicaGone as exc:
                     self.metrics.retries += 1
