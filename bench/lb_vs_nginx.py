@@ -212,7 +212,7 @@ def measure(port: int, pid: int | None, connections: int, seconds: float, base: 
     return {
         "rps": round(high["rps"]),
         "cpu_us_per_req": round(used / high["requests"] * 1e6, 1) if pid else None,
-        "p50_ms_c1": low["p50_ms"],
+        "p50_ms_c1": round(low["p50_ms"], 3),
         "added_ms_c1": round(low["p50_ms"] - base, 3),
         "failed": high["failed"],
         "socket_errors": high["socket_errors"],

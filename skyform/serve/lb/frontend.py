@@ -168,7 +168,7 @@ class ClientConnection(asyncio.Protocol):
     async def _one(self, data: bytes) -> None:
         head = parse_request_head(data)
         self.http10 = head.version == b"HTTP/1.0"
-        self._close_after = head.close or self.http10
+        self._close_after = head.close or self.http10 or self.proxy.stopping
         await self.proxy.handle(self, head)
 
     async def read_body(self, head: Head) -> bytes | None:

@@ -37,6 +37,9 @@ class IdleClients(Generic[C]):
         self._busy.pop(connection, None)
         self._idle_since[connection] = (now, True)
 
+    def busy(self, connection: C) -> bool:
+        return connection in self._busy
+
     def expired(self, connections: Iterable[C], now: float) -> list[C]:
         """The open `connections` idle for longer than their timeout (forgets closed ones)."""
         live = list(connections)

@@ -31,6 +31,8 @@ from skyform.serve.lb.upstream import ReplicaGone, ReplicaQuiet, UpstreamPool
 
 # the client's Expect was answered here, and its body is sent whole with a new length
 NOT_FORWARDED = frozenset({b"content-length", b"expect", b"x-forwarded-for"})
+# how long a stopping load balancer lets the requests in flight finish (aiohttp's default)
+SHUTDOWN_SECONDS = 60.0
 log = logging.getLogger("skyform.serve.lb")
 
 
@@ -50,6 +52,7 @@ class Proxy:
         # in flight in the other worker processes (serve/lb/workers.py), by URL
         self.remote_inflight: Callable[[], dict[str, int]] = dict
         self.connections: set[ClientConnection] = set()
+        self.stopping = False  # finishing what is in flight: each connection closes after it
 
     # -- the replica set ------------------------------------------------------------------
 
@@ -113,6 +116,18 @@ class Proxy:
             connection.force_close()
         if self.pool is not None:
             self.pool.close()
+
+    async def finish_requests(self, limit: float = SHUTDOWN_SECONDS) -> None:
+        """Close the idle client connections and wait (at most `limit` seconds) for the
+        requests in flight to be answered; their connections close after the answer."""
+        self.stopping = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        for connection in list(self.connections):
+            if not self.idle.busy(connection):
+                connection.force_close()
+        while loop.time() < deadline and any(self.idle.busy(c) for c in self.connections):
+            await asyncio.sleep(0.05)
 
     def connection(self) -> ClientConnection:
         """The protocol of one new client connection (loop.create_server's factory)."""

@@ -104,12 +104,16 @@ class LoadBalancer:
         return int(sockets[0].getsockname()[1]) if sockets else port
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        if self.workers is not None:
-            await self.workers.stop()
+        """No new clients; the requests in flight (here and in the workers) finish first."""
         if self.server is not None:
             self.server.close()
+        if self.workers is not None:
+            self.workers.terminate()
+        await self.proxy.finish_requests()
+        if self.workers is not None:
+            await self.workers.stop()
+        for task in self._tasks:
+            task.cancel()
         for runner in reversed(self.runners):
             await runner.cleanup()
         await self.proxy.close()

@@ -28,11 +28,11 @@ from typing import Any
 from skyform.serve.lb.config import LbConfig, ReplicaSet
 from skyform.serve.lb.idle import IdleClients, close_idle_clients
 from skyform.serve.lb.metrics import Metrics
-from skyform.serve.lb.proxy import Proxy
+from skyform.serve.lb.proxy import SHUTDOWN_SECONDS, Proxy
 
 REPORT_SECONDS = 0.05
 ASK_TIMEOUT_SECONDS = 1.0
-STOP_SECONDS = 10.0
+STOP_SECONDS = SHUTDOWN_SECONDS + 5
 log = logging.getLogger("skyform.serve.lb")
 
 
@@ -70,6 +70,7 @@ def fork_workers(config: LbConfig, count: int, listener: socket.socket) -> list[
         ours, theirs = socket.socketpair()
         pid = os.fork()
         if pid == 0:
+            _die_with_parent()
             ours.close()
             listener.close()
             for other in workers:
@@ -119,10 +120,14 @@ class WorkerGroup:
         own = self.proxy.metrics.total() - sum(w.requests for w in self.workers)
         return {0: own, **{w.index: w.requests for w in self.workers}}
 
-    async def stop(self) -> None:
+    def terminate(self) -> None:
+        """Tell the workers to stop: they take no new client and finish what they hold."""
         for worker in self.workers:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(worker.pid, signal.SIGTERM)
+
+    async def stop(self) -> None:
+        """Wait for the workers `terminate` stopped, and their last reports."""
         # their last reports arrive before their channels close
         if self._readers:
             _done, late = await asyncio.wait(self._readers, timeout=STOP_SECONDS)
@@ -156,6 +161,16 @@ class WorkerGroup:
         worker.answered.set()
 
 
+def _die_with_parent() -> None:
+    """SIGKILL this worker when the first process dies (Linux's PR_SET_PDEATHSIG), so a
+    load balancer killed for good (`kill -9`, its controller's last resort) leaves no
+    worker behind holding the port."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+
+
 def _reap(pid: int) -> None:
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
@@ -184,6 +199,7 @@ async def _worker_main(config: LbConfig, port: int, channel: socket.socket) -> i
     ]
     await stop.wait()
     server.close()
+    await proxy.finish_requests()
     for task in tasks:
         task.cancel()
     _report(proxy, writer)
