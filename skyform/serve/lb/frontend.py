@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import TYPE_CHECKING
+import ssl
+from typing import Protocol
 
+from skyform.serve.lb.config import LbConfig
 from skyform.serve.lb.http1 import (
     MAX_HEAD_BYTES,
     BadMessage,
@@ -26,15 +28,33 @@ from skyform.serve.lb.http1 import (
 )
 from skyform.serve.lb.upstream import CHUNKED, UNTIL_CLOSE, UpstreamConnection
 
-if TYPE_CHECKING:
-    from skyform.serve.lb.proxy import Proxy
+
+class Handler(Protocol):
+    """What a client connection hands its requests to (proxy.Proxy)."""
+
+    config: LbConfig
+    connections: set[ClientConnection]
+    stopping: bool
+
+    async def handle(self, client: ClientConnection, head: Head) -> None: ...
+
+
+def tls_context(config: LbConfig) -> ssl.SSLContext | None:
+    """The public listener's TLS, when the service has a certificate."""
+    if not (config.tls_certfile and config.tls_keyfile):
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(config.tls_certfile, config.tls_keyfile)
+    return context
+
 
 log = logging.getLogger("skyform.serve.lb")
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+BUFFER_BYTES = 1024 * 1024  # read ahead of the request being handled, at most
 
 
 class ClientConnection(asyncio.Protocol):
-    def __init__(self, proxy: Proxy) -> None:
+    def __init__(self, proxy: Handler) -> None:
         self.proxy = proxy
         self.transport: asyncio.Transport | None = None
         self.peer = ""
@@ -46,7 +66,8 @@ class ClientConnection(asyncio.Protocol):
         self._eof = False
         self._lost = False
         self._close_after = False
-        self._paused = False
+        self.writing_paused = False
+        self._reading_paused = False
         self._task: asyncio.Task[None] | None = None
 
     # -- asyncio callbacks ----------------------------------------------------------------
@@ -62,6 +83,10 @@ class ClientConnection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._buf += data
+        if len(self._buf) > BUFFER_BYTES and self.transport is not None:
+            # a client that sends ahead (pipelined requests) waits until we ask for more
+            self.transport.pause_reading()
+            self._reading_paused = True
         self._wake()
 
     def eof_received(self) -> bool:
@@ -77,12 +102,12 @@ class ClientConnection(asyncio.Protocol):
             self.upstream.client_gone()
 
     def pause_writing(self) -> None:
-        self._paused = True
+        self.writing_paused = True
         if self.upstream is not None:
             self.upstream.pause()
 
     def resume_writing(self) -> None:
-        self._paused = False
+        self.writing_paused = False
         if self.upstream is not None:
             self.upstream.resume()
 
@@ -135,6 +160,9 @@ class ClientConnection(asyncio.Protocol):
         """Wait for more bytes; False when the client sent EOF or is gone."""
         if self._eof or self._lost:
             return False
+        if self._reading_paused and self.transport is not None:
+            self._reading_paused = False
+            self.transport.resume_reading()
         self._waiter = asyncio.get_running_loop().create_future()
         try:
             await self._waiter

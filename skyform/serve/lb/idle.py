@@ -62,11 +62,11 @@ class IdleClients(Generic[C]):
         return min(1.0, max(0.05, min(self.header_timeout, self.keepalive_timeout) / 5))
 
 
-class Closable(Hashable, Protocol):
+class IdleConnection(Hashable, Protocol):
     def force_close(self) -> None: ...
 
 
-K = TypeVar("K", bound=Closable)
+K = TypeVar("K", bound=IdleConnection)
 
 
 async def close_idle_clients(idle: IdleClients[K], connections: Iterable[K]) -> None:

@@ -175,6 +175,8 @@ class Proxy:
                     log.info("replica %s failed before answering: %r", target.url, exc)
                     continue
                 client.upstream = upstream
+                if client.writing_paused:  # the client has not read the last answer yet
+                    upstream.pause()
                 sent = request
                 if hostless:
                     host = target.url.split("://", 1)[1].encode()

@@ -13,7 +13,6 @@ import logging
 import os
 import signal
 import socket
-import ssl
 import time
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from aiohttp import web
 
 from skyform.errors import SkyformError
 from skyform.serve.lb.config import LbConfig, ReplicaSet, load_replica_set, parse_replica_set
-from skyform.serve.lb.frontend import ClientConnection
+from skyform.serve.lb.frontend import ClientConnection, tls_context
 from skyform.serve.lb.idle import IdleClients, close_idle_clients
 from skyform.serve.lb.proxy import Proxy
 from skyform.serve.lb.workers import REPORT_SECONDS, Worker, WorkerGroup
@@ -68,14 +67,14 @@ class LoadBalancer:
         loop = asyncio.get_running_loop()
         if self.listener is not None:
             self.server = await loop.create_server(
-                self.proxy.connection, sock=self.listener, ssl=ssl_context(self.config)
+                self.proxy.connection, sock=self.listener, ssl=tls_context(self.config)
             )
         else:
             self.server = await loop.create_server(
                 self.proxy.connection,
                 self.config.host,
                 self.config.port,
-                ssl=ssl_context(self.config),
+                ssl=tls_context(self.config),
                 reuse_address=True,
             )
         self.port = int(self.server.sockets[0].getsockname()[1])
@@ -202,11 +201,3 @@ async def serve_forever(
         await stop.wait()
     finally:
         await balancer.stop()
-
-
-def ssl_context(config: LbConfig) -> ssl.SSLContext | None:
-    if not (config.tls_certfile and config.tls_keyfile):
-        return None
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(config.tls_certfile, config.tls_keyfile)
-    return context

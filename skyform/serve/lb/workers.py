@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skyform.serve.lb.config import LbConfig, ReplicaSet
+from skyform.serve.lb.frontend import tls_context
 from skyform.serve.lb.idle import IdleClients, close_idle_clients
 from skyform.serve.lb.metrics import Metrics
 from skyform.serve.lb.proxy import SHUTDOWN_SECONDS, Proxy
@@ -186,10 +187,8 @@ async def _worker_main(config: LbConfig, port: int, channel: socket.socket) -> i
     )
     proxy = Proxy(config.model_copy(update={"request_log": None}), idle)
     await proxy.start()
-    from skyform.serve.lb.server import ssl_context
-
     server = await loop.create_server(
-        proxy.connection, sock=listening_socket(config.host, port), ssl=ssl_context(config)
+        proxy.connection, sock=listening_socket(config.host, port), ssl=tls_context(config)
     )
     reader, writer = await asyncio.open_connection(sock=channel)
     tasks = [
