@@ -59,7 +59,16 @@ class Worker:
     writer: asyncio.StreamWriter | None = None
     inflight: dict[str, int] = field(default_factory=dict)
     requests: int = 0
+    asked: int = 0  # reports asked for, and answered (in order: the channel is a stream)
+    answers: int = 0
+    gone: bool = False
     answered: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def answer(self, number: int) -> None:
+        """Until the `number`th report asked for has arrived (or the worker is gone)."""
+        while self.answers < number and not self.gone:
+            self.answered.clear()
+            await self.answered.wait()
 
 
 def fork_workers(config: LbConfig, count: int, listener: socket.socket) -> list[Worker]:
@@ -108,14 +117,14 @@ class WorkerGroup:
 
     async def refresh(self) -> None:
         """Ask every worker for its report now and wait (a second at most) for them."""
+        waits = []
         for worker in self.workers:
-            worker.answered.clear()
-            if worker.writer is not None:
+            if worker.writer is not None and not worker.gone:
+                worker.asked += 1
                 worker.writer.write(b'{"report": true}\n')
+                waits.append(worker.answer(worker.asked))
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(
-                asyncio.gather(*(w.answered.wait() for w in self.workers)), ASK_TIMEOUT_SECONDS
-            )
+            await asyncio.wait_for(asyncio.gather(*waits), ASK_TIMEOUT_SECONDS)
 
     def requests_by_worker(self) -> dict[int, int]:
         own = self.proxy.metrics.total() - sum(w.requests for w in self.workers)
@@ -156,9 +165,12 @@ class WorkerGroup:
                 pending[int(second)] = pending.get(int(second), 0) + n
             worker.inflight = report["inflight"]
             self.proxy.prune_draining()
-            worker.answered.set()
+            if report.get("answer"):
+                worker.answers += 1
+                worker.answered.set()
         log.info("worker %d (pid %d) has stopped", worker.index, worker.pid)
         worker.inflight = {}
+        worker.gone = True
         worker.answered.set()
 
 
@@ -216,7 +228,7 @@ async def _obey(
         if "replicas" in message:
             proxy.set_replicas(ReplicaSet.model_validate(message["replicas"]))
         else:
-            _report(proxy, writer)
+            _report(proxy, writer, answer=True)
     stop.set()  # the first process is gone
 
 
@@ -229,10 +241,15 @@ async def _report_often(proxy: Proxy, writer: asyncio.StreamWriter) -> None:
             _report(proxy, writer)
 
 
-def _report(proxy: Proxy, writer: asyncio.StreamWriter) -> None:
+def _report(proxy: Proxy, writer: asyncio.StreamWriter, answer: bool = False) -> None:
     """What this worker counted since its last report (then forgotten here), and what it
     has in flight now."""
     metrics, proxy.metrics = proxy.metrics, Metrics()
     seconds, proxy.requests.pending = proxy.requests.pending, {}
-    report = {"metrics": metrics.snapshot(), "seconds": seconds, "inflight": proxy.inflight}
+    report = {
+        "metrics": metrics.snapshot(),
+        "seconds": seconds,
+        "inflight": proxy.inflight,
+        "answer": answer,  # to a request for it: the first process counts these
+    }
     writer.write(json.dumps(report).encode() + b"\n")
