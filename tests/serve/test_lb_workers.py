@@ -63,7 +63,7 @@ async def one_request(port: int, path: str = "/echo") -> str:
         http.get(f"http://127.0.0.1:{port}{path}") as resp,
     ):
         assert resp.status == 200
-        return resp.headers["X-Replica"]
+        return resp.headers.get("X-Replica") or (await resp.text()).split()[-1]
 
 
 def counter(metrics: str, name: str) -> dict[str, float]:
@@ -139,3 +139,54 @@ def test_a_token_stream_through_the_workers_arrives_as_it_is_produced(tmp_path: 
     arrivals = asyncio.run(scenario())
     assert len(arrivals) == 5
     assert arrivals[0] < 0.25 and arrivals[3] > 0.8  # one by one, not all at the end
+
+
+def test_a_sigterm_lets_a_request_in_flight_finish_and_a_kill_leaves_no_worker(tmp_path: Path):
+    async def scenario() -> tuple[int, str, bool]:
+        async with replicas(1) as urls:
+            write_json_atomic(tmp_path / "replicas.json", replica_set(urls))
+            config = LbConfig(
+                service="svc",
+                port=0,
+                replicas_file=str(tmp_path / "replicas.json"),
+                ports_file=str(tmp_path / "ports.json"),
+                workers=WORKERS,
+            )
+            write_json_atomic(tmp_path / "lb.json", config)
+            argv = [sys.executable, "-m", "skyform.serve.lb", str(tmp_path / "lb.json")]
+            proc = await asyncio.create_subprocess_exec(*argv)
+            try:
+                while not (tmp_path / "ports.json").exists():
+                    await asyncio.sleep(0.05)
+                port = json.loads((tmp_path / "ports.json").read_text())["port"]
+                # one slow request on each of a few connections: whichever worker holds it
+                slow = [asyncio.create_task(one_request(port, "/sleep?s=1.5")) for _ in range(4)]
+                await asyncio.sleep(0.5)
+                os.kill(proc.pid, signal.SIGTERM)
+                answers = await asyncio.gather(*slow)
+                code = await asyncio.wait_for(proc.wait(), 15)
+            finally:
+                if proc.returncode is None:
+                    proc.kill()
+            # a second LB, killed for good: its workers go with it
+            (tmp_path / "ports.json").unlink()
+            proc = await asyncio.create_subprocess_exec(*argv)
+            while not (tmp_path / "ports.json").exists():
+                await asyncio.sleep(0.05)
+            port = json.loads((tmp_path / "ports.json").read_text())["port"]
+            await one_request(port)
+            proc.kill()
+            await proc.wait()
+            deadline = time.monotonic() + 5
+            served = True
+            while served and time.monotonic() < deadline:
+                try:
+                    await one_request(port)
+                    await asyncio.sleep(0.1)
+                except (aiohttp.ClientError, OSError):
+                    served = False
+            return code, ",".join(sorted(set(answers))), served
+
+    code, answered_by, still_served = asyncio.run(scenario())
+    assert code == 0 and answered_by == "1"  # every slow request got its answer
+    assert not still_served  # no worker outlived the kill -9
