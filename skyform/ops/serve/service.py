@@ -315,19 +315,19 @@ def _purge(name: str, emit: Callable[[str], None]) -> None:
         if replica.sandbox is not None:
             sandbox.destroy(sandbox.Sandbox(replica.sandbox))
     ports = state.service_dir(name) / "lb.ports.json"
-    lb_pid = _lb_pid(name)
-    if lb_pid is not None and ports.exists():
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(lb_pid, 15)
+    if ports.exists():
+        for pid in _lb_pids(name):  # the LB and the worker processes it forked
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 15)
     state.remove(name)
 
 
-def _lb_pid(name: str) -> int | None:
+def _lb_pids(name: str) -> list[int]:
     config = state.service_dir(name) / "lb.json"
     try:
         out = subprocess.run(
             ["pgrep", "-f", f"skyform.serve.lb {config}"], capture_output=True, text=True
         ).stdout.split()
     except FileNotFoundError:
-        return None
-    return int(out[0]) if out else None
+        return []
+    return [int(pid) for pid in out]

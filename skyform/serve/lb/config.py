@@ -61,6 +61,8 @@ class LbConfig(_Strict):
     body_timeout_seconds: float = Field(default=CLIENTS.client_body_timeout, gt=0)
     max_attempts: int = Field(default=LB_MAX_ATTEMPTS, ge=1, le=10)
     max_body_bytes: int = Field(default=MAX_BODY_BYTES, ge=0)
+    # processes serving the public port (serve/lb/workers.py); none set: one per CPU core
+    workers: int | None = Field(default=None, ge=1, le=64)
 
     @property
     def scheme(self) -> str:

@@ -12,10 +12,11 @@ server's; they are first seen at a sweep, so a close comes at most one sweep lat
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Hashable, Iterable
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
-C = TypeVar("C", bound=Hashable)  # a connection (aiohttp's RequestHandler)
+C = TypeVar("C", bound=Hashable)  # a connection (frontend.ClientConnection)
 
 
 class IdleClients(Generic[C]):
@@ -35,6 +36,9 @@ class IdleClients(Generic[C]):
             return
         self._busy.pop(connection, None)
         self._idle_since[connection] = (now, True)
+
+    def busy(self, connection: C) -> bool:
+        return connection in self._busy
 
     def expired(self, connections: Iterable[C], now: float) -> list[C]:
         """The open `connections` idle for longer than their timeout (forgets closed ones)."""
@@ -56,3 +60,20 @@ class IdleClients(Generic[C]):
     def sweep_interval(self) -> float:
         """How often to look: a fifth of the shorter timeout, between 0.05 s and 1 s."""
         return min(1.0, max(0.05, min(self.header_timeout, self.keepalive_timeout) / 5))
+
+
+class IdleConnection(Hashable, Protocol):
+    def force_close(self) -> None: ...
+
+
+K = TypeVar("K", bound=IdleConnection)
+
+
+async def close_idle_clients(idle: IdleClients[K], connections: Iterable[K]) -> None:
+    """Every sweep interval, close the `connections` idle for too long (runs until cancelled)."""
+    loop = asyncio.get_running_loop()
+    every = idle.sweep_interval()
+    while True:
+        await asyncio.sleep(every)
+        for connection in idle.expired(connections, loop.time()):
+            connection.force_close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
@@ -28,7 +29,38 @@ class Metrics:
         self.bucket_counts[bisect.bisect_left(BUCKETS, seconds)] += 1
         self.latency_sum += seconds
 
-    def render(self, service: str, inflight: Mapping[int, int], ready: int, draining: int) -> str:
+    def total(self) -> int:
+        return sum(self.by_code.values())
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything counted, as JSON (a worker's report: serve/lb/workers.py)."""
+        return {
+            "codes": dict(self.by_code),
+            "replicas": dict(self.by_replica),
+            "buckets": self.bucket_counts,
+            "sum": self.latency_sum,
+            "retries": self.retries,
+        }
+
+    def merge(self, snapshot: Mapping[str, Any]) -> int:
+        """Add another process's `snapshot`; returns the requests it counted."""
+        codes = {int(k): int(v) for k, v in snapshot["codes"].items()}
+        self.by_code.update(codes)
+        self.by_replica.update({int(k): int(v) for k, v in snapshot["replicas"].items()})
+        for i, n in enumerate(snapshot["buckets"][: len(self.bucket_counts)]):
+            self.bucket_counts[i] += int(n)
+        self.latency_sum += float(snapshot["sum"])
+        self.retries += int(snapshot["retries"])
+        return sum(codes.values())
+
+    def render(
+        self,
+        service: str,
+        inflight: Mapping[int, int],
+        ready: int,
+        draining: int,
+        by_worker: Mapping[int, int] | None = None,
+    ) -> str:
         svc = _label(service)
         lines = [
             "# HELP skyform_lb_requests_total Requests answered by the load balancer.",
@@ -77,6 +109,15 @@ class Metrics:
             "# TYPE skyform_lb_draining_replicas gauge",
             f'skyform_lb_draining_replicas{{service="{svc}"}} {draining}',
         ]
+        if by_worker:
+            lines += [
+                "# HELP skyform_lb_worker_requests_total Requests answered by each worker process.",
+                "# TYPE skyform_lb_worker_requests_total counter",
+            ]
+            lines += [
+                f'skyform_lb_worker_requests_total{{service="{svc}",worker="{w}"}} {n}'
+                for w, n in sorted(by_worker.items())
+            ]
         return "\n".join(lines) + "\n"
 
 

@@ -47,6 +47,10 @@ class Policy:
         return self._next(candidates)
 
     def _next(self, candidates: list[Target]) -> Target:
+        if len(candidates) == 1:
+            # no choice: the turn stays, or a replica that fails first on every request
+            # (its load stays 0) would hand every retry to the same one of the others
+            return candidates[0]
         chosen = candidates[self._cursor % len(candidates)]
         self._cursor += 1
         return chosen

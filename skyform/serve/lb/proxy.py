@@ -17,35 +17,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable
 from typing import Any
 
-import aiohttp
-from aiohttp import web
-from multidict import CIMultiDict
-
 from skyform.serve.lb.config import LbConfig, ReplicaSet
+from skyform.serve.lb.frontend import ClientConnection
+from skyform.serve.lb.http1 import BadMessage, Head, end_to_end, serialize
 from skyform.serve.lb.idle import IdleClients
 from skyform.serve.lb.metrics import Metrics
 from skyform.serve.lb.policies import Target, make_policy
 from skyform.serve.lb.requestlog import RequestLog
+from skyform.serve.lb.upstream import ReplicaGone, ReplicaQuiet, UpstreamPool
 
-HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-authorization",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "trailers",
-        "transfer-encoding",
-        "upgrade",
-    }
-)
-# aiohttp's client would add these on its own; the client's own values (or none) go through
-NO_AUTO_HEADERS = ("User-Agent", "Accept", "Accept-Encoding", "Content-Type")
+# the client's Expect was answered here, and its body is sent whole with a new length
+NOT_FORWARDED = frozenset({b"content-length", b"expect", b"x-forwarded-for"})
+# how long a stopping load balancer lets the requests in flight finish (aiohttp's default)
+SHUTDOWN_SECONDS = 60.0
 log = logging.getLogger("skyform.serve.lb")
 
 
@@ -61,7 +48,11 @@ class Proxy:
         self.targets: list[Target] = []
         self.draining: dict[str, Target] = {}
         self.inflight: dict[str, int] = {}
-        self.session: aiohttp.ClientSession | None = None
+        self.pool: UpstreamPool | None = None
+        # in flight in the other worker processes (serve/lb/workers.py), by URL
+        self.remote_inflight: Callable[[], dict[str, int]] = dict
+        self.connections: set[ClientConnection] = set()
+        self.stopping = False  # finishing what is in flight: each connection closes after it
 
     # -- the replica set ------------------------------------------------------------------
 
@@ -71,80 +62,104 @@ class Proxy:
             for e in sorted(replica_set.replicas, key=lambda e: e.replica_id)
         ]
         urls = {t.url for t in new}
+        inflight = self.all_inflight()
         for old in self.targets:
-            if old.url not in urls and self.inflight.get(old.url, 0) > 0:
+            if old.url not in urls and inflight.get(old.url, 0) > 0:
                 self.draining[old.url] = old
         for url in urls:
             self.draining.pop(url, None)
         self.targets = new
+        if self.pool is not None:
+            self.pool.drop(urls | set(self.draining))
         log.info("replicas: %s", ", ".join(t.url for t in new) or "none")
 
-    def replica_view(self) -> dict[str, object]:
-        return {
-            "ready": [
-                {"url": t.url, "replica_id": t.replica_id, "inflight": self.inflight.get(t.url, 0)}
-                for t in self.targets
-            ],
-            "draining": [
-                {"url": t.url, "replica_id": t.replica_id, "inflight": self.inflight.get(t.url, 0)}
-                for t in self.draining.values()
-            ],
-        }
-
-    def _inflight_by_replica(self) -> dict[int, int]:
-        out: dict[int, int] = {}
-        for target in [*self.targets, *self.draining.values()]:
-            out[target.replica_id] = self.inflight.get(target.url, 0)
+    def all_inflight(self) -> dict[str, int]:
+        """In flight by URL, in this process and (as last reported) in the other workers."""
+        out = self.remote_inflight()
+        for url, n in self.inflight.items():
+            out[url] = out.get(url, 0) + n
         return out
 
-    def render_metrics(self) -> str:
+    def prune_draining(self) -> None:
+        """Forget the draining replicas nothing is in flight on any more."""
+        inflight = self.all_inflight()
+        for url in [u for u in self.draining if not inflight.get(u)]:
+            del self.draining[url]
+
+    def replica_view(self) -> dict[str, object]:
+        inflight = self.all_inflight()
+        return {
+            which: [
+                {"url": t.url, "replica_id": t.replica_id, "inflight": inflight.get(t.url, 0)}
+                for t in targets
+            ]
+            for which, targets in (("ready", self.targets), ("draining", self.draining.values()))
+        }
+
+    def render_metrics(self, by_worker: dict[int, int] | None = None) -> str:
+        inflight = self.all_inflight()
+        by_replica = {
+            t.replica_id: inflight.get(t.url, 0) for t in [*self.targets, *self.draining.values()]
+        }
         return self.metrics.render(
-            self.config.service, self._inflight_by_replica(), len(self.targets), len(self.draining)
+            self.config.service, by_replica, len(self.targets), len(self.draining), by_worker
         )
 
     # -- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
-        connector = aiohttp.TCPConnector(limit=0, force_close=False, enable_cleanup_closed=True)
-        self.session = aiohttp.ClientSession(
-            connector=connector,
-            auto_decompress=False,
-            cookie_jar=aiohttp.DummyCookieJar(),
-            skip_auto_headers=NO_AUTO_HEADERS,
-        )
+        self.pool = UpstreamPool(asyncio.get_running_loop(), self.config.connect_timeout_seconds)
 
     async def close(self) -> None:
         self.requests.flush(time.time(), everything=True)
-        if self.session is not None:
-            await self.session.close()
+        for connection in list(self.connections):
+            connection.force_close()
+        if self.pool is not None:
+            self.pool.close()
+
+    async def finish_requests(self, limit: float = SHUTDOWN_SECONDS) -> None:
+        """Close the idle client connections and wait (at most `limit` seconds) for the
+        requests in flight to be answered; their connections close after the answer."""
+        self.stopping = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        for connection in list(self.connections):
+            if not self.idle.busy(connection):
+                connection.force_close()
+        while loop.time() < deadline and any(self.idle.busy(c) for c in self.connections):
+            await asyncio.sleep(0.05)
+
+    def connection(self) -> ClientConnection:
+        """The protocol of one new client connection (loop.create_server's factory)."""
+        return ClientConnection(self)
 
     # -- one request ----------------------------------------------------------------------
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
+    async def handle(self, client: ClientConnection, head: Head) -> None:
         started = time.perf_counter()
         self.requests.record(time.time())
         code, replica_id = 500, None
-        connection = request.protocol
-        self.idle.begin(connection)  # busy until the response is out: never closed as idle
+        self.idle.begin(client)  # busy until the response is out: never closed as idle
         try:
-            response, code, replica_id = await self._forward(request)
-            return response
-        except web.HTTPException as exc:
-            code = exc.status
-            raise
+            try:
+                body = await client.read_body(head)
+            except BadMessage as exc:
+                code = exc.status
+                client.send_error(exc.status, exc.message, close=True)
+                return
+            code, replica_id = await self._forward(client, head, body)
         finally:
-            self.idle.end(connection, asyncio.get_running_loop().time())
+            self.idle.end(client, asyncio.get_running_loop().time())
             self.metrics.observe(code, time.perf_counter() - started, replica_id)
 
-    async def _forward(self, request: web.Request) -> tuple[web.StreamResponse, int, int | None]:
-        assert self.session is not None
-        body = await self._read_body(request) if request.body_exists else None
-        headers = forwarded_headers(request)
-        timeout = aiohttp.ClientTimeout(
-            total=None,
-            connect=self.config.connect_timeout_seconds,
-            sock_read=self.config.read_timeout_seconds,
-        )
+    async def _forward(
+        self, client: ClientConnection, head: Head, body: bytes | None
+    ) -> tuple[int, int | None]:
+        assert self.pool is not None
+        request = forwarded_request(client, head, body)
+        # HTTP/1.0 may leave out Host, which the replica's HTTP/1.1 needs: its own then
+        hostless = not any(n.lower() == b"host" for n, _ in head.headers)
+        no_body = head.first == b"HEAD"
         tried: list[str] = []
         for _attempt in range(self.config.max_attempts):
             target = self.policy.select(self.targets, self.inflight, tried)
@@ -154,86 +169,49 @@ class Proxy:
             self.inflight[target.url] = self.inflight.get(target.url, 0) + 1
             try:
                 try:
-                    upstream = await self.session.request(
-                        request.method,
-                        target.url + request.rel_url.raw_path_qs,
-                        headers=headers,
-                        data=body,
-                        allow_redirects=False,
-                        timeout=timeout,
-                        compress=None,
-                    )
-                except aiohttp.SocketTimeoutError:
-                    # the replica took the request and went quiet: it may be working on it,
-                    # so it is not sent again
-                    return _error(504, "the replica did not answer in time"), 504, target.replica_id
-                except (aiohttp.ClientConnectionError, asyncio.TimeoutError, OSError) as exc:
+                    upstream = await self.pool.acquire(target.url)
+                except (OSError, asyncio.TimeoutError) as exc:
                     self.metrics.retries += 1
                     log.info("replica %s failed before answering: %r", target.url, exc)
                     continue
+                client.upstream = upstream
+                if client.writing_paused:  # the client has not read the last answer yet
+                    upstream.pause()
+                sent = request
+                if hostless:
+                    host = target.url.split("://", 1)[1].encode()
+                    line_end = request.index(b"\r\n") + 2
+                    sent = request[:line_end] + b"Host: " + host + b"\r\n" + request[line_end:]
                 try:
-                    response = await self._relay(request, upstream)
+                    status = await upstream.start(
+                        sent, client, no_body, self.config.read_timeout_seconds
+                    )
+                except ReplicaGone as exc:
+                    self.metrics.retries += 1
+                    log.info("replica %s failed before answering: %r", target.url, exc)
+                    continue
+                except ReplicaQuiet:
+                    # the replica took the request and went quiet: it may be working on it,
+                    # so it is not sent again
+                    client.send_error(504, "the replica did not answer in time")
+                    return 504, target.replica_id
+                except BadMessage as exc:
+                    client.send_error(502, exc.message, close=True)
+                    return 502, target.replica_id
                 finally:
-                    upstream.release()
-                return response, upstream.status, target.replica_id
+                    client.upstream = None
+                return status, target.replica_id
             finally:
                 self._done(target.url)
         if not tried:
-            return (
-                _error(
-                    503,
-                    f"No ready replicas. Use `skyform serve status {self.config.service}` "
-                    "to see the replicas.",
-                ),
+            client.send_error(
                 503,
-                None,
+                f"No ready replicas. Use `skyform serve status {self.config.service}` "
+                "to see the replicas.",
             )
-        return _error(502, f"no replica answered ({len(tried)} tried)"), 502, None
-
-    async def _read_body(self, request: web.Request) -> bytes:
-        """The whole body; a client that goes `body_timeout_seconds` without sending any of
-        it gets 408 (a slow upload that keeps coming is read to its end)."""
-        limit, wait = self.config.max_body_bytes, self.config.body_timeout_seconds
-        parts: list[bytes] = []
-        size = 0
-        while True:
-            try:
-                chunk = await asyncio.wait_for(request.content.readany(), wait)
-            except asyncio.TimeoutError:
-                raise web.HTTPRequestTimeout(
-                    text=f"no part of the request body arrived for {wait:g} s"
-                ) from None
-            if not chunk:
-                return b"".join(parts)
-            size += len(chunk)
-            if limit and size > limit:
-                raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=size)
-            parts.append(chunk)
-
-    async def _relay(
-        self, request: web.Request, upstream: aiohttp.ClientResponse
-    ) -> web.StreamResponse:
-        response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
-        response.headers.clear()
-        response.headers.extend(without_hop_by_hop(upstream.headers.items(), upstream.headers))
-        length = upstream.headers.get("Content-Length")
-        if length is None and request.method != "HEAD" and upstream.status not in (204, 304):
-            response.enable_chunked_encoding()
-        await response.prepare(request)
-        if request.method == "HEAD":
-            await response.write_eof()
-            return response
-        try:
-            async for chunk in upstream.content.iter_any():
-                await response.write(chunk)
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
-            # headers are out: the client learns of the failure as a cut connection
-            log.info("replica failed mid-response: %r", exc)
-            if request.transport is not None:
-                request.transport.close()
-            return response
-        await response.write_eof()
-        return response
+            return 503, None
+        client.send_error(502, f"no replica answered ({len(tried)} tried)")
+        return 502, None
 
     def _done(self, url: str) -> None:
         left = self.inflight.get(url, 1) - 1
@@ -241,36 +219,21 @@ class Proxy:
             self.inflight[url] = left
             return
         self.inflight.pop(url, None)
-        self.draining.pop(url, None)
+        if url in self.draining:
+            self.prune_draining()
 
 
-def without_hop_by_hop(
-    items: Iterable[tuple[str, str]], headers: CIMultiDict[str] | object
-) -> CIMultiDict[str]:
-    """Drop the hop-by-hop headers, and those the Connection header names."""
-    named: set[str] = set()
-    getall = getattr(headers, "getall", None)
-    if getall is not None:
-        for value in getall("Connection", []):
-            named.update(part.strip().lower() for part in value.split(","))
-    out: CIMultiDict[str] = CIMultiDict()
-    for key, value in items:
-        lowered = key.lower()
-        if lowered in HOP_BY_HOP or lowered in named:
-            continue
-        out.add(key, value)
-    return out
-
-
-def forwarded_headers(request: web.Request) -> CIMultiDict[str]:
-    headers = without_hop_by_hop(request.headers.items(), request.headers)
-    headers.popall("Content-Length", None)  # recomputed from the (unchanged) body
-    peer = request.remote or ""
-    prior = request.headers.get("X-Forwarded-For")
-    headers["X-Forwarded-For"] = f"{prior}, {peer}" if prior else peer
-    headers.setdefault("X-Forwarded-Proto", request.scheme)
-    return headers
-
-
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status)
+def forwarded_request(client: ClientConnection, head: Head, body: bytes | None) -> bytes:
+    """The request line and headers for the replica (less the hop-by-hop ones, with
+    X-Forwarded-For and -Proto), and the body."""
+    headers = end_to_end(head.headers)
+    prior = [v for n, v in headers if n.lower() == b"x-forwarded-for"]
+    headers = [(n, v) for n, v in headers if n.lower() not in NOT_FORWARDED]
+    peer = client.peer.encode()
+    headers.append((b"X-Forwarded-For", b", ".join([*prior, peer]) if prior else peer))
+    if not any(n.lower() == b"x-forwarded-proto" for n, _ in headers):
+        headers.append((b"X-Forwarded-Proto", client.scheme))
+    if body is not None:
+        headers.append((b"Content-Length", b"%d" % len(body)))
+    line = head.first + b" " + head.second + b" HTTP/1.1"
+    return serialize(line, headers) + (body or b"")

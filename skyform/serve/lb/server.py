@@ -12,18 +12,18 @@ import json
 import logging
 import os
 import signal
-import ssl
+import socket
 import time
 from pathlib import Path
-from typing import Any
 
 from aiohttp import web
-from aiohttp.web_protocol import RequestHandler
 
 from skyform.errors import SkyformError
-from skyform.serve.lb.config import LbConfig, load_replica_set, parse_replica_set
-from skyform.serve.lb.idle import IdleClients
+from skyform.serve.lb.config import LbConfig, ReplicaSet, load_replica_set, parse_replica_set
+from skyform.serve.lb.frontend import ClientConnection, tls_context
+from skyform.serve.lb.idle import IdleClients, close_idle_clients
 from skyform.serve.lb.proxy import Proxy
+from skyform.serve.lb.workers import REPORT_SECONDS, Worker, WorkerGroup
 
 WATCH_INTERVAL_SECONDS = 0.25
 FLUSH_INTERVAL_SECONDS = 1.0
@@ -31,14 +31,24 @@ log = logging.getLogger("skyform.serve.lb")
 
 
 class LoadBalancer:
-    def __init__(self, config: LbConfig, stop: asyncio.Event | None = None) -> None:
+    def __init__(
+        self,
+        config: LbConfig,
+        stop: asyncio.Event | None = None,
+        listener: socket.socket | None = None,
+        workers: list[Worker] | None = None,
+    ) -> None:
         self.config = config
+        self.listener = listener  # bound before the workers were forked (workers.py)
+        self._forked = workers or []
         self.stop_event = stop
-        self.idle: IdleClients[RequestHandler] = IdleClients(
+        self.idle: IdleClients[ClientConnection] = IdleClients(
             config.header_timeout_seconds, config.keepalive_timeout_seconds
         )
         self.proxy = Proxy(config, self.idle)
+        self.workers = WorkerGroup(self.proxy, self._forked) if self._forked else None
         self.runners: list[web.AppRunner] = []
+        self.server: asyncio.Server | None = None
         self.port = 0
         self.control_port = 0
         self._tasks: list[asyncio.Task[None]] = []
@@ -46,30 +56,35 @@ class LoadBalancer:
 
     async def start(self) -> None:
         await self.proxy.start()
+        if self.workers is not None:
+            await self.workers.start()
         self._reload_replicas()
-        public = web.Application(client_max_size=self.config.max_body_bytes)
-        public.router.add_route("*", "/{path:.*}", self.proxy.handle)
         control = web.Application()
         control.router.add_get("/metrics", self._metrics)
         control.router.add_get("/-/replicas", self._get_replicas)
         control.router.add_put("/-/replicas", self._put_replicas)
         control.router.add_get("/-/health", self._health)
-        # aiohttp's own idle timer agrees with ours; a body left unread after a 408 is
-        # drained for at most one more body timeout
-        clients: dict[str, Any] = {
-            "keepalive_timeout": self.config.keepalive_timeout_seconds,
-            "lingering_time": self.config.body_timeout_seconds,
-        }
-        self.port = await self._listen(
-            public, self.config.host, self.config.port, tls=True, **clients
-        )
+        loop = asyncio.get_running_loop()
+        if self.listener is not None:
+            self.server = await loop.create_server(
+                self.proxy.connection, sock=self.listener, ssl=tls_context(self.config)
+            )
+        else:
+            self.server = await loop.create_server(
+                self.proxy.connection,
+                self.config.host,
+                self.config.port,
+                ssl=tls_context(self.config),
+                reuse_address=True,
+            )
+        self.port = int(self.server.sockets[0].getsockname()[1])
         self.control_port = await self._listen(
-            control, self.config.control_host, self.config.control_port, tls=False
+            control, self.config.control_host, self.config.control_port
         )
         self._tasks = [
             asyncio.create_task(self._watch_replicas()),
             asyncio.create_task(self._flush_requests()),
-            asyncio.create_task(self._close_idle_clients(self.runners[0])),
+            asyncio.create_task(close_idle_clients(self.idle, self.proxy.connections)),
         ]
         if self.config.ports_file:
             Path(self.config.ports_file).write_text(
@@ -77,41 +92,49 @@ class LoadBalancer:
             )
         log.info("listening on %s:%d (control %d)", self.config.host, self.port, self.control_port)
 
-    async def _listen(
-        self, app: web.Application, host: str, port: int, *, tls: bool, **protocol: Any
-    ) -> int:
-        runner = web.AppRunner(app, access_log=None, handle_signals=False, **protocol)
+    async def _listen(self, app: web.Application, host: str, port: int) -> int:
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
-        context = self._ssl_context() if tls else None
-        site = web.TCPSite(runner, host, port, ssl_context=context, reuse_address=True)
+        site = web.TCPSite(runner, host, port, reuse_address=True)
         await site.start()
         self.runners.append(runner)
         server = site._server
         sockets = getattr(server, "sockets", None) or []
         return int(sockets[0].getsockname()[1]) if sockets else port
 
-    def _ssl_context(self) -> ssl.SSLContext | None:
-        if not (self.config.tls_certfile and self.config.tls_keyfile):
-            return None
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(self.config.tls_certfile, self.config.tls_keyfile)
-        return context
-
     async def stop(self) -> None:
+        """No new clients; the requests in flight (here and in the workers) finish first."""
+        if self.server is not None:
+            self.server.close()
+        if self.workers is not None:
+            self.workers.terminate()
+        await self.proxy.finish_requests()
+        if self.workers is not None:
+            await self.workers.stop()
         for task in self._tasks:
             task.cancel()
         for runner in reversed(self.runners):
             await runner.cleanup()
         await self.proxy.close()
 
+    def set_replicas(self, replica_set: ReplicaSet) -> None:
+        self.proxy.set_replicas(replica_set)
+        if self.workers is not None:
+            self.workers.send_replicas(replica_set)
+
     # -- control endpoints ----------------------------------------------------------------
 
     async def _metrics(self, _request: web.Request) -> web.Response:
-        return web.Response(
-            text=self.proxy.render_metrics(), content_type="text/plain", charset="utf-8"
-        )
+        by_worker = None
+        if self.workers is not None:
+            await self.workers.refresh()
+            by_worker = self.workers.requests_by_worker()
+        text = self.proxy.render_metrics(by_worker)
+        return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
     async def _get_replicas(self, _request: web.Request) -> web.Response:
+        if self.workers is not None:
+            await self.workers.refresh()
         return web.json_response(self.proxy.replica_view())
 
     async def _put_replicas(self, request: web.Request) -> web.Response:
@@ -119,7 +142,10 @@ class LoadBalancer:
             replica_set = parse_replica_set(await request.read())
         except SkyformError as exc:
             return web.json_response({"error": exc.message}, status=400)
-        self.proxy.set_replicas(replica_set)
+        self.set_replicas(replica_set)
+        if self.workers is not None:
+            # a worker answers in order: once it reported, it routes by the new set
+            await self.workers.refresh()
         return web.json_response(self.proxy.replica_view())
 
     async def _health(self, _request: web.Request) -> web.Response:
@@ -139,7 +165,7 @@ class LoadBalancer:
             return
         self._replicas_mtime = mtime
         try:
-            self.proxy.set_replicas(load_replica_set(path))
+            self.set_replicas(load_replica_set(path))
         except SkyformError as exc:
             log.warning("keeping the current replicas: %s", exc.message)
 
@@ -152,29 +178,21 @@ class LoadBalancer:
                 log.warning("the controller (pid %d) is gone: stopping", parent)
                 self.stop_event.set()
 
-    async def _close_idle_clients(self, runner: web.AppRunner) -> None:
-        loop = asyncio.get_running_loop()
-        every = self.idle.sweep_interval()
-        while True:
-            await asyncio.sleep(every)
-            server = runner.server
-            if server is None:
-                continue
-            for connection in self.idle.expired(server.connections, loop.time()):
-                connection.force_close()
-
     async def _flush_requests(self) -> None:
         while True:
             await asyncio.sleep(FLUSH_INTERVAL_SECONDS)
             try:
-                self.proxy.requests.flush(time.time())
+                # a worker's count of a second arrives up to a report later
+                self.proxy.requests.flush(time.time() - (REPORT_SECONDS * 4 if self.workers else 0))
             except OSError as exc:
                 log.warning("cannot write the request log: %s", exc)
 
 
-async def serve_forever(config: LbConfig) -> None:
+async def serve_forever(
+    config: LbConfig, listener: socket.socket | None = None, workers: list[Worker] | None = None
+) -> None:
     stop = asyncio.Event()
-    balancer = LoadBalancer(config, stop)
+    balancer = LoadBalancer(config, stop, listener, workers)
     await balancer.start()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
