@@ -70,6 +70,7 @@ class Version:
     reuse_blocker: str | None
     spot: bool  # the task asks for spot replicas
     placer: SpotPlacer | None = None  # spot_placer: dynamic_fallback
+    secret_values: tuple[str, ...] = ()  # redacted from a failed replica's kept log
 
 
 def placer_for(task: TaskSpec) -> SpotPlacer | None:
@@ -107,7 +108,8 @@ def load_version(name: str, record: VersionRecord, secrets: dict[str, str]) -> V
     spot = all(r.use_spot for r in task.resources.alternatives())
     placer = placer_for(task) if spot and spec.replica_policy.spot_placer else None
     digest, blocker = replica_digest(inputs), reuse_blocker(inputs)
-    return Version(record, inputs, spec, digest, blocker, spot, placer)
+    secret_values = tuple(task.secret_values().values())
+    return Version(record, inputs, spec, digest, blocker, spot, placer, secret_values)
 
 
 class ControllerBase:

@@ -183,7 +183,8 @@ class ReplicaIO(ControllerBase):
     async def _keep_log(self, rid: int, replica: Replica) -> None:
         path = kept_log_path(self.folder, rid)
         try:
-            kept = await asyncio.to_thread(keep_log, replica.cluster, path)
+            secrets = self.versions[replica.facts.version].secret_values
+            kept = await asyncio.to_thread(keep_log, replica.cluster, path, secrets)
         except OSError as exc:  # the service folder is going: the teardown goes on
             log.warning("replica %d: its log could not be kept: %s", rid, exc)
             return

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import contextlib
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skyform.errors import SkyformError
 from skyform.paths import write_atomic
+from skyform.spec.models import REDACTED
 
 if TYPE_CHECKING:
     from skyform.exec.results import LogLine
@@ -26,6 +28,9 @@ KEPT_LOG_LINES = 5000
 KEPT_LOG_BYTES = 1 << 20
 SHOWN_LINES = 5  # in `serve status`
 SHOWN_LINE_CHARS = 200
+# a secret's value printed by the program is redacted in the copy; shorter values would
+# redact ordinary text ("1", "yes") and are no secret worth the name
+MIN_REDACTED_CHARS = 4
 
 
 @dataclass(frozen=True)
@@ -70,9 +75,11 @@ def kept_log_path(folder: Path, replica_id: int) -> Path:
     return folder / f"replica-{replica_id}.log"
 
 
-def keep_log(cluster: str, dest: Path) -> bool:
+def keep_log(cluster: str, dest: Path, secrets: Iterable[str] = ()) -> bool:
     """Copy the log of the replica's latest job (as `skyform logs` prints it) to `dest`,
-    bounded; False when there is none to read (no cluster, no job, nodes gone)."""
+    bounded, with the values of the service's `secrets` a program printed redacted (the copy
+    and its last lines reach the service's record and `serve status --json`); False when
+    there is nothing to read (no cluster, no job, nodes gone or silent)."""
     from skyform.ops.cluster_jobs import stream_logs
     from skyform.state.db import open_state
 
@@ -92,7 +99,12 @@ def keep_log(cluster: str, dest: Path) -> bool:
         return False
     finally:
         db.close()
-    data = "".join(f"{line}\n" for line in lines).encode(errors="replace")
+    if not lines:
+        return False
+    text = "".join(f"{line}\n" for line in lines)
+    for value in sorted((v for v in secrets if len(v) >= MIN_REDACTED_CHARS), key=len)[::-1]:
+        text = text.replace(value, REDACTED)
+    data = text.encode(errors="replace")
     write_atomic(dest, data[-KEPT_LOG_BYTES:], mode=0o600)
     return True
 

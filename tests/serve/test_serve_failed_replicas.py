@@ -22,7 +22,8 @@ pytestmark = [
 
 APP = Path(__file__).parent / "replica_app.py"
 LAST_LINE = "fatal: weights missing at /models/llama-7b (crash-7f3a)"
-CRASHES = f'echo "loading model"; echo "{LAST_LINE}"; exit 3'
+TOKEN = "hf_s3cr3t-0042"  # printed by the program: redacted in the copy kept
+CRASHES = f'echo "loading model as $TOKEN"; echo "{LAST_LINE}"; exit 3'
 
 
 def service(name: str, run: str, version: str = "1") -> str:
@@ -39,6 +40,8 @@ resources:
   ports: 8080
 envs:
   APP_VERSION: "{version}"
+secrets:
+  TOKEN: null
 run: |
   {run}
 """
@@ -58,7 +61,8 @@ def assert_shows_failure(name: str, replica_id: int) -> None:
     out = skyform("serve", "status", name).stdout
     assert "Failed replicas" in out, out
     assert f"{name} {replica_id} (FAILED): its process ended (FAILED with code 3)" in out, out
-    assert "exit code 3" in out and f"| {LAST_LINE}" in out and "| loading model" in out, out
+    assert "exit code 3" in out and f"| {LAST_LINE}" in out, out
+    assert "| loading model as <redacted>" in out and TOKEN not in out, out
     assert f"its log: skyform serve logs {name} {replica_id}" in out, out
 
 
@@ -66,7 +70,8 @@ def assert_log_served(name: str, replica_id: int) -> None:
     cluster = f"{name}-{replica_id}"
     assert not cluster_listed(cluster)  # torn down: only the kept copy is left
     logs = skyform("serve", "logs", name, str(replica_id))
-    assert LAST_LINE in logs.stdout and "loading model" in logs.stdout, logs
+    assert LAST_LINE in logs.stdout and "loading model as <redacted>" in logs.stdout, logs
+    assert TOKEN not in skyform("serve", "status", name, "--json").stdout
     assert f"its cluster {cluster} is torn down; this is its log as kept" in logs.stderr
     tail = skyform("serve", "logs", name, str(replica_id), "--tail", "1").stdout
     assert LAST_LINE in tail and "loading model" not in tail, tail
@@ -77,7 +82,7 @@ def assert_log_served(name: str, replica_id: int) -> None:
 def test_a_failed_replica_shows_why_and_its_log_outlives_its_cluster(tmp_path: Path):
     task = tmp_path / "crash.yaml"
     task.write_text(service("crash", CRASHES))
-    skyform("serve", "up", str(task), "-y")
+    skyform("serve", "up", str(task), "--secret", f"TOKEN={TOKEN}", "-y")
     try:
         record = wait_until("crash", lambda r: r["replicas"] and kept(r, 1), timeout=90)
         failed = record["replicas"][0]
@@ -92,12 +97,12 @@ def test_a_failed_replica_shows_why_and_its_log_outlives_its_cluster(tmp_path: P
 def test_the_failed_replica_of_a_rolled_back_update_keeps_its_log(tmp_path: Path):
     good = tmp_path / "web.yaml"
     good.write_text(service("undo", f"exec {sys.executable} {APP} 8080"))
-    skyform("serve", "up", str(good), "-y")
+    skyform("serve", "up", str(good), "--secret", f"TOKEN={TOKEN}", "-y")
     try:
         wait_until("undo", lambda r: [x["status"] for x in r["replicas"]] == ["READY"])
         bad = tmp_path / "web-bad.yaml"
         bad.write_text(service("undo", CRASHES, version="2"))
-        skyform("serve", "update", "undo", str(bad), "-y")
+        skyform("serve", "update", "undo", str(bad), "--secret", f"TOKEN={TOKEN}", "-y")
         record = wait_until("undo", lambda r: r["rolled_back"] == [2], timeout=90)
         assert record["version"] == 1
         crashed = next(r for r in record["replicas"] if r["version"] == 2)["replica_id"]
