@@ -54,7 +54,7 @@ def test_a_failed_replica_shows_its_exit_code_and_last_lines():
     text = status_text([record(replicas=[failed])], verbose=False, now=NOW)
     assert text.endswith(
         "Failed replicas\n"
-        "  web 4 (FAILED): its process ended (FAILED with code 3); exit code 3\n"
+        "  web 4 (FAILED): its process ended (FAILED with code 3)\n"
         "    last lines of its log:\n"
         "    | loading model\n"
         "    | boom: \\x1b[31mno GPU\n"
@@ -74,3 +74,9 @@ def test_replica_table_is_cut_at_ten_unless_verbose():
     text = status_text([record(replicas=many)], verbose=False, now=NOW)
     assert "... 2 more (see all with -v)" in text
     assert "web           12" in status_text([record(replicas=many)], verbose=True, now=NOW)
+
+
+def test_an_exit_code_the_reason_does_not_name_is_shown():
+    failed = ReplicaRecord(replica_id=5, cluster="web-5", status="FAILED", exit_code=137)
+    text = status_text([record(replicas=[failed])], verbose=False, now=NOW)
+    assert "  web 5 (FAILED): exit code 137\n" in text, text

@@ -172,8 +172,8 @@ def _failures(failed: list[tuple[str, ReplicaRecord]]) -> list[str]:
     lines = ["", "Failed replicas"]
     for service, x in failed:
         why = [x.reason] if x.reason else []
-        if x.exit_code is not None:
-            why.append(f"exit code {x.exit_code}")
+        if x.exit_code is not None and f"code {x.exit_code}" not in x.reason:
+            why.append(f"exit code {x.exit_code}")  # the reason did not say it
         lines.append(
             f"  {visible(service, lines=False)} {x.replica_id} ({x.status}): "
             + visible("; ".join(why) or "no reason recorded", lines=False)
