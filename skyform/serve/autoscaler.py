@@ -114,11 +114,15 @@ class Autoscaler:
             self.up_ticks = self.down_ticks = 0
         return self.target
 
-    def updated(self, policy: ReplicaPolicy, qps: float) -> None:
+    def updated(self, policy: ReplicaPolicy, qps: float, target: int | None = None) -> None:
         """A new service version: its policy applies at once (no hysteresis), to the same
-        live traffic."""
+        live traffic; or `target`, the one the update's reviewed plan was computed with
+        (clipped to the policy), so the replicas launched are the ones it showed."""
         self.policy = policy
-        self.target = self.wanted(qps)
+        if target is None:
+            self.target = self.wanted(qps)
+        else:
+            self.target = min(max(target, policy.min_replicas), policy.upper)
         self.up_ticks = self.down_ticks = 0
 
     @property

@@ -294,6 +294,9 @@ class ServiceController(Rollouts):
                 is_spot=r.facts.is_spot,
                 role=r.role,
                 reason=r.reason,
+                exit_code=r.exit_code,
+                last_lines=list(r.last_lines),
+                log_kept=r.log_kept,
             )
             for rid, r in sorted(self.replicas.items())
         ]

@@ -10,6 +10,7 @@ import subprocess
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from skyform.errors import SkyformError
@@ -44,6 +45,9 @@ class Replica:
     infra: str | None = None
     launched_at: float | None = None
     reason: str = ""
+    exit_code: int | None = None  # of the user's process, once it ended
+    last_lines: tuple[str, ...] = ()  # of its kept log (replica_logs.py)
+    log_kept: bool = False
     busy: bool = False  # a launch or teardown is running
     probing: bool = False  # a probe is out (replica_io.py: _probe)
     engine_check: asyncio.Task[str | None] | None = None  # its engine asked: cluster gone?
@@ -66,6 +70,7 @@ class Version:
     reuse_blocker: str | None
     spot: bool  # the task asks for spot replicas
     placer: SpotPlacer | None = None  # spot_placer: dynamic_fallback
+    secret_values: tuple[str, ...] = ()  # redacted from a failed replica's kept log
 
 
 def placer_for(task: TaskSpec) -> SpotPlacer | None:
@@ -103,11 +108,13 @@ def load_version(name: str, record: VersionRecord, secrets: dict[str, str]) -> V
     spot = all(r.use_spot for r in task.resources.alternatives())
     placer = placer_for(task) if spot and spec.replica_policy.spot_placer else None
     digest, blocker = replica_digest(inputs), reuse_blocker(inputs)
-    return Version(record, inputs, spec, digest, blocker, spot, placer)
+    secret_values = tuple(task.secret_values().values())
+    return Version(record, inputs, spec, digest, blocker, spot, placer, secret_values)
 
 
 class ControllerBase:
     name: str
+    folder: Path  # the service's records (state.service_dir)
     record: state.ServiceRecord
     versions: dict[int, Version]
     replicas: dict[int, Replica]

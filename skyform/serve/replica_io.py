@@ -16,18 +16,20 @@ from skyform.serve.replica_launch import (
     ReplicaInputs,
     cluster_lost,
     hands_out_hosts,
-    job_exited,
     launch,
     planned_infra,
     teardown,
     write_replica_task,
 )
+from skyform.serve.replica_logs import drop_kept_log, job_end, keep_log, kept_log_path, last_lines
 from skyform.serve.replicas import (
     DRAIN_SECONDS,
+    FAILED_STATUSES,
     LAUNCH_RETRY_GAP_SECONDS,
     LAUNCH_TRIES,
     ReplicaFacts,
     ReplicaStatus,
+    Step,
     kept_after_teardown,
     launch_retry_gap,
 )
@@ -142,19 +144,27 @@ class ReplicaIO(ControllerBase):
         replica = self.replicas[rid]
         if replica.facts.down is not None:
             return
-        was_routed = replica.facts.status() is ReplicaStatus.READY
+        status = replica.facts.status()
+        ran = replica.facts.launch is Step.SUCCEEDED
         replica.facts = replica.facts.tearing_down(scale_down=scale_down, preempted=preempted)
         replica.busy = True
-        drain = scale_down and was_routed and not preempted
-        self.background(self._down(rid, drain))
+        drain = scale_down and status is ReplicaStatus.READY and not preempted
+        # a failed replica whose job ran: its log is kept (a failed launch ran none; a
+        # teardown tried again has it kept already)
+        keep = ran and status in FAILED_STATUSES and not replica.log_kept
+        self.background(self._down(rid, drain, keep=keep))
 
-    async def _down(self, rid: int, drain: bool) -> None:
+    async def _down(self, rid: int, drain: bool, keep: bool) -> None:
+        """Tear the replica's cluster down; a failed replica's log is kept first (its
+        record stays listed, and `serve logs` reads the copy once the cluster is gone)."""
         replica = self.replicas[rid]
         if replica.engine_check is not None:  # its refresh would meet this destroy on the
             await asyncio.wait([replica.engine_check])  # stack's lock
         if drain and replica.endpoint:
             await self._drained(replica.endpoint)
         ok = True
+        if keep and replica.cluster:
+            await self._keep_log(rid, replica)
         if replica.cluster:
             ok = await asyncio.to_thread(teardown, replica.cluster, log.info)
         if replica.box is not None:
@@ -163,7 +173,25 @@ class ReplicaIO(ControllerBase):
         replica.busy = False
         kept = kept_after_teardown(replica.facts, self.record.version, self.record.rolled_back)
         if not kept and ok:
-            del self.replicas[rid]
+            self.forget(rid)
+
+    def forget(self, rid: int) -> None:
+        """The replica's record goes, and its kept log with it."""
+        del self.replicas[rid]
+        drop_kept_log(self.folder, rid)
+
+    async def _keep_log(self, rid: int, replica: Replica) -> None:
+        path = kept_log_path(self.folder, rid)
+        try:
+            secrets = self.versions[replica.facts.version].secret_values
+            kept = await asyncio.to_thread(keep_log, replica.cluster, path, secrets)
+        except OSError as exc:  # the service folder is going: the teardown goes on
+            log.warning("replica %d: its log could not be kept: %s", rid, exc)
+            return
+        if kept:
+            replica.log_kept = True
+            replica.last_lines = tuple(await asyncio.to_thread(last_lines, path))
+            log.info("replica %d: its log is kept in %s", rid, path.name)
 
     async def _drained(self, url: str) -> None:
         """Wait until the load balancer neither routes to `url` nor has a request on it."""
@@ -239,12 +267,13 @@ class ReplicaIO(ControllerBase):
     async def _exited(self, rid: int, replica: Replica) -> None:
         """A replica whose cluster is there but whose process has ended is FAILED now, not
         after its readiness probe's whole initial delay."""
-        ended = await asyncio.to_thread(job_exited, replica.cluster)
+        ended = await asyncio.to_thread(job_end, replica.cluster)
         if ended is None or self.replicas.get(rid) is not replica:
             return
         if replica.facts.probed_now():
-            replica.reason = ended
-            log.warning("replica %d: %s", rid, ended)
+            replica.reason = ended.describe()
+            replica.exit_code = ended.exit_code
+            log.warning("replica %d: %s", rid, replica.reason)
             replica.facts = replica.facts.app_failed()
 
     def take_lost(self) -> list[int]:

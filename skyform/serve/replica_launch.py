@@ -250,31 +250,6 @@ def cluster_lost(cluster: str) -> str | None:
     return None
 
 
-def job_exited(cluster: str) -> str | None:
-    """How the replica's process ended (`exited with code 3`) when its cluster job is over,
-    read from the nodes; None while it runs or cannot be read. A replica whose process
-    exited is FAILED at once, not after its readiness probe's initial delay."""
-    from skyform.ops.cluster_jobs import refresh_jobs
-    from skyform.state.db import open_state
-
-    db = open_state()
-    try:
-        record = db.get_cluster(cluster)
-        if record is None:
-            return None
-        jobs, _ = refresh_jobs(db, record)
-    except SkyformError:
-        return None
-    finally:
-        db.close()
-    if not jobs or not jobs[-1].status.is_terminal:
-        return None
-    job = jobs[-1]
-    codes = sorted({c for c in job.exit_codes.values() if c is not None})
-    code = f" with code {', '.join(map(str, codes))}" if codes else ""
-    return f"its process ended ({job.status.value}{code})"
-
-
 def teardown(cluster: str, log: Any) -> bool:
     """`skyform down` of the replica's cluster; False when it could not be torn down."""
     from skyform.config import load_config

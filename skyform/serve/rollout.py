@@ -32,6 +32,11 @@ def socket_path(name: str) -> str:
     return str(state.service_dir(name) / "control.sock")
 
 
+def service_qps(name: str) -> float:
+    """The service's requests per second over the autoscaler's window, from its LB's log."""
+    return window_qps(read_counts(state.service_dir(name) / "requests.log"), time.time())
+
+
 class Rollouts(ReplicaIO, ControllerBase):
     async def serve_control(self) -> asyncio.AbstractServer:
         path = socket_path(self.name)
@@ -49,7 +54,9 @@ class Rollouts(ReplicaIO, ControllerBase):
             message = json.loads(line or b"{}")
             if message.get("op") == "update":
                 secrets = dict(message.get("secrets") or {})
-                note = self.apply_update(int(message["version"]), secrets)
+                target = message.get("target")
+                number = int(message["version"])
+                note = self.apply_update(number, secrets, None if target is None else int(target))
             elif message.get("op") == "terminate":
                 note = self.down_replica(int(message["replica_id"]), bool(message.get("purge")))
             else:
@@ -65,9 +72,11 @@ class Rollouts(ReplicaIO, ControllerBase):
         writer.close()
 
     def _qps(self) -> float:
-        return window_qps(read_counts(state.service_dir(self.name) / "requests.log"), time.time())
+        return service_qps(self.name)
 
-    def apply_update(self, number: int, secrets: dict[str, str]) -> str:
+    def apply_update(self, number: int, secrets: dict[str, str], target: int | None = None) -> str:
+        """Roll out version `number`; `target`: the autoscaler target the update's plan
+        showed (None: computed from the live traffic, as SkyPilot does)."""
         if self.stopping:
             raise SkyformError(f"service {self.name!r} is shutting down")
         if number <= self.record.version:
@@ -99,7 +108,7 @@ class Rollouts(ReplicaIO, ControllerBase):
             number, serving, time.time(), interval("SKYFORM_SERVE_ROLLOUT_BUDGET", budget)
         )
         self.record = self.record.model_copy(update={"version": number, "reason": ""})
-        self.autoscaler.updated(new.spec.replica_policy, self._qps())
+        self.autoscaler.updated(new.spec.replica_policy, self._qps(), target)
         how = (
             f"relabelled replicas {', '.join(map(str, relabelled))} in place"
             if relabelled
@@ -132,7 +141,7 @@ class Rollouts(ReplicaIO, ControllerBase):
         why = f"replica {rid} ({status.value}) terminated by serve down --replica-id {rid}"
         replica.reason = "terminated by serve down --replica-id"
         if failed and replica.facts.down is Step.SUCCEEDED:
-            del self.replicas[rid]  # its cluster is gone already: only the record goes
+            self.forget(rid)  # its cluster is gone already: only the record goes
         else:
             # a teardown that failed before (FAILED_CLEANUP) is tried again
             replica.facts = replace(replica.facts, down=None, purged=purge)
@@ -194,7 +203,9 @@ class Rollouts(ReplicaIO, ControllerBase):
             if r.facts.version == rollout.version and r.facts.down is None
         ]
         for rid in doomed:
-            self.teardown_replica(rid, scale_down=True)
+            # a failed one goes as a failure: its record (and log) stay to show why
+            failed = self.replicas[rid].facts.needs_teardown()
+            self.teardown_replica(rid, scale_down=not failed)
         self.save_revision("rollback", reason, terminated=doomed)
 
 

@@ -43,6 +43,9 @@ class ReplicaRecord(_Lenient):
     is_spot: bool = False
     role: str = "on-demand"  # spot · on-demand · on-demand fallback
     reason: str = ""
+    exit_code: int | None = None  # of the user's process, once it ended
+    last_lines: list[str] = []  # the end of its log, kept when it failed
+    log_kept: bool = False  # replica-ID.log in the service's folder (serve logs reads it)
 
 
 class ServiceRecord(_Lenient):

@@ -13,10 +13,10 @@ READY), so nothing stops serving.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from skyform.serve.autoscaler import ReplicaView, scale_down_order
+from skyform.serve.autoscaler import Autoscaler, ReplicaView, scale_down_order
 from skyform.serve.replicas import ReplicaStatus
 
 READY = ReplicaStatus.READY
@@ -106,10 +106,14 @@ class UpdatePreview:
     old_version: int
     new_version: int
     mode: str
-    target: int  # replicas of the new version wanted at once
+    target: int  # replicas of the new version wanted at once (overprovision included)
     changes: tuple[ReplicaChange, ...]
-    launch: int  # new replicas of the new version
+    launch: int  # new replicas of the new version: the controller's first decision
     why_new: str | None  # why replicas are replaced rather than relabelled
+    scale_target: int = 0  # the autoscaler's target the controller is handed
+    qps: float = 0.0  # the live traffic it was computed from
+
+    why_target: str = ""  # what the target comes from
 
     def count(self, action: str) -> int:
         return sum(1 for c in self.changes if c.action == action)
@@ -121,13 +125,18 @@ def preview_update(
     old_version: int,
     new_version: int,
     mode: str,
-    target: int,
+    autoscaler: Autoscaler,
     why_new: str | None,
+    qps: float = 0.0,
 ) -> UpdatePreview:
     """SkyPilot's reuse rule (notes §1.8): live replicas of the running version whose task
     (`service:` aside) equals the new one are relabelled in place, up to the new target,
     best first; every other live replica is replaced (it serves until the new version is
-    READY) or, beyond the target, removed."""
+    READY) or, beyond the target, removed. `autoscaler` holds the new version's policy and
+    the target the controller will be handed (`Autoscaler.updated`); the replicas to launch
+    are its first decision over the relabelled replicas, so on-demand fallback replicas
+    count too."""
+    target = autoscaler.final_target
     live = [r for r in replicas if r.live]
     current = [r for r in live if r.version == old_version]
     relabel: set[int] = set()
@@ -144,6 +153,9 @@ def preview_update(
         else:
             action = "remove"
         changes.append(ReplicaChange(r.replica_id, r.version, r.status.value, action))
+    relabelled = [replace(r, version=new_version) for r in current if r.replica_id in relabel]
+    ready_spot = sum(1 for r in relabelled if r.is_spot and r.status is READY)
+    first = autoscaler.decide(relabelled, new_version, ready_spot=ready_spot)
     return UpdatePreview(
         service=service,
         old_version=old_version,
@@ -151,6 +163,20 @@ def preview_update(
         mode=mode,
         target=target,
         changes=tuple(changes),
-        launch=max(0, target - len(relabel)),
+        launch=len(first.launch),
         why_new=why_new,
+        scale_target=autoscaler.target,
+        qps=qps,
+        why_target=_why_target(autoscaler, qps),
     )
+
+
+def _why_target(autoscaler: Autoscaler, qps: float) -> str:
+    policy = autoscaler.policy
+    why = (
+        f"the live traffic: {qps:.2f} qps over the last 60 s"
+        if autoscaler.target > policy.min_replicas
+        else f"min_replicas {policy.min_replicas}"
+    )
+    extra = policy.num_overprovision if autoscaler.target > 0 else 0
+    return why + (f", plus {extra} overprovisioned" if extra else "")

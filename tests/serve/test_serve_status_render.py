@@ -39,7 +39,27 @@ def test_status_tables():
         "web           1   1        http://10.213.0.2:8080  2m 5s ago  local  READY\n"
         "web           2   1        http://10.213.0.6:8080  5s ago     local  STARTING\n"
         "web           3   1        -                       -          -      FAILED_PROVISION\n"
+        "\n"
+        "Failed replicas\n"
+        "  web 3 (FAILED_PROVISION): no reason recorded\n"
     )
+
+
+def test_a_failed_replica_shows_its_exit_code_and_last_lines():
+    failed = ReplicaRecord(
+        replica_id=4, cluster="web-4", status="FAILED", reason="its process ended (FAILED "
+        "with code 3)", exit_code=3, last_lines=["loading model", "boom: \x1b[31mno GPU"],
+        log_kept=True,
+    )  # fmt: skip
+    text = status_text([record(replicas=[failed])], verbose=False, now=NOW)
+    assert text.endswith(
+        "Failed replicas\n"
+        "  web 4 (FAILED): its process ended (FAILED with code 3)\n"
+        "    last lines of its log:\n"
+        "    | loading model\n"
+        "    | boom: \\x1b[31mno GPU\n"
+        "    its log: skyform serve logs web 4\n"
+    ), text
 
 
 def test_verbose_adds_policies_and_no_services_says_so():
@@ -54,3 +74,9 @@ def test_replica_table_is_cut_at_ten_unless_verbose():
     text = status_text([record(replicas=many)], verbose=False, now=NOW)
     assert "... 2 more (see all with -v)" in text
     assert "web           12" in status_text([record(replicas=many)], verbose=True, now=NOW)
+
+
+def test_an_exit_code_the_reason_does_not_name_is_shown():
+    failed = ReplicaRecord(replica_id=5, cluster="web-5", status="FAILED", exit_code=137)
+    text = status_text([record(replicas=[failed])], verbose=False, now=NOW)
+    assert "  web 5 (FAILED): exit code 137\n" in text, text

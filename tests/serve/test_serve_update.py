@@ -24,7 +24,9 @@ pytestmark = [
 APP = Path(__file__).parent / "replica_app.py"
 
 
-def service(name: str, version: str, *, probe: str = "/health", delay: int = 20) -> str:
+def service(
+    name: str, version: str, *, probe: str = "/health", delay: int = 20, policy: str = "replicas: 2"
+) -> str:
     return f"""\
 name: {name}
 service:
@@ -32,7 +34,7 @@ service:
     path: {probe}
     initial_delay_seconds: {delay}
     timeout_seconds: 2
-  replicas: 2
+  {policy}
 resources:
   infra: local
   ports: 8080
@@ -151,3 +153,47 @@ def test_blue_green_switches_when_every_new_replica_is_ready(tmp_path: Path):
 
 def record_of_missing(name: str) -> bool:
     return name in skyform("serve", "status").stdout
+
+
+# min 2, max 3 at 1 qps a replica; an hour's hysteresis, so the running service stays at 2
+# under traffic until an update recomputes its target
+AUTOSCALED = """replica_policy:
+    min_replicas: 2
+    max_replicas: 3
+    target_qps_per_replica: 1
+    upscale_delay_seconds: 3600
+    downscale_delay_seconds: 3600"""
+
+
+def test_an_update_launches_the_replicas_its_plan_showed(tmp_path: Path):
+    """The update's plan counts the replicas the new version's autoscaler wants under the
+    live traffic (SkyPilot recomputes the target on an update), not its min_replicas: a
+    user saw "2 to launch" and 3 launched."""
+    task = tmp_path / "auto.yaml"
+    task.write_text(service("auto", "1", policy=AUTOSCALED))
+    skyform("serve", "up", str(task), "-y")
+    try:
+        record = wait_until("auto", lambda r: ready_versions(r) == [1, 1])
+        with ClientLoop(record["endpoint"] + "/echo", clients=2) as traffic:
+            time.sleep(4)  # well over 3 qps in the autoscaler's 60 s window
+        assert traffic.outcomes[200] > 200, traffic.outcomes
+        assert ready_versions(record_of("auto")) == [1, 1]  # the hysteresis holds it at 2
+        v2 = tmp_path / "auto-v2.yaml"
+        v2.write_text(service("auto", "2", policy=AUTOSCALED))
+        out = skyform("serve", "update", "auto", str(v2), "-y").stdout
+        shown = int(out.split("Update: 0 to relabel, ")[1].split(" to launch")[0].split()[-1])
+        wait_until(
+            "auto",
+            lambda r: (
+                {x["version"] for x in r["replicas"]} == {2}
+                and all(x["status"] == "READY" for x in r["replicas"])
+            ),
+            timeout=120,
+        )
+        plans = json.loads(skyform("serve", "plans", "auto", "--json").stdout)
+        update = next(i for i, p in enumerate(plans) if p["kind"] == "update")
+        launched = [rid for p in plans[update:] for rid in p["launched"]]
+        assert len(launched) == shown, (out, plans[update:])
+        assert shown == 3, out  # the live traffic's target, max_replicas here
+    finally:
+        skyform("serve", "down", "auto", "-y")

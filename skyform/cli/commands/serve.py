@@ -122,10 +122,12 @@ def update(
     envs, secrets = envs_and_secrets(env, env_file, secret)
     recorded = overrides.recorded(task_file.resolve().parent) if overrides else {}
     number, why_new = service.reuse_check(service_name, task_file, envs, recorded)
-    preview = service.preview(service_name, number, chosen, result.plan.min_replicas, why_new)
+    preview = service.preview(service_name, number, chosen, result.replica_policy, why_new)
     sys.stdout.write(service_plan_text(result.plan) + "\n" + update_text(preview))
     confirm_on_terminal(f"Update service {service_name} to version {number}?", yes=yes)
-    note = service.update(service_name, number, task_file, envs, secrets, recorded, chosen)
+    note = service.update(
+        service_name, number, task_file, envs, secrets, recorded, chosen, preview.scale_target
+    )
     print_warnings([note] if note else [])
     typer.echo(
         f"Service {service_name}: updating to version {number} ({chosen}). "
@@ -243,13 +245,37 @@ def logs(
     if sum([controller, load_balancer, replica_id is not None]) != 1:
         raise SkyformError("choose one: --controller, --load-balancer or a replica id")
     if replica_id is not None:
-        from skyform.cli.commands.logs import logs as cluster_logs
-
-        cluster = records.replica_cluster(service_name, replica_id)
-        cluster_logs(cluster, None, follow=follow, tail=tail, node=None, status=False)
-        return 0  # a replica still serving is the normal case, not "job not finished" (101)
+        return _replica_logs(service_name, replica_id, follow=follow, tail=tail)
     which = "controller" if controller else "load_balancer"
     for chunk in records.log_chunks(service_name, which, follow=follow, tail=tail):
         sys.stdout.buffer.write(chunk)
         sys.stdout.flush()
     return 0
+
+
+def _replica_logs(name: str, replica_id: int, *, follow: bool, tail: int | None) -> int:
+    """A replica's job log from its nodes; for a failed replica whose cluster is torn down,
+    the copy its controller kept before the teardown (said so first, on stderr)."""
+    from skyform.cli.commands.logs import logs as cluster_logs
+    from skyform.errors import SkyformError
+    from skyform.ops.serve import records
+
+    replica = records.replica_of(name, replica_id)
+    kept = records.kept_log(name, replica, tail=tail or None)
+    if kept is not None:
+        typer.echo(
+            f"Replica {replica_id} of {name} is {replica.status}: its cluster {replica.cluster} "
+            "is torn down; this is its log as kept before the teardown.",
+            err=True,
+        )
+        sys.stdout.buffer.write(kept)
+        sys.stdout.flush()
+        return 0
+    if not records.cluster_exists(replica.cluster):
+        raise SkyformError(
+            f"replica {replica_id} of {name} ({replica.status}) has no cluster any more "
+            f"({replica.cluster} was torn down) and no kept log",
+            f"Its reason: {replica.reason or '-'}. See: skyform serve logs {name} --controller",
+        )
+    cluster_logs(replica.cluster, None, follow=follow, tail=tail, node=None, status=False)
+    return 0  # a replica still serving is the normal case, not "job not finished" (101)

@@ -7,7 +7,7 @@ import time
 from skyform.cli.render.visible import visible
 from skyform.serve.plan import ReplicaSlot, ServicePlan
 from skyform.serve.revisions import ServiceRevision
-from skyform.serve.state import ServiceRecord
+from skyform.serve.state import ReplicaRecord, ServiceRecord
 from skyform.serve.updates import UpdatePreview
 
 ROLE_MARK = {"spot": "spot", "on-demand": "on-demand", "on-demand fallback": "on-demand (fallback)"}
@@ -160,7 +160,30 @@ def status_text(records: list[ServiceRecord], *, verbose: bool, now: float) -> s
     lines += _table(replica_rows) if len(replica_rows) > 1 else ["No replicas."]
     if len(every) > len(shown):
         lines.append(f"... {len(every) - len(shown)} more (see all with -v)")
+    lines += _failures([(r.name, x) for r, x in shown if x.status in FAILED_REPLICA])
     return visible("\n".join(lines) + "\n")
+
+
+def _failures(failed: list[tuple[str, ReplicaRecord]]) -> list[str]:
+    """Why each failed replica failed: its reason, the exit code of the user's process, the
+    last lines of its log, and where to read the rest."""
+    if not failed:
+        return []
+    lines = ["", "Failed replicas"]
+    for service, x in failed:
+        why = [x.reason] if x.reason else []
+        if x.exit_code is not None and f"code {x.exit_code}" not in x.reason:
+            why.append(f"exit code {x.exit_code}")  # the reason did not say it
+        lines.append(
+            f"  {visible(service, lines=False)} {x.replica_id} ({x.status}): "
+            + visible("; ".join(why) or "no reason recorded", lines=False)
+        )
+        if x.last_lines:
+            lines.append("    last lines of its log:")
+            lines += [f"    | {visible(text, lines=False)}" for text in x.last_lines]
+        if x.log_kept:
+            lines.append(f"    its log: skyform serve logs {service} {x.replica_id}")
+    return lines
 
 
 def _infra(infra: str | None, role: str) -> str:
@@ -189,6 +212,10 @@ def update_text(preview: UpdatePreview) -> str:
         f"Update {preview.service}: version {preview.old_version} -> {preview.new_version} "
         f"({preview.mode})"
     ]
+    lines.append(
+        f"  Target: {preview.target} replica(s) of version {preview.new_version} "
+        f"({preview.why_target})"
+    )
     if preview.why_new:
         lines.append(f"  New replicas: {preview.why_new}")
     for change in preview.changes:

@@ -13,6 +13,7 @@ from skyform.serve.plan import Offering, ServicePlan, plan_service, service_name
 from skyform.serve.planning import catalog_offerings, replace_resources
 from skyform.spec.inputs import NO_INPUTS, TaskInputs
 from skyform.spec.models import ResourceChoices, TaskSpec
+from skyform.spec.service_models import ReplicaPolicy
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,12 @@ class ServicePlanResult:
     plan: ServicePlan
     task: TaskSpec
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def replica_policy(self) -> ReplicaPolicy:
+        """The service's replica policy (a task without `service:` has no plan)."""
+        assert self.task.service is not None, "plan_service refuses a task without service:"
+        return self.task.service.replica_policy
 
 
 def plan_service_file(

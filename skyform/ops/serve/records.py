@@ -23,14 +23,36 @@ def plans(name: str) -> list[revisions.ServiceRevision]:
     return revisions.load_all(name)
 
 
-def replica_cluster(name: str, replica_id: int) -> str:
-    """The cluster replica `replica_id` of service `name` runs on."""
+def replica_of(name: str, replica_id: int) -> state.ReplicaRecord:
+    """Replica `replica_id` of service `name`, as `serve status` lists it."""
     record = state.require(name)
     replica = next((r for r in record.replicas if r.replica_id == replica_id), None)
     if replica is None or not replica.cluster:
         known = ", ".join(str(r.replica_id) for r in record.replicas) or "none"
         raise SkyformError(f"service {name!r} has no replica {replica_id}", f"Replicas: {known}.")
-    return replica.cluster
+    return replica
+
+
+def kept_log(name: str, replica: state.ReplicaRecord, *, tail: int | None) -> bytes | None:
+    """The log a failed replica's controller kept before tearing its cluster down (its last
+    `tail` lines), or None when it kept none."""
+    from skyform.serve.replica_logs import kept_log_path
+
+    if not replica.log_kept:
+        return None
+    try:
+        with open(kept_log_path(state.service_dir(name), replica.replica_id), "rb") as fh:
+            lines = fh.readlines()
+    except FileNotFoundError:
+        return None
+    return b"".join(lines if tail is None else list(deque(lines, maxlen=tail)))
+
+
+def cluster_exists(cluster: str) -> bool:
+    from skyform.state.db import open_state
+
+    with open_state() as db:
+        return db.get_cluster(cluster) is not None
 
 
 def log_chunks(name: str, which: str, *, follow: bool, tail: int | None) -> Iterator[bytes]:

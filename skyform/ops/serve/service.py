@@ -16,6 +16,7 @@ from skyform.errors import SkyformError
 from skyform.ops.serve.plan import ServicePlanResult
 from skyform.serve import sandbox, state, versions
 from skyform.serve.updates import UpdatePreview
+from skyform.spec.service_models import ReplicaPolicy
 
 REGISTER_TIMEOUT_SECONDS = 60.0
 DOWN_TIMEOUT_SECONDS = 300.0
@@ -144,11 +145,14 @@ def running_for_update(name: str) -> state.ServiceRecord:
 
 
 def preview(
-    name: str, new_version: int, mode: str, target: int, why_new: str | None
+    name: str, new_version: int, mode: str, policy: ReplicaPolicy, why_new: str | None
 ) -> UpdatePreview:
-    """What the update will do to the replicas now running (updates.preview_update)."""
-    from skyform.serve.autoscaler import ReplicaView
+    """What the update will do to the replicas now running (updates.preview_update): the
+    new version's target is its autoscaler's under the live traffic, as the controller
+    computes it, and is handed to the controller with the update (`update`)."""
+    from skyform.serve.autoscaler import Autoscaler, ReplicaView
     from skyform.serve.replicas import ReplicaStatus
+    from skyform.serve.rollout import service_qps
     from skyform.serve.updates import preview_update
 
     record = state.require(name)
@@ -156,7 +160,10 @@ def preview(
         ReplicaView(r.replica_id, r.version, ReplicaStatus(r.status), r.is_spot)
         for r in record.replicas
     ]
-    return preview_update(name, views, record.version, new_version, mode, target, why_new)
+    qps = service_qps(name)
+    scaler = Autoscaler(policy)
+    scaler.updated(policy, qps)
+    return preview_update(name, views, record.version, new_version, mode, scaler, why_new, qps)
 
 
 def reuse_check(
@@ -188,10 +195,13 @@ def update(
     secrets: dict[str, str],
     overrides: dict[str, str],
     mode: str,
+    target: int | None = None,
 ) -> str:
-    """Save version `number` and hand it to the controller; returns its notes (warnings)."""
+    """Save version `number` and hand it to the controller, with the autoscaler target its
+    preview showed; returns the controller's notes (warnings)."""
     versions.save(name, _version(number, task_file, envs, overrides, mode))
-    answer = _ask(name, {"op": "update", "version": number, "secrets": secrets})
+    request = {"op": "update", "version": number, "secrets": secrets, "target": target}
+    answer = _ask(name, request)
     if not answer.get("ok"):
         (versions.versions_dir(name) / f"{number}.json").unlink(missing_ok=True)
         raise SkyformError(
