@@ -42,13 +42,13 @@ def _digest(kind: ReasonKind, what: str, d: Difference) -> Reason:
 
 def _moved_base(old: Plan, new: Plan) -> str:
     """Why the same task file reads differently: its relative paths start elsewhere (skyform
-    ran in another directory), or the plan records them as skyform 0.9 did (absolute)."""
+    ran in another directory), or the plan records them absolute (the previous format)."""
     before, after = old.base_dir() or "none", new.base_dir() or "none"
-    if before == after:  # an absolute base: a plan of 0.9's format, made in this checkout
+    if before == after:  # an absolute base: the previous format, made in this checkout
         return (
-            f"the plan records the task's relative paths absolute (from {before}), as skyform "
-            "0.9 wrote plans; plans now record them relative to the plan file, so a clone at "
-            "another path reads the same plan"
+            f"the plan records the task's relative paths absolute (from {before}), as "
+            "earlier skyform releases wrote plans; plans now record them relative to the plan "
+            "file, so a clone at another path reads the same plan"
         )
     return (
         f"the task's relative paths start at another directory ({before} → {after}): they "

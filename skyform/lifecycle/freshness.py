@@ -30,7 +30,7 @@ def task_file_of(plan: Plan, plan_path: Path) -> Path:
 def paths_start(plan: Plan, plan_path: Path) -> Path:
     """Where the plan's relative local paths (workdir, file mount sources, bucket uploads)
     start: its base, recorded relative to the plan file's directory (absolute in a plan of
-    skyform 0.9); the task file's folder for a plan that records none."""
+    the previous format); the task file's folder for a plan that records none."""
     recorded = plan.task.relative_to
     if recorded is None:
         return task_file_of(plan, plan_path).parent

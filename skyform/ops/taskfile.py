@@ -151,7 +151,7 @@ def check_saved_plan(plan_path: Path, *, secret_overrides: list[str]) -> None:
 
 def _compare(plan: Plan, dag: Dag, task_file: Path) -> None:
     """The plan records the task's paths inside its base relative to it (spec/portable.py);
-    a plan of skyform 0.9 (its base absolute) recorded them absolute, and is read as such."""
+    a plan of the previous format (its base absolute) recorded them absolute: read as such."""
     _undeclared_need_values(plan, dag)
     legacy = plan.task.relative_to is not None and Path(plan.task.relative_to).is_absolute()
     problems = [_problem(plan, recorded) for recorded in (portable_dag(dag), dag)[: 1 + legacy]]

@@ -243,7 +243,7 @@ class PlanShape:
     def base_dir(self) -> str | None:
         """Where the plan's relative job paths start, absolute (None: it records none)."""
         base = self.task.relative_to
-        if base is None or os.path.isabs(base):  # an absolute base: a plan of 0.9's format
+        if base is None or os.path.isabs(base):  # an absolute base: the previous format
             return base
         # the plan file's directory, absolute (the current one for a plan not saved), set
         # by whoever read or made the plan (Plan.at, planview.read_view)

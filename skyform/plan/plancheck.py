@@ -166,7 +166,9 @@ def _climbs_out(recorded: str) -> bool:
 def _check_paths(plan: Plan) -> Problem | None:
     """The local paths a plan records relative to its base stay inside the base."""
     base = plan.task.relative_to
-    if base is None:  # a plan of a task with no relative paths (or of skyform before 0.9)
+    if (
+        base is None
+    ):  # a plan of a task with no relative paths (or made before relative paths started there)
         return None
     if base.startswith("~"):
         return f"{base!r} is not a directory relative to the plan file", "task.relative_to"

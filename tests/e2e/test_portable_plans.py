@@ -104,7 +104,7 @@ def test_a_base_that_is_not_there_is_named_with_the_plan_file_and_field(sky, tmp
 
 
 def _as_previous_format(path, base) -> None:
-    """The plan as skyform 0.9 wrote it: its base and the paths inside it absolute, and
+    """The plan as the previous release wrote it: its base and the paths inside it absolute, and
     the digests over those (checked by hand against a plan that release wrote: the same
     bytes)."""
     from skyform.plan.jobdigest import with_digests
