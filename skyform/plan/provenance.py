@@ -95,7 +95,11 @@ def differences(a: Provenance, b: Provenance) -> list[Difference]:
         add("relative_to", a.relative_to, b.relative_to)
     if _known(a.task_file, b.task_file):
         add("task_file", a.task_file, b.task_file)
-    elif _known(a.task, b.task) and a.overrides == b.overrides:
+    elif (
+        _known(a.task, b.task)
+        and a.overrides == b.overrides
+        and not _known(a.relative_to, b.relative_to)  # else: the moved base explains it
+    ):
         add("task", a.task, b.task)  # same file and flags: what the task reads changed
     if _known(a.catalog, b.catalog):
         add("catalog", a.catalog, b.catalog)

@@ -134,6 +134,7 @@ def test_a_plan_of_the_previous_format_still_applies_and_check_says_why_it_diffe
     _as_previous_format(repo / "plan.json", repo)
     checked = sky("plan", "jobs/train.yaml", "--check", "plan.json", cwd=repo, check=2)
     assert f"the plan records the task's relative paths absolute (from {repo})" in checked.output
+    assert "the task's inputs changed" not in checked.output  # the format explains it
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     applied = sky("apply", str(repo / "plan.json"), "-y", cwd=elsewhere, timeout=300)
