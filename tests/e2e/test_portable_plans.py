@@ -141,3 +141,20 @@ def test_a_plan_of_the_previous_format_still_applies_and_check_says_why_it_diffe
     assert applied.exit_code == 0, applied.output
     assert _node_lines(applied.stdout)[:2] == ["print('the repo code')", "repo data"]
     sky("down", "-y", "portable", check=0)
+
+
+def test_a_plan_made_with_workdir_flag_checks_in_a_clone_elsewhere(sky, tmp_path):
+    """`--workdir DIR` names a directory from where skyform runs, as `sky launch --workdir`
+    does: recorded like the task file's own relative paths."""
+    laptop = _checkout(tmp_path / "laptop" / "repo")
+    (laptop / "jobs" / "flag.yaml").write_text("resources: {infra: local}\nrun: cat train.py\n")
+    sky("plan", "jobs/flag.yaml", "--workdir", "src", "-o", "flag.json", cwd=laptop, check=0)
+    assert str(laptop) not in (laptop / "flag.json").read_text()
+    ci = tmp_path / "ci" / "repo"
+    shutil.copytree(laptop, ci)
+    checked = sky("plan", "jobs/flag.yaml", "--workdir", "src", "--check", "flag.json", cwd=ci)
+    assert checked.exit_code == 0, checked.output
+    applied = sky("apply", "flag.json", "-y", cwd=ci, timeout=300)
+    assert applied.exit_code == 0, applied.output
+    assert _node_lines(applied.stdout)[:1] == ["print('the repo code')"]
+    sky("down", "-y", "flag", check=0)
