@@ -40,6 +40,23 @@ def _digest(kind: ReasonKind, what: str, d: Difference) -> Reason:
     return Reason(kind=kind, message=message, before=d.before, after=d.after)
 
 
+def _moved_base(old: Plan, new: Plan) -> str:
+    """Why the same task file reads differently: its relative paths start elsewhere (skyform
+    ran in another directory), or the plan records them absolute (the previous format)."""
+    before, after = old.base_dir() or "none", new.base_dir() or "none"
+    if before == after:  # an absolute base: the previous format, made in this checkout
+        return (
+            f"the plan records the task's relative paths absolute (from {before}), as "
+            "earlier skyform releases wrote plans; plans now record them relative to the plan "
+            "file, so a clone at another path reads the same plan"
+        )
+    return (
+        f"the task's relative paths start at another directory ({before} → {after}): they "
+        "start where skyform runs, as `sky launch` resolves them; run it from the directory "
+        "the plan was made in"
+    )
+
+
 def _reason(d: Difference, old: Plan, new: Plan) -> Reason:
     """One provenance difference (plan/provenance.py), in the words of a plan review."""
     a, b = old.prior, new.prior
@@ -49,15 +66,12 @@ def _reason(d: Difference, old: Plan, new: Plan) -> Reason:
             return Reason(kind="task_path", message=message, before=d.before, after=d.after)
         case "task_file":
             return _digest("task_file", f"the task file {new.task.path} changed", d)
+        case "relative_to":
+            message = _moved_base(old, new)
+            before, after = old.base_dir() or "none", new.base_dir() or "none"
+            return Reason(kind="relative_to", message=message, before=before, after=after)
         case "task":
             what = "the task's inputs changed (--env/--env-file/--secret values or files it reads)"
-            if old.task.relative_to != new.task.relative_to:  # same file, planned elsewhere
-                what = (
-                    "the task's relative paths start at another directory "
-                    f"({old.task.relative_to or 'none'} → {new.task.relative_to or 'none'}): "
-                    "the plan records them absolute, as `sky launch` resolves them from where "
-                    "it runs"
-                )
             return _digest("task", what, d)
         case "catalog":
             what = "the price catalog changed (refreshed, or another skyform's bundle)"

@@ -83,6 +83,7 @@ class PlanCost(_Model):
 
 ReasonKind = Literal[
     "task_path",
+    "relative_to",
     "task_file",
     "task",
     "catalog",

@@ -8,12 +8,13 @@ five plans for five clusters made from one state all apply, in any order, at onc
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
 from skyform.digests import sha256
-from skyform.errors import StalePlanError
+from skyform.errors import PlanFileError, StalePlanError
 from skyform.plan.model import Action, KubernetesProvenance, Plan
 from skyform.plan.provenance import Difference, Provenance, differences, of_plan, touched_clusters
 from skyform.plan.replan import replan_command, shell_path
@@ -24,6 +25,31 @@ def task_file_of(plan: Plan, plan_path: Path) -> Path:
     """The task file a plan names (its path is relative to the plan file's directory)."""
     recorded = Path(plan.task.path)
     return recorded if recorded.is_absolute() else Path(plan_path).resolve().parent / recorded
+
+
+def paths_start(plan: Plan, plan_path: Path) -> Path:
+    """Where the plan's relative local paths (workdir, file mount sources, bucket uploads)
+    start: its base, recorded relative to the plan file's directory (absolute in a plan of
+    the previous format); the task file's folder for a plan that records none."""
+    recorded = plan.task.relative_to
+    if recorded is None:
+        return task_file_of(plan, plan_path).parent
+    return Path(os.path.normpath(Path(plan_path).resolve().parent / recorded))
+
+
+def check_paths_start(plan: Plan, plan_path: Path) -> Path:
+    """paths_start, refused with the plan file and field named when it is no directory here
+    (a plan copied without the checkout it was made in)."""
+    base = paths_start(plan, plan_path)
+    if plan.task.relative_to is not None and not base.is_dir():
+        raise PlanFileError(
+            f"{plan_path}: task.relative_to: {plan.task.relative_to!r} names {base}, where the "
+            "task's relative paths start, and it is not a directory here",
+            "Keep the plan file where it was saved in the checkout (it records that directory "
+            f"relative to itself), or make a new plan here: "
+            f"{replan_command(plan, plan_path, task_file_of(plan, plan_path))}",
+        )
+    return base
 
 
 def read_task_file(plan: Plan, plan_path: Path) -> bytes | None:
@@ -101,7 +127,7 @@ def _words(d: Difference, plan: Plan, task_file: Path, db: StateDB | None) -> st
     if d.kind == "lineage":
         return f"the state was recreated (lineage {d.before[:8]} → {d.after[:8]})"
     if d.kind == "sources":
-        uploads = {b.uri: ", ".join(b.uploads) for b in plan.buckets}
+        uploads = {b.uri: ", ".join(plan.shown_path(s) for s in b.uploads) for b in plan.buckets}
         return "; ".join(
             f"{uploads.get(uri, 'the local sources')} (uploaded into {uri}) changed since the "
             "plan was made"
@@ -124,7 +150,7 @@ def stale_reasons(
 ) -> list[str]:
     """Why the plan is stale (empty: it is fresh); `task_data`: its task file's bytes now."""
     task_file = task_file_of(plan, plan_path)
-    now = world_now(plan, task_data, db=db, catalog=catalog, task_dir=task_file.parent)
+    now = world_now(plan, task_data, db=db, catalog=catalog, task_dir=paths_start(plan, plan_path))
     found = differences(of_plan(plan), now)
     # the state first, as before: it is the usual reason (another apply landed)
     found.sort(key=lambda d: d.kind not in ("lineage", "clusters"))

@@ -24,7 +24,7 @@ from skyform.lifecycle import clusters
 from skyform.lifecycle.bucketmounts import attach_again
 from skyform.lifecycle.cluster_job import JobRun, follow_job, synced_workdir
 from skyform.lifecycle.converge import converge_cluster, run_job, update_in_place
-from skyform.lifecycle.freshness import check_fresh, task_must_exist
+from skyform.lifecycle.freshness import check_fresh, check_paths_start, task_must_exist
 from skyform.lifecycle.interrupts import detaching
 from skyform.lifecycle.interrupts import provisioning as _provisioning
 from skyform.lifecycle.settle import nodes_on_demand, settle_unstarted
@@ -120,6 +120,8 @@ class Applier:
         plan = self.plan
         multi = refuse_unrunnable(plan, detach=self.options.detach)
         task_file = task_must_exist(plan, self.plan_path)
+        # where the job's relative workdir, mounts and uploads start (the base recorded)
+        paths = check_paths_start(plan, self.plan_path)
         names = sorted({c.cluster for c in plan.changes})
         with ExitStack() as locks:
             for name in names:
@@ -151,7 +153,7 @@ class Applier:
             if not plan.destroy:  # before anything is reserved or made (plan asked too)
                 from skyform.ops.plan import check_ssh_destinations
 
-                check_ssh_destinations(plan, self.config, self.db.taken_nodes(), task_file.parent)
+                check_ssh_destinations(plan, self.config, self.db.taken_nodes(), paths)
             for change in plan.changes:
                 if change.action is Action.DELETE:
                     self._destroy(change, "destroyed by plan")
@@ -160,7 +162,7 @@ class Applier:
 
                 ensure_buckets(
                     plan,
-                    task_file.parent,
+                    paths,
                     self.db,
                     self.config.storage,
                     lambda message: self.progress.stage("buckets", "buckets", message),
@@ -175,7 +177,7 @@ class Applier:
                 outcome = self._apply_task(
                     planned,
                     task,
-                    task_file.parent,
+                    paths,
                     secrets.get(task.task, {}),
                     follow_now=not follow_later,
                 )

@@ -30,15 +30,36 @@ class PlanResult:
     warnings: list[str] = field(default_factory=list)
 
 
+def plan_dir(out: Path | None) -> Path:
+    """The directory a plan's recorded paths start at: its file's (or the current directory
+    when the plan is not saved: written to stdout, or applied at once)."""
+    return Path(out).resolve().parent if out is not None else Path.cwd()
+
+
 def recorded_task_path(task_file: Path, out: Path | None) -> str:
     """The task path as the plan records it: relative to the plan file's directory (or to the
     current directory when the plan is not saved), in POSIX form, so plans are portable."""
-    base = Path(out).resolve().parent if out is not None else Path.cwd()
+    return _relative(Path(task_file).resolve(), plan_dir(out))
+
+
+def _relative(path: Path | str, start: Path) -> str:
     try:
-        rel = os.path.relpath(Path(task_file).resolve(), base)
+        rel = os.path.relpath(path, start)
     except ValueError:  # another drive on Windows
-        rel = str(Path(task_file).resolve())
+        rel = str(path)
     return Path(rel).as_posix()
+
+
+def located(plan: Plan, out: Path | None) -> Plan:
+    """`plan` as saved at `out`: where its relative paths start (the base, absolute in a
+    fresh plan) recorded relative to the plan file's directory, as its task path is, so a
+    clone at another path reads the same plan (spec/portable.py)."""
+    folder = plan_dir(out)
+    base = plan.task.relative_to
+    if base is not None and os.path.isabs(base):
+        task = plan.task.model_copy(update={"relative_to": _relative(base, folder)})
+        plan = plan.model_copy(update={"task": task})
+    return plan.at(folder)
 
 
 def plan_task(
@@ -107,9 +128,11 @@ def plan_task(
         bucket_sources={} if destroy else bucket_sources(dag, Path(task_file).parent),
         detached=detached,
     )
+    plan = located(plan, out)
     if not destroy:
         check_placed_mounts(plan, dag)
-        check_ssh_destinations(plan, config, snapshot.reserved, Path(task_file).parent, dag)
+        paths = Path(plan.base_dir() or Path(task_file).resolve().parent)
+        check_ssh_destinations(plan, config, snapshot.reserved, paths, dag)
     return PlanResult(plan=plan, warnings=_unique(warnings))
 
 
@@ -130,7 +153,14 @@ def plan_dag(
     from skyform.config import load_config
     from skyform.plan.catalog import load_catalog
     from skyform.plan.planner import PlanInputs, make_plan
+    from skyform.spec.portable import portable_dag, recorded_path
 
+    if dag.relative_to is not None:  # the plan records paths inside the base relative to it
+        sources = choices.get("bucket_sources") or {}
+        choices["bucket_sources"] = {
+            recorded_path(k, dag.relative_to): v for k, v in sources.items()
+        }
+        dag = portable_dag(dag)
     config = config if config is not None else load_config()
     catalog = catalog if catalog is not None else load_catalog(config)
     inputs = PlanInputs(

@@ -15,10 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from skyform.errors import PlanCorruptError, SpecError
-from skyform.lifecycle.freshness import read_task_file, task_file_of
+from skyform.lifecycle.freshness import check_paths_start, read_task_file, task_file_of
 from skyform.plan.model import JobSpec, Plan, TaskPlacement
 from skyform.plan.planfile import plan_digest
 from skyform.spec import Dag, task_digest
+from skyform.spec.portable import portable_dag
 
 COMPARED = (
     "run",
@@ -41,11 +42,13 @@ def load_as_planned(
     secret_overrides: list[str],
     environ: Mapping[str, str],
     secrets_by_name: bool = False,
+    base: Path | None = None,
 ) -> Dag:
     """The task file's bytes `data` loaded with `envs` given as `--env` (so nulls resolve as
     they did at plan time), the plan's resource flags, and every secret the file declares
     from `--secret` or the environment (a value missing is an error naming how to give it,
-    unless `secrets_by_name`: then, as at plan time, only a secret a path uses needs one)."""
+    unless `secrets_by_name`: then, as at plan time, only a secret a path uses needs one).
+    Relative paths start where the plan's did (`base`, else the plan's own: Plan.base_dir)."""
     from skyform.spec import load_task_text
     from skyform.spec.inputs import TaskInputs
     from skyform.spec.loader import decode_task
@@ -63,7 +66,7 @@ def load_as_planned(
         environ=environ,
         secrets_by_name=secrets_by_name,
         secret_environ=environ,
-        base_dir=plan.task.relative_to,
+        base_dir=str(base) if base is not None else plan.base_dir(),
     )
     try:
         return load_task_text(
@@ -114,6 +117,7 @@ def check_jobs_match_task(
     if plan.destroy or data is None or plan_digest(data) != plan.task.file_digest:
         return
     task_file = task_file_of(plan, plan_path)
+    base = check_paths_start(plan, plan_path)
     for by_name in (True, False):
         try:
             dag = load_as_planned(
@@ -124,6 +128,7 @@ def check_jobs_match_task(
                 secret_overrides=secret_overrides,
                 environ=environ,
                 secrets_by_name=by_name,
+                base=base,
             )
         except SpecError as err:
             if by_name and _no_secret_value(err):
@@ -145,13 +150,24 @@ def check_saved_plan(plan_path: Path, *, secret_overrides: list[str]) -> None:
 
 
 def _compare(plan: Plan, dag: Dag, task_file: Path) -> None:
+    """The plan records the task's paths inside its base relative to it (spec/portable.py);
+    a plan of the previous format (its base absolute) recorded them absolute: read as such."""
     _undeclared_need_values(plan, dag)
+    legacy = plan.task.relative_to is not None and Path(plan.task.relative_to).is_absolute()
+    problems = [_problem(plan, recorded) for recorded in (portable_dag(dag), dag)[: 1 + legacy]]
+    if all(problems):
+        _refuse(problems[0], task_file)
+
+
+def _problem(plan: Plan, dag: Dag) -> str:
+    """The first field of the plan that is not what `dag` makes ("" when none is)."""
     if "sha256:" + task_digest(dag) != plan.task.digest:
-        _refuse("task.digest", task_file)
+        return "task.digest"
     for i, placement in enumerate(plan.tasks):
         field = _mismatch(placement, dag)
         if field is not None:
-            _refuse(f"tasks.{i}.job.{field}", task_file)
+            return f"tasks.{i}.job.{field}"
+    return ""
 
 
 def _undeclared_need_values(plan: Plan, dag: Dag) -> None:

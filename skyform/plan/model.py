@@ -7,9 +7,11 @@ file format is versioned by FORMAT_VERSION and planfile.py refuses other version
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import model_serializer
+from pydantic import PrivateAttr, model_serializer
 
 from skyform.frozen import Frozen as _Model
 from skyform.plan.cluster_model import (  # noqa: F401 - re-exported: the plan's parts
@@ -219,6 +221,7 @@ class Summary(SummaryShape, _Model):
 
 
 class Plan(PlanShape, _Model):
+    _plan_dir: str | None = PrivateAttr(default=None)  # see PlanShape: never serialized
     format_version: int = FORMAT_VERSION
     skyform_version: str
     objective: Objective
@@ -247,6 +250,18 @@ class Plan(PlanShape, _Model):
 
         @property
         def takeovers(self) -> list[ClusterChange]: ...
+
+    def __eq__(self, other: object) -> bool:
+        """The same plan wherever it was read from: its location is no part of it."""
+        return type(other) is type(self) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # lists inside: never hashable anyway
+
+    def at(self, folder: str | Path) -> Plan:
+        """This plan as read from (or saved in) `folder`: where its recorded base starts."""
+        located = self.model_copy()
+        located._plan_dir = os.path.abspath(folder)
+        return located
 
     @model_serializer(mode="wrap")
     def _without_no_buckets(self, handler):

@@ -9,6 +9,7 @@ standard library and skyform.digests only.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -237,6 +238,26 @@ class PlanShape:
     if TYPE_CHECKING:
         changes: list[Any]
         tasks: list[Any]
+        task: Any
+
+    def base_dir(self) -> str | None:
+        """Where the plan's relative job paths start, absolute (None: it records none)."""
+        base = self.task.relative_to
+        if base is None or os.path.isabs(base):  # an absolute base: the previous format
+            return base
+        # the plan file's directory, absolute (the current one for a plan not saved), set
+        # by whoever read or made the plan (Plan.at, planview.read_view)
+        folder = getattr(self, "_plan_dir", None)
+        if folder is None:
+            return None
+        return os.path.normpath(os.path.join(folder, base))
+
+    def shown_path(self, recorded: str) -> str:
+        """A recorded local path as the reviewer reads it: absolute, from this checkout."""
+        base = self.base_dir()
+        if base is None or recorded.startswith(("/", "~", "{", "$")) or "://" in recorded:
+            return recorded
+        return os.path.normpath(os.path.join(base, recorded))
 
     def change_for(self, cluster: str) -> Any:
         """The ClusterChange of `cluster`, or None."""

@@ -72,7 +72,8 @@ def _close(recorded: float, actual: float, terms: int = 1) -> bool:
 
 
 def check_plan(plan: Plan) -> Problem | None:
-    for check in (_check_names, _check_tasks, _check_changes, _check_pairs, _check_summary):
+    checks = (_check_names, _check_tasks, _check_paths, _check_changes, _check_pairs)
+    for check in (*checks, _check_summary):
         problem = check(plan)
         if problem is not None:
             return problem
@@ -151,6 +152,35 @@ def _cycle(plan: Plan) -> Problem | None:
             return "the task dependencies form a cycle", "tasks.depends_on"
         for name in ready:
             del pending[name]
+    return None
+
+
+def _climbs_out(recorded: str) -> bool:
+    """A relative path not in the form a plan records one (spec/portable.py: inside the base,
+    normalized): `..`, `./x`, `a//b` point elsewhere than the task file says."""
+    if recorded.startswith(("/", "~", "{", "$")) or "://" in recorded or recorded == ".":
+        return False
+    return any(part in ("", ".", "..") for part in recorded.split("/"))
+
+
+def _check_paths(plan: Plan) -> Problem | None:
+    """The local paths a plan records relative to its base stay inside the base."""
+    base = plan.task.relative_to
+    if (
+        base is None
+    ):  # a plan of a task with no relative paths (or made before relative paths started there)
+        return None
+    if base.startswith("~"):
+        return f"{base!r} is not a directory relative to the plan file", "task.relative_to"
+    recorded = [(f"buckets.{i}.uploads", s) for i, b in enumerate(plan.buckets) for s in b.uploads]
+    for i, t in enumerate(plan.tasks):
+        recorded += [(f"tasks.{i}.job.workdir", t.job.workdir or "")]
+        recorded += [
+            (f"tasks.{i}.job.file_mounts.{dst}", m.source) for dst, m in t.job.file_mounts.items()
+        ]
+    for where, path in recorded:
+        if path and _climbs_out(path):
+            return f"{path!r} climbs out of the directory task.relative_to names", where
     return None
 
 

@@ -121,4 +121,5 @@ def read_plan(path: Path) -> tuple[Plan, bytes]:
         what="a plan file",
         error=lambda message, hint: PlanFileError(f"{path}: {message}", hint),
     )
-    return parse_plan(data, str(path)), data
+    # the plan file's folder is where its recorded base (task.relative_to) starts
+    return parse_plan(data, str(path)).at(path.resolve().parent), data

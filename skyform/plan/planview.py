@@ -79,7 +79,7 @@ class SummaryView(parts.SummaryShape, View):
 
 
 class PlanView(parts.PlanShape, View):
-    pass
+    _plan_dir: str | None = None  # the file's folder: where task.relative_to starts
 
 
 VIEWS: dict[str, type[View]] = {
@@ -106,7 +106,9 @@ def read_view(path: Path) -> tuple[PlanView, bytes] | None:
         data = read_input_file(
             path, MAX_PLAN_BYTES, what="a plan file", error=lambda m, h: PlanFileError(m, h)
         )
-        return view_of(data, str(path)), data
+        view = view_of(data, str(path))
+        view._plan_dir = str(path.resolve().parent)  # where task.relative_to starts
+        return view, data
     except Exception:  # refused, or a case this reader leaves to the app: the app says which
         return None
 

@@ -20,6 +20,8 @@ class Provenance:
     """What a plan rests on. None in a field: not known on that side, so not compared."""
 
     task_path: str | None = None
+    # where the task's relative paths start, as the plan records it (relative to the plan)
+    relative_to: str | None = None
     task_file: str | None = None  # sha256 of the task file's bytes ("" : the file is gone)
     task: str | None = None  # of the resolved task (secrets hashed), flags included
     overrides: tuple[tuple[str, str], ...] | None = None
@@ -51,6 +53,7 @@ class Difference:
 def of_plan(plan: Plan) -> Provenance:
     return Provenance(
         task_path=plan.task.path,
+        relative_to=plan.task.relative_to or "",
         task_file=plan.task.file_digest,
         task=plan.task.digest,
         overrides=tuple(sorted(plan.task.overrides.items())),
@@ -88,9 +91,15 @@ def differences(a: Provenance, b: Provenance) -> list[Difference]:
 
     if _known(a.task_path, b.task_path):
         add("task_path", a.task_path, b.task_path)
+    if _known(a.relative_to, b.relative_to):  # skyform ran from another directory
+        add("relative_to", a.relative_to, b.relative_to)
     if _known(a.task_file, b.task_file):
         add("task_file", a.task_file, b.task_file)
-    elif _known(a.task, b.task) and a.overrides == b.overrides:
+    elif (
+        _known(a.task, b.task)
+        and a.overrides == b.overrides
+        and not _known(a.relative_to, b.relative_to)  # else: the moved base explains it
+    ):
         add("task", a.task, b.task)  # same file and flags: what the task reads changed
     if _known(a.catalog, b.catalog):
         add("catalog", a.catalog, b.catalog)

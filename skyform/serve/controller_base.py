@@ -99,7 +99,12 @@ def load_version(name: str, record: VersionRecord, secrets: dict[str, str]) -> V
 
     inputs = inputs_of(name, record, secrets)
     flags = ResourceOverrides.from_recorded(record.overrides, inputs.task_file.resolve().parent)
-    given = TaskInputs.given(envs=record.envs, secrets=secrets, resources=flags)
+    given = TaskInputs.given(
+        envs=record.envs,
+        secrets=secrets,
+        resources=flags,
+        base_dir=str(inputs.paths_start()),  # where `serve up` ran, not the controller's cwd
+    )
     dag = load_task_text(record.task_text, path_label=record.task_path, inputs=given)
     spec = dag.tasks[0].service if len(dag.tasks) == 1 else None
     if spec is None:

@@ -15,7 +15,7 @@ import shlex
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -24,12 +24,17 @@ from skyform.errors import SkyformError
 from skyform.serve.sandbox import Sandbox
 from skyform.spec.models import is_uri
 
+if TYPE_CHECKING:
+    from skyform.spec.inputs import TaskInputs
+
 
 @dataclass(frozen=True)
 class ReplicaInputs:
     """What every replica of one service version is made from: the task file's text as it
     was when the version was made (later edits change nothing until `serve update`), the
-    folder its relative paths start from, and the `--env`/resource flags."""
+    service's folder, the `--env`/resource flags, and `base`: where its relative workdir and
+    file mount sources start (the directory `serve up` / `serve update` ran in, as for
+    `launch`; None: a version saved before skyform recorded it, its task file's folder)."""
 
     service: str
     task_file: Path
@@ -38,9 +43,21 @@ class ReplicaInputs:
     secrets: dict[str, str] = field(default_factory=dict)
     overrides: dict[str, str] = field(default_factory=dict)  # ResourceOverrides.recorded
     task_text: str | None = None  # None: read task_file
+    base: Path | None = None
 
     def text(self) -> str:
         return self.task_text if self.task_text is not None else self.task_file.read_text()
+
+    def paths_start(self) -> Path:
+        return self.base if self.base is not None else self.task_file.resolve().parent
+
+    def task_inputs(self) -> TaskInputs:
+        """How a replica's task file is read: its secrets given, its relative paths from
+        paths_start (a replica's file lives in the service's folder, read by a controller
+        that runs wherever)."""
+        from skyform.spec.inputs import TaskInputs
+
+        return TaskInputs.given(secrets=self.secrets, base_dir=str(self.paths_start()))
 
 
 class _Quiet:
@@ -136,7 +153,7 @@ def write_replica_task(
     cluster = cluster_name(inputs.service, replica_id)
     raw = {"name": cluster, **raw}
     raw["envs"]["SKYPILOT_SERVE_REPLICA_ID"] = str(replica_id)
-    base = inputs.task_file.resolve().parent
+    base = inputs.paths_start()
     workdir = raw.get("workdir")
     if isinstance(workdir, str) and not Path(workdir).expanduser().is_absolute():
         raw["workdir"] = str(base / workdir)
@@ -156,9 +173,8 @@ def write_replica_task(
 def planned_infra(inputs: ReplicaInputs, task: Path, cluster: str) -> str:
     """Where the optimizer puts the replica (`local`, `ssh/lab/zone-a`, `aws/...`)."""
     from skyform.ops.plan import plan_task
-    from skyform.spec.inputs import TaskInputs
 
-    result = plan_task(task, cluster=cluster, inputs=TaskInputs.given(secrets=inputs.secrets))
+    result = plan_task(task, cluster=cluster, inputs=inputs.task_inputs())
     placement = result.plan.placement_for(cluster)
     return placement.offer.infra if placement is not None else "local"
 
@@ -187,7 +203,6 @@ def launch(
     from skyform.ops.apply import apply_plan
     from skyform.ops.plan import plan_task
     from skyform.plan.planfile import write_plan
-    from skyform.spec.inputs import TaskInputs
 
     secrets = [f"{k}={v}" for k, v in inputs.secrets.items()]
     plan_path = task.with_suffix(".plan.json")
@@ -195,7 +210,7 @@ def launch(
         task,
         out=plan_path,
         cluster=cluster,
-        inputs=TaskInputs.given(secrets=inputs.secrets),
+        inputs=inputs.task_inputs(),
     )
     write_plan(result.plan, plan_path)
     outcomes = apply_plan(

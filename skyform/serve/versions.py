@@ -2,8 +2,9 @@
 
 `serve up` makes version 1 and every `serve update` the next one (SkyPilot's `add_version`,
 max + 1, also after a rollback). A version is saved as `versions/<N>.json` in the service's
-folder (0600): the task file's text as it was then, its path (relative workdir and mounts
-start from its folder), the `--env` values and resource flags. Secrets are never saved: the
+folder (0600): the task file's text as it was then, its path, the directory the command ran
+in (where relative workdir and mount sources start, as for `launch`), the `--env` values and
+resource flags. Secrets are never saved: the
 controller holds them in memory, handed over by `serve up` / `serve update`.
 """
 
@@ -30,6 +31,9 @@ class VersionRecord(BaseModel):
     envs: dict[str, str] = {}
     overrides: dict[str, str] = {}  # ResourceOverrides.recorded
     mode: str = "rolling"  # how this version replaces the one before it
+    # where relative paths start: the directory `serve up`/`serve update` ran in (None: a
+    # version saved before skyform recorded it; they started at the task file's folder)
+    base_dir: str | None = None
 
 
 def versions_dir(name: str) -> Path:
@@ -71,4 +75,5 @@ def inputs_of(name: str, version: VersionRecord, secrets: dict[str, str]) -> Rep
         secrets=dict(secrets),
         overrides=dict(version.overrides),
         task_text=version.task_text,
+        base=Path(version.base_dir) if version.base_dir is not None else None,
     )

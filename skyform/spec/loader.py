@@ -136,8 +136,14 @@ def load_task_text(
         edges=edges,
         warnings=tuple(dict.fromkeys(notes)),
         overrides=recorded,
-        relative_to=str(base or Path.cwd()) if any(w.resolved for w in wheres) else None,
+        relative_to=str(base or Path.cwd()) if _resolved(wheres, resource_overrides) else None,
     )
+
+
+def _resolved(wheres: list[Where], flags: ResourceOverrides | None) -> bool:
+    """Whether the task has paths made absolute from the base: relative ones in the file, or
+    `--workdir` (named from the current directory, as `sky launch --workdir` reads it)."""
+    return any(w.resolved for w in wheres) or (flags is not None and flags.workdir is not None)
 
 
 def _overridden(

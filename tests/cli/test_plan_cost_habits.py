@@ -60,23 +60,24 @@ def test_cost_report_csv_times_are_iso_8601(cli, tmp_path):
     cli("down", "-y", "iso")
 
 
-def test_plan_check_in_another_checkout_says_the_relative_paths_moved(cli, tmp_path, monkeypatch):
-    """A plan records a task's relative paths absolute (SkyPilot resolves them from where it
-    runs), so a committed plan is tied to its checkout's directory: --check says so."""
-    import shutil
-
-    first = tmp_path / "laptop" / "repo"
-    (first / "code").mkdir(parents=True)
-    (first / "task.yaml").write_text("resources: {infra: local}\nworkdir: code\nrun: ls\n")
-    monkeypatch.chdir(first)
-    assert cli("plan", "task.yaml", "-o", "plan.json").exit_code == 0
-    assert cli("plan", "task.yaml", "--check", "plan.json").exit_code == 0
-    second = tmp_path / "ci" / "repo"
-    shutil.copytree(first, second)
-    monkeypatch.chdir(second)
-    checked = cli("plan", "task.yaml", "--check", "plan.json")
+def test_plan_check_from_another_directory_says_the_relative_paths_moved(
+    cli, tmp_path, monkeypatch
+):
+    """Relative paths start where skyform runs (as with `sky launch`): a committed plan made
+    from the repository's root and checked from another folder that also has the paths
+    reads other files, and --check says why (a clone at another path checks clean:
+    tests/e2e/test_portable_plans.py)."""
+    repo = tmp_path / "repo"
+    for folder in (repo / "code", repo / "jobs" / "code"):
+        folder.mkdir(parents=True)
+    (repo / "jobs" / "task.yaml").write_text("resources: {infra: local}\nworkdir: code\nrun: ls\n")
+    monkeypatch.chdir(repo)
+    assert cli("plan", "jobs/task.yaml", "-o", "plan.json").exit_code == 0
+    monkeypatch.chdir(repo / "jobs")
+    checked = cli("plan", "task.yaml", "--check", "../plan.json")
     assert checked.exit_code == 2
     assert (
-        f"the task's relative paths start at another directory ({first} → {second})"
+        f"the task's relative paths start at another directory ({repo} → {repo / 'jobs'})"
         in checked.output
     )
+    assert "run it from the directory the plan was made in" in checked.output

@@ -1,6 +1,7 @@
 """Relative `workdir` and file mount sources start at the current directory, as `sky launch`
 resolves them (os.path.abspath), not at the task file's folder; the plan records them
-absolute, and a saved plan applies from any directory."""
+absolute (recording them from that directory: test_portable_plans.py), and a saved plan
+applies from any directory."""
 
 from __future__ import annotations
 
@@ -36,9 +37,13 @@ def test_relative_paths_start_where_skyform_runs_and_the_plan_records_them(sky, 
     sky("plan", "llm/example/task.yaml", "-o", "rel.json", check=0)
     plan = json.loads((tmp_path / "rel.json").read_text())
     job = plan["tasks"][0]["job"]
-    assert job["workdir"] == str(tmp_path / "llm" / "example" / "code")
-    assert job["file_mounts"]["~/in.txt"]["source"] == str(tmp_path / "data" / "in.txt")
-    assert plan["task"]["relative_to"] == str(tmp_path)
+    # recorded from the directory plan ran in, and that directory from the plan file's
+    # (tests/e2e/test_portable_plans.py: the plan applies in a clone elsewhere)
+    assert job["workdir"] == "llm/example/code"
+    assert job["file_mounts"]["~/in.txt"]["source"] == "data/in.txt"
+    assert plan["task"]["relative_to"] == "."
+    shown = sky("show", "rel.json", check=0).stdout  # the reviewer reads them absolute
+    assert f"workdir     = {tmp_path / 'llm' / 'example' / 'code'}" in shown
 
     # applied from another directory: the task file is read again from where it was planned
     elsewhere = tmp_path / "elsewhere"

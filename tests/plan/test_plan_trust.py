@@ -261,3 +261,21 @@ def test_mounts_attached_again_belong_to_an_update_and_buckets_are_counted_as_pl
         raw["summary"]["buckets_change"] = 2
 
     refused(cli, edited(plans["gcp"], count, seal=True), "2 to upload again")
+
+
+def test_a_resealed_relative_path_that_climbs_out_of_the_base_is_refused(cli, plans):
+    """A plan records a task's paths inside the directory plan ran in relative to it; one
+    that climbs out (`..`) was written by no skyform, even with every digest recomputed."""
+    gcp = json.loads(plans["gcp"].read_text())
+    assert gcp["tasks"][0]["job"]["workdir"] == "."  # `workdir: .`: the base itself
+    assert not Path(gcp["task"]["relative_to"]).is_absolute()
+
+    def edit(raw):
+        raw["tasks"][0]["job"]["workdir"] = "../../home/bob/.ssh"
+
+    refused(
+        cli,
+        edited(plans["gcp"], edit, seal=True),
+        "tasks.0.job.workdir: '../../home/bob/.ssh' climbs out of the directory "
+        "task.relative_to names",
+    )

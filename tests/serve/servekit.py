@@ -20,7 +20,9 @@ APP_ENV = {
 }
 
 
-def skyform(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def skyform(
+    *args: str, check: bool = True, cwd: str | os.PathLike[str] | None = None
+) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
         [sys.executable, "-m", "skyform.cli.main", *args],
         capture_output=True,
@@ -28,6 +30,7 @@ def skyform(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         env={**os.environ, **APP_ENV},
         stdin=subprocess.DEVNULL,
         timeout=300,
+        cwd=cwd,
     )
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -220,7 +220,7 @@ def render_plan(
         console.line()
     for change in visible:
         _render_change(change, plan, console)
-    for line in bucket_lines(plan.buckets):
+    for line in bucket_lines(plan.buckets, plan.shown_path):
         console.line(escape(line), soft_wrap=True)
     if plan.buckets:
         console.line()
@@ -293,7 +293,7 @@ def _render_change(change: ClusterChange, plan: Plan, console: Printer) -> None:
         console.line(f"      {line}", markup=False, soft_wrap=True)
     console.line("    }")
     if placement is not None and change.action is not Action.NOOP:
-        for line in job_text_lines(placement, group_names(plan, placement)):
+        for line in job_text_lines(placement, group_names(plan, placement), plan.shown_path):
             console.line(line, markup=False, soft_wrap=True)
     if placement is not None and placement.alternatives and change.action is not Action.DELETE:
         console.line()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from skyform.cli.render.fmt import plain
@@ -11,7 +12,8 @@ if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/plan
     from skyform.plan.model import PlannedBucket
 
 
-def bucket_line(bucket: PlannedBucket) -> str:
+def bucket_line(bucket: PlannedBucket, shown: Callable[[str], str] = str) -> str:
+    """`shown`: an upload's recorded path as the reviewer reads it (Plan.shown_path)."""
     region = bucket.region or "region unknown"
     extra: list[str] = []
     life = "persistent" if bucket.persistent else "deleted at down"
@@ -24,13 +26,13 @@ def bucket_line(bucket: PlannedBucket) -> str:
         if bucket.unread:
             head = f'  bucket "{bucket.name}" ({bucket.store}, not read at plan time)'
         extra = [f"{plain(bucket.size_gb, 3)} GB read"] if bucket.size_gb else []
-    extra += [f"uploads {', '.join(bucket.uploads)}"] if bucket.uploads else []
+    extra += [f"uploads {', '.join(shown(s) for s in bucket.uploads)}"] if bucket.uploads else []
     extra += [f"used by {', '.join(bucket.used_by)}"] if bucket.used_by else []
     extra += [bucket.note] if bucket.note else []
     return head + (f": {'; '.join(extra)}" if extra else "")
 
 
-def bucket_lines(buckets: list[PlannedBucket]) -> list[str]:
+def bucket_lines(buckets: list[PlannedBucket], shown: Callable[[str], str] = str) -> list[str]:
     if not buckets:
         return []
-    return ["Buckets:", *(f"  {bucket_line(b)}" for b in buckets)]
+    return ["Buckets:", *(f"  {bucket_line(b, shown)}" for b in buckets)]

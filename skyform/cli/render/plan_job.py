@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from skyform.cli.render.visible import script_lines
@@ -17,6 +18,7 @@ from skyform.plan.parts import STORE_SCHEMES, Action, member_host
 if TYPE_CHECKING:  # the models, or the strict reader's views of them (plan/planview.py)
     from skyform.plan.model import JobSpec, Plan, TaskPlacement
 
+Shown = Callable[[str], str]
 SECRET_NOTE = "names only: values come from the task file, --secret or the environment"
 
 
@@ -30,14 +32,19 @@ def running(plan: Plan) -> list[TaskPlacement]:
     return out
 
 
-def _fields(job: JobSpec) -> list[tuple[str, str]]:
-    fields = [("workdir", job.workdir or "none")]
+def _same(path: str) -> str:
+    return path
+
+
+def _fields(job: JobSpec, shown: Shown = _same) -> list[tuple[str, str]]:
+    """`shown`: a recorded local path as the reviewer reads it (Plan.shown_path: absolute)."""
+    fields = [("workdir", shown(job.workdir) if job.workdir else "none")]
     if job.file_mounts:
         fields.append(
             (
                 "file_mounts",
                 ", ".join(
-                    f"{dst} <- {mount_source(m)}" + (f" ({m.mode})" if m.mode else "")
+                    f"{dst} <- {mount_source(m, shown)}" + (f" ({m.mode})" if m.mode else "")
                     for dst, m in sorted(job.file_mounts.items())
                 ),
             )
@@ -51,7 +58,7 @@ def _fields(job: JobSpec) -> list[tuple[str, str]]:
     return fields
 
 
-def mount_source(mount: Any) -> str:
+def mount_source(mount: Any, shown: Shown = _same) -> str:
     """A mount's source as the task file says it: a bucket as its URI (and what is uploaded
     into it), not the canonical JSON the plan keeps for the job's digest."""
     source: str = mount.source
@@ -62,16 +69,17 @@ def mount_source(mount: Any) -> str:
     placed = mount.bucket  # set once the task is placed (the store is then known)
     if not isinstance(spec, dict):
         if placed is None or "://" in source:
-            return source
+            return shown(source)
         uri = f"{STORE_SCHEMES.get(placed.store, placed.store)}://{placed.bucket}"
-        return f"{uri} (uploaded from {source})"
+        return f"{uri} (uploaded from {shown(source)})"
     bucket: dict = spec["bucket"] if isinstance(spec.get("bucket"), dict) else {}
     name = bucket.get("name") or spec.get("name")
     store = bucket.get("store") or spec.get("store") or (placed.store if placed else None)
     text = f"{STORE_SCHEMES.get(store, store)}://{name}" if name and store else f"bucket {name}"
     local = spec.get("source")
     if local:
-        text += f" (uploaded from {', '.join(local) if isinstance(local, list) else local})"
+        local = [local] if isinstance(local, str) else local
+        text += f" (uploaded from {', '.join(shown(s) for s in local)})"
     return text
 
 
@@ -83,16 +91,17 @@ def group_names(plan: Plan, t: TaskPlacement) -> str | None:
     return ", ".join(member_host(t.task, rank, group) for rank in range(t.num_nodes))
 
 
-def job_text_lines(t: TaskPlacement, names: str | None = None) -> list[str]:
+def job_text_lines(t: TaskPlacement, names: str | None = None, shown: Shown = _same) -> list[str]:
     """The text plan's block, printed without markup (it is user text); `names`: the job
-    group's names for its nodes."""
+    group's names for its nodes; `shown` as _fields'."""
     job = t.job
     nodes = f"{t.num_nodes} node{'s' if t.num_nodes != 1 else ''}"
     lines = [f'  # runs on cluster "{t.cluster}" (task {t.task!r}, {nodes}):']
     if names:
         lines.append(f"  # reached by the group's other tasks as {names}")
-    width = max(len(k) for k, _ in _fields(job))
-    for k, v in _fields(job):
+    fields = _fields(job, shown)
+    width = max(len(k) for k, _ in fields)
+    for k, v in fields:
         note = f"  # {SECRET_NOTE}" if k == "secrets" else ""
         lines.append(f"      {k.ljust(width)} = {v}{note}")
     for name, text in (("setup", job.setup), ("run", job.run)):
@@ -133,7 +142,7 @@ def job_markdown(plan: Plan) -> list[str]:
             lines += [f"- reached by the group's other tasks as {_code(names)}"]
         lines += [
             f"- {k}" + (f" ({SECRET_NOTE})" if k == "secrets" else "") + f": {_code(v)}"
-            for k, v in _fields(t.job)
+            for k, v in _fields(t.job, plan.shown_path)
         ]
         lines.append("")
         for name, text in (("setup", t.job.setup), ("run", t.job.run)):

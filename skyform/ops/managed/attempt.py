@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from skyform.config import Config
 from skyform.errors import LockedError, PlanError, StalePlanError
@@ -21,6 +20,7 @@ from skyform.lifecycle import clusters
 from skyform.lifecycle.cluster_job import job_key
 from skyform.lifecycle.converge import converge_cluster, run_job
 from skyform.lifecycle.freshness import revision_stale_reasons
+from skyform.ops.managed import jobdir
 from skyform.ops.managed.sealed import revision_plan
 from skyform.plan.model import JobSpec, Plan, TaskPlacement
 from skyform.recovery.detect import Outcome
@@ -167,7 +167,7 @@ def submit(
             db,
             cluster,
             with_group_env(db, record, task, placement),
-            task_dir=Path(record.task_file).parent,
+            task_dir=jobdir.paths_start(record),
             secrets=secrets,
             task_id=f"skyform-managed-{record.id}-{task.index}",
             recovery_count=task.recovery_count,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from skyform.config import confined, ensure_dir, home
 from skyform.paths import write_atomic
+from skyform.state.managed import ManagedJobRecord
 
 
 def job_dir(job_id: int) -> Path:
@@ -74,6 +75,14 @@ def save_inputs(
         inputs["base_dir"] = base_dir
     data = json.dumps(inputs, sort_keys=True).encode()
     write_atomic(job_dir(job_id) / "inputs.json", data, mode=0o600)
+
+
+def paths_start(record: ManagedJobRecord) -> Path:
+    """Where the job's relative workdir and mount sources start: the directory `jobs launch`
+    ran in (its plans record the paths inside it relative to it); the task file's folder for
+    a job launched before skyform recorded that directory."""
+    base = load_inputs(record.id)["base_dir"]
+    return Path(base) if base is not None else Path(record.task_file).parent
 
 
 def load_inputs(job_id: int) -> dict:

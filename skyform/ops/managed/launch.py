@@ -58,7 +58,7 @@ def launch_plan(
     must place every task exactly as the reviewed plan does (only cluster names differ)."""
     from skyform.config import load_config
     from skyform.errors import StalePlanError
-    from skyform.lifecycle.freshness import check_fresh, task_file_of
+    from skyform.lifecycle.freshness import check_fresh, check_paths_start, task_file_of
     from skyform.plan.catalog import load_catalog
     from skyform.plan.planfile import read_plan
     from skyform.spec.overrides import ResourceOverrides
@@ -77,7 +77,9 @@ def launch_plan(
             envs=tuple(envs),
             secrets=tuple(secret_overrides),
             resources=flags,
-            base_dir=reviewed.task.relative_to,
+            base_dir=str(check_paths_start(reviewed, plan_path))
+            if reviewed.task.relative_to is not None
+            else None,
         ),
         strategy=strategy,
         max_restarts=max_restarts,

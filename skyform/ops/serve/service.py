@@ -72,6 +72,7 @@ def _version(
         envs=envs,
         overrides=overrides,
         mode=mode,
+        base_dir=str(Path.cwd()),  # relative paths start here, as the service's plan read them
     )
 
 
