@@ -100,7 +100,7 @@ class ReplicaIO(ControllerBase):
             except Exception as exc:  # any launch failure is FAILED_PROVISION, not a crash
                 replica.reason = exc.message if isinstance(exc, SkyformError) else repr(exc)
                 log.warning("replica %d failed to launch: %s", rid, replica.reason)
-                replica.facts = replica.facts.launched(False)
+                replica.facts = replica.facts.launched(False, fatal=isinstance(exc, NOT_RETRIED))
                 self._placed(replica, ok=False)  # SkyPilot: a failed spot launch is a preemption
             finally:
                 if replica.facts.down is None:  # else its teardown owns `busy`

@@ -79,6 +79,8 @@ class ReplicaFacts:
     is_scale_down: bool = False
     preempted: bool = False
     purged: bool = False
+    # the launch failed for a reason another try cannot fix (the task or config is wrong)
+    launch_fatal: bool = False
 
     @property
     def ever_ready(self) -> bool:
@@ -128,8 +130,10 @@ class ReplicaFacts:
     def launching(self) -> ReplicaFacts:
         return replace(self, launch=Step.RUNNING)
 
-    def launched(self, ok: bool) -> ReplicaFacts:
-        return replace(self, launch=Step.SUCCEEDED if ok else Step.FAILED)
+    def launched(self, ok: bool, *, fatal: bool = False) -> ReplicaFacts:
+        return replace(
+            self, launch=Step.SUCCEEDED if ok else Step.FAILED, launch_fatal=not ok and fatal
+        )
 
     def app_failed(self) -> ReplicaFacts:
         return replace(self, user_app_failed=True, ready_now=False)
@@ -201,9 +205,13 @@ class ReplicaFacts:
 
     def unrecoverable(self) -> bool:
         """The failures that halt a version that was never READY (crash-loop protection):
-        no probe passed within the initial delay, or the app exited, before any READY."""
+        no probe passed within the initial delay, or the app exited, before any READY; or
+        its launch failed in a way every replacement would (SkyPilot replaces those, which
+        here relaunched one replica per controller round, 142 in 90 s)."""
         return not self.ever_ready and (
-            self.user_app_failed or self.first_ready_time == NEVER_READY_EXCEEDED
+            self.user_app_failed
+            or self.first_ready_time == NEVER_READY_EXCEEDED
+            or self.launch_fatal
         )
 
 

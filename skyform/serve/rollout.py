@@ -182,7 +182,11 @@ class Rollouts(ReplicaIO, ControllerBase):
             if r.facts.version == rollout.version
             and r.facts.status() is ReplicaStatus.FAILED_PROVISION
         )
-        if reason is None and failed_launches >= PROVISION_FAILURES_BEFORE_ROLLBACK:
+        fatal = any(
+            r.facts.version == rollout.version and r.facts.launch_fatal
+            for r in self.replicas.values()
+        )  # its task or config cannot launch: more tries would fail alike
+        if reason is None and (failed_launches >= PROVISION_FAILURES_BEFORE_ROLLBACK or fatal):
             reason = (
                 f"version {rollout.version} never became READY: {failed_launches} replicas "
                 f"failed to launch; rolled back to version {rollout.previous}"

@@ -102,7 +102,10 @@ def test_unrecoverable_only_before_the_first_ready():
     assert UP.app_failed().unrecoverable()
     assert UP.probed(False, 0, 5).probed(False, 6, 5).unrecoverable()
     assert not READY.app_failed().unrecoverable()
-    assert not NEW.launching().launched(False).unrecoverable()
+    assert not NEW.launching().launched(False).unrecoverable()  # capacity: replaced
+    # a task or config no launch can use: every replacement would fail alike, in a loop
+    assert NEW.launching().launched(False, fatal=True).unrecoverable()
+    assert not NEW.launching().launched(True, fatal=True).launch_fatal
 
 
 def test_kept_after_teardown_only_for_failures_of_the_latest_version():
