@@ -45,20 +45,29 @@ ORDER = ("plans", "skypilot-refuses", "relative-path", "unsupported", "no-offer"
 
 
 def local_sources(text: str) -> list[str]:
-    """The workdir and plain file-mount sources a file names (not buckets), with the
-    variables of its `envs:` left in (`$NAME`, `${NAME}`)."""
+    """The workdir, plain file-mount sources and a service's TLS files a file names (not
+    buckets), with the variables of its `envs:` left in (`$NAME`, `${NAME}`)."""
     found: list[str] = []
     for doc in yaml.safe_load_all(text):
         if not isinstance(doc, dict):
             continue
         if isinstance(doc.get("workdir"), str):
             found.append(doc["workdir"])
+        found += tls_files(doc)
         for mount in (doc.get("file_mounts") or {}).values():
             source = mount.get("source") if isinstance(mount, dict) else mount
             for one in source if isinstance(source, list) else [source]:
                 if isinstance(one, str) and "://" not in one:
                     found.append(one)
     return found
+
+
+def tls_files(doc: dict) -> list[str]:
+    service = doc.get("service")
+    tls = service.get("tls") if isinstance(service, dict) else None
+    if not isinstance(tls, dict):
+        return []
+    return [str(v) for k, v in sorted(tls.items()) if k in ("keyfile", "certfile")]
 
 
 def declared_envs(text: str) -> dict[str, str | None]:
@@ -78,6 +87,7 @@ def checkout(path: Path, root: Path) -> tuple[Path, list[str]]:
     copy.parent.mkdir(parents=True, exist_ok=True)
     copy.write_text(text)
     envs, given = declared_envs(text), []
+    files = {f for doc in yaml.safe_load_all(text) if isinstance(doc, dict) for f in tls_files(doc)}
     for raw in local_sources(text):
         for name in re.findall(r"\$\{?(\w+)\}?", raw):
             if name in envs and envs[name] is None:
@@ -90,7 +100,11 @@ def checkout(path: Path, root: Path) -> tuple[Path, list[str]]:
         target = Path(name).expanduser() if name.startswith("~") else root / name
         if "$" in name or target.exists():  # root's, not the folder this bench runs from
             continue
-        target.mkdir(parents=True, exist_ok=True)
+        if raw in files:  # a service's TLS key or certificate
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text("pem\n")
+        else:
+            target.mkdir(parents=True, exist_ok=True)
     return copy, given
 
 

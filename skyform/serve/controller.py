@@ -113,10 +113,11 @@ class ServiceController(Rollouts):
         self.stopping = True
 
     def _task_relative(self, path: str) -> str:
-        """TLS files as the task file names them: `~` expanded, relative to its folder."""
+        """TLS files as the task file names them: `~` expanded, relative paths from where
+        `serve up` / `serve update` ran, like the replicas' workdir and mounts."""
         from pathlib import Path
 
-        return str(self.latest.inputs.task_file.parent / Path(path).expanduser())
+        return str(self.latest.inputs.paths_start() / Path(path).expanduser())
 
     def _start_lb(self) -> None:
         from skyform.config import load_config

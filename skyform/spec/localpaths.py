@@ -91,6 +91,17 @@ def check_mount_source(source: str, raw: object, path: FieldPath, where: Where) 
         )
 
 
+def check_local_file(text: str, what: str, path: FieldPath, where: Where) -> None:
+    """A local file the task names (a service's TLS key or certificate) must be one when the
+    task is read: a missing one is this error, not a controller that fails to start."""
+    if not local_path(text.strip(), base_of(where)).is_file():
+        where.fail(
+            path,
+            f"{what} {text!r} is not a file{_looked_at(text.strip(), where)}",
+            missing_hint(text.strip(), where) or "Create it or fix the path.",
+        )
+
+
 def check_env_value(name: str, value: str, path: FieldPath, where: Where) -> None:
     """The OS ends environment strings at NUL, so such a value cannot reach a job intact.
     (The value is never echoed: it may be a secret.)"""

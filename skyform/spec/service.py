@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import Field
 
 from skyform.spec.errors import Where, describe, did_you_mean
+from skyform.spec.localpaths import check_local_file
 from skyform.spec.models import ResourceChoices, ResourceRequest
 from skyform.spec.raw import _Raw
 from skyform.spec.service_models import (
@@ -103,6 +104,8 @@ def parse_service(raw: Any, where: Where, resources: ResourceChoices) -> Service
     tls = None
     if spec.tls is not None:
         files = where.validate(RawTls, spec.tls, (*ROOT, "tls"))
+        check_local_file(files.keyfile, "TLS keyfile", (*ROOT, "tls", "keyfile"), where)
+        check_local_file(files.certfile, "TLS certfile", (*ROOT, "tls", "certfile"), where)
         tls = TlsFiles(keyfile=files.keyfile, certfile=files.certfile)
     _check_task(policy, resources, where)
     return ServiceSpec(

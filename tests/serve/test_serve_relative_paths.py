@@ -1,9 +1,13 @@
-"""A service's relative `workdir` starts where `serve up` runs, as `launch`'s does (SkyPilot
-resolves it with os.path.abspath from there), for every replica the controller launches."""
+"""A service's relative `workdir` (and TLS files) start where `serve up` runs, as `launch`'s
+do (SkyPilot resolves them with os.path.abspath from there), for every replica the controller
+launches."""
 
 from __future__ import annotations
 
 import shutil
+import ssl
+import subprocess
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -43,5 +47,34 @@ def test_a_replica_syncs_the_workdir_named_from_where_serve_up_ran(tmp_path: Pat
     try:
         record = wait_for("relweb", "READY", timeout=90)
         assert get(f"{record['endpoint']}/") == (200, "1")
+    finally:
+        skyform("serve", "down", "relweb", "-y", cwd=repo)
+
+
+def test_tls_files_named_relative_start_where_serve_up_ran(tmp_path: Path):
+    repo = tmp_path / "repo"
+    (repo / "app").mkdir(parents=True)
+    shutil.copy(REPLICA, repo / "app" / "served.py")
+    (repo / "certs").mkdir()
+    key, cert = repo / "certs" / "key.pem", repo / "certs" / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-keyout", key, "-out", cert],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    (repo / "services").mkdir()
+    service = SERVICE.replace(
+        "  replicas: 1\n",
+        "  replicas: 1\n  tls: {keyfile: certs/key.pem, certfile: certs/cert.pem}\n",
+    )
+    (repo / "services" / "web.yaml").write_text(service)
+    skyform("serve", "up", "services/web.yaml", "-y", cwd=repo)
+    try:
+        record = wait_for("relweb", "READY", timeout=90)
+        assert record["endpoint"].startswith("https://")
+        context = ssl.create_default_context(cafile=str(cert))
+        context.check_hostname = False
+        with urllib.request.urlopen(f"{record['endpoint']}/", timeout=10, context=context) as r:
+            assert r.status == 200 and r.headers["X-Replica"] == "1"
     finally:
         skyform("serve", "down", "relweb", "-y", cwd=repo)

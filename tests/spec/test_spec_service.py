@@ -472,6 +472,14 @@ INVALID = [
         "unknown key 'ca'",
     ),
     Case(
+        "tls_keyfile_missing",
+        "service:\n  tls:\n    keyfile: no-such-key.pem\n    certfile: c.pem\n" + R,
+        3,
+        14,
+        "service.tls.keyfile",
+        "TLS keyfile 'no-such-key.pem' is not a file",
+    ),
+    Case(
         "tls_string",
         "service:\n  tls: k.pem\n" + R,
         2,
@@ -628,7 +636,10 @@ def test_post_data_as_json_string_is_a_post_with_that_body():
     assert probe.headers == {"Authorization": "Bearer x"}
 
 
-def test_autoscaling_policy_with_spot_fallback():
+def test_autoscaling_policy_with_spot_fallback(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the TLS files, relative to the current directory
+    (tmp_path / "k.pem").write_text("key")
+    (tmp_path / "c.pem").write_text("cert")
     spec = service(
         "service:\n  replica_policy:\n    min_replicas: 1\n    max_replicas: 4\n"
         "    target_qps_per_replica: 2.5\n    upscale_delay_seconds: 60\n"
@@ -669,6 +680,8 @@ def test_every_skypilot_service_example_loads(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path / "tasks")  # the checkout's root, where its paths start
     assert len(names) >= 15
     env = ["TLS_KEYFILE_ENV_VAR=k.pem", "TLS_CERTFILE_ENV_VAR=c.pem"]
+    for name in ("k.pem", "c.pem"):  # the files https__service's variables name
+        (tmp_path / "tasks" / name).write_text("pem")
     for path in names:
         copy = corpus_checkout(path, tmp_path)
         dag = load_task(copy, TaskInputs(envs=tuple(env), secrets=("HF_TOKEN=x",), environ={}))
