@@ -139,8 +139,8 @@ esac
 if [ -n "$state" ]; then
   $rt kill "$name" >/dev/null 2>&1 # SIGKILL: bash as PID 1 ignores the TERM of rm -f
   $rt rm -f "$name" >/dev/null 2>&1
-  rm -rf "$base/jobs/$prefix-setup-"* # its setups went with it
 fi
+rm -rf "$base/jobs/$prefix-setup-"* # a new container: the setups done went with the old one
 if ! $rt image inspect "$image" >/dev/null 2>&1; then
   if ! out=$($rt pull "$image" 2>&1); then
     say "error $rt pull $image failed: $(printf '%s' "$out" | tail -n 1)"
@@ -212,3 +212,39 @@ def ensure_container(
         "reachable from it (private registry: SKYPILOT_DOCKER_SERVER, _USERNAME and "
         "--secret SKYPILOT_DOCKER_PASSWORD)",
     )
+
+
+# bash on the node, as the login user: `skyform ssh` into the cluster's container (as
+# `docker exec -it`), in the home (mapped at the same path) with HOME set as jobs see it.
+# $1 container name, $2 the cluster, $3 "tty" or "", then the command (none: a login
+# shell). The runtime is the one that started this user's last container (the words before
+# its name in $base/container): a node user's runtime is the same for every cluster.
+ENTER = r"""
+name=$1 cluster=$2 tty=$3
+shift 3
+again="\`skyform exec $cluster true\` starts it again, with the cluster's setup"
+words=()
+[ -s "$HOME/__BASE__/container" ] && read -r -a words <"$HOME/__BASE__/container"
+if [ "${#words[@]}" -lt 2 ]; then
+  echo "skyform: no container was started on this node yet ($again)" >&2
+  exit 255
+fi
+rt=("${words[@]:0:${#words[@]}-1}")
+if [ "$("${rt[@]}" inspect -f '{{.State.Running}}' "$name" 2>/dev/null)" != true ]; then
+  echo "skyform: the cluster's container $name is not running on this node ($again)" >&2
+  exit 255
+fi
+flags=(-i -w "$HOME" -e "HOME=$HOME")
+[ "$tty" = tty ] && flags+=(-t)
+if [ $# -gt 0 ]; then
+  exec "${rt[@]}" exec "${flags[@]}" "$name" /bin/bash -c "$1"
+fi
+exec "${rt[@]}" exec "${flags[@]}" "$name" /bin/bash -l
+""".replace("__BASE__", NODE_BASE)
+
+
+def enter_command(cluster: str, command: str, *, tty: bool) -> str:
+    """The node's shell command that runs `command` (or a login shell) inside the cluster's
+    container; exit 255 with a reason on stderr when that container is not running."""
+    args = [container_name(cluster), cluster, "tty" if tty else "", *([command] if command else [])]
+    return "bash -c " + shlex.quote(ENTER) + " skyform-ssh " + shlex.join(args)

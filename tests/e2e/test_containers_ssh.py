@@ -105,6 +105,51 @@ def test_setup_and_run_execute_inside_the_container(
     assert containerkit.node_containers(podman_node) == []
 
 
+def test_ssh_lands_in_the_container_and_exec_makes_a_lost_one_again_with_setup(
+    sky, skyform_home, tmp_path, podman_node
+):
+    node = podman_node.nodes[0]
+    write_pool(skyform_home, podman_node, [0])
+    sky("check", check=0)
+    task = task_file(
+        tmp_path,
+        "dev.yaml",
+        f"name: dev\nresources: {{infra: ssh/lab, image_id: 'docker:{containerkit.IMAGE}'}}\n"
+        "setup: echo setting up; echo installed > /opt/tool\n"
+        "run: cat /opt/tool\n",
+    )
+    sky("apply", task, "-y", timeout=300, check=0)
+
+    # `ssh C -- CMD` runs CMD in the container (only the image has the marker), exit code kept
+    inside = sky("ssh", "dev", "--", "cat", containerkit.MARKER, "/opt/tool", check=0)
+    assert inside.stdout.splitlines() == ["inside the image", "installed"], inside.output
+    assert sky("ssh", "dev", "--", "exit", "7").exit_code == 7
+    # `ssh C` without a command: a shell in the container, in the home (here read from stdin)
+    shell = sky("ssh", "dev", stdin=f"cat {containerkit.MARKER}; pwd; echo $HOME\n", check=0)
+    assert shell.stdout.splitlines() == ["inside the image", str(node.home), str(node.home)]
+
+    # the container is removed on the node: ssh says so, and exec makes it again, runs the
+    # cluster's setup in it, then the command
+    gone = containerkit.as_user(
+        node.user, node.home, "podman", "rm", "-f", "skyform-dev", node_pid=node.init_pid
+    )
+    assert gone.returncode == 0, gone.stderr
+    lost = sky("ssh", "dev", "--", "true")
+    assert lost.exit_code == 255, lost.output
+    assert "container skyform-dev is not running on this node" in lost.stderr, lost.stderr
+    assert "skyform exec dev true" in lost.stderr
+    again = sky("exec", "dev", "cat /opt/tool", timeout=300, check=0)
+    assert again.stdout.splitlines()[:2] == [
+        "(dev, node=0, setup) setting up",  # the cluster's setup, in the new container
+        "(dev, node=0) installed",  # then the command, which sees what setup installed
+    ], again.output
+    assert containerkit.node_containers(podman_node) == ["skyform-dev"]
+    # a later exec finds the container as it is: no setup again
+    later = sky("exec", "dev", "cat /opt/tool", timeout=120, check=0)
+    assert later.stdout.splitlines()[0] == "(dev, node=0) installed", later.output
+    sky("down", "dev", "-y", timeout=120, check=0)
+
+
 def _sleeping(nodes) -> bool:
     """Does a `sleep 300` run as the node's user (rootless: the container's root)?"""
     for pid in nodes.user_pids(0):
