@@ -49,6 +49,7 @@ class ContainerRequest:
     image: str
     binds: tuple[str, ...] = ()  # absolute node paths mapped in (besides the home)
     login: RegistryLogin | None = None
+    gpus: bool = False  # the task asks for NVIDIA GPUs: every one of the node's is passed in
 
     @property
     def name(self) -> str:
@@ -62,8 +63,9 @@ class ContainerRequest:
         return f"{self.login.server}/{self.image}"
 
     def digest(self) -> str:
-        """What the running container is compared with: image and mapped paths."""
-        text = "\n".join([self.full_image, *sorted(set(self.binds))])
+        """What the running container is compared with: image, mapped paths, GPUs."""
+        gpus = ["gpus"] if self.gpus else []  # (no line without: digests stay as they were)
+        text = "\n".join([self.full_image, *sorted(set(self.binds)), *gpus])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -88,19 +90,31 @@ def mount_binds(destinations: Iterable[str]) -> tuple[str, ...]:
 
 
 # bash, run as the login user: $1 name, $2 image, $3 digest, $4 wait, $5 login user,
-# $6 server, $7 cluster prefix, then bind paths; the password (if any) on stdin.
+# $6 server, $7 cluster prefix, $8 "gpus" or "", then bind paths; the password (if any) on
+# stdin. GPUs go in as each runtime takes NVIDIA's: docker `--gpus all` (NVIDIA's container
+# toolkit), podman the CDI device `nvidia.com/gpu=all` (the host's `nvidia-ctk cdi generate`).
 START = r"""
 set -u
-name=$1 image=$2 want=$3 wait=$4 user=$5 server=$6 prefix=$7
-shift 7
+name=$1 image=$2 want=$3 wait=$4 user=$5 server=$6 prefix=$7 gpus=$8
+shift 8
 base="$HOME/__BASE__"
 say() { printf '%s\n' "$*"; }
 find_runtime() {
-  local c
+  local c ids single=""
   for c in docker podman "sudo -n docker" "sudo -n podman"; do
-    command -v "${c##* }" >/dev/null 2>&1 && $c info >/dev/null 2>&1 && { rt=$c; return 0; }
+    command -v "${c##* }" >/dev/null 2>&1 || continue
+    if [ "$c" = podman ] && [ "$(id -u)" != 0 ]; then
+      # rootless needs the user's subordinate ids (/etc/subuid); without them it maps one
+      # id only, and images owned by others fail: rootful podman through sudo first then
+      ids=$($c info --format '{{len .Host.IDMappings.UIDMap}}' 2>/dev/null) || continue
+      [ "${ids:-0}" -lt 2 ] && { single=$c; continue; }
+    elif ! $c info >/dev/null 2>&1; then
+      continue
+    fi
+    rt=$c
+    return 0
   done
-  return 1
+  [ -n "$single" ] && rt=$single
 }
 rt=""
 if ! find_runtime; then
@@ -149,7 +163,10 @@ if ! $rt image inspect "$image" >/dev/null 2>&1; then
 fi
 args=(-d -i --name "$name" --label "skyform.config=$want" --net=host --cap-add SYS_ADMIN)
 [ -e /dev/fuse ] && args+=(--device /dev/fuse)
-if [ "${rt##* }" = docker ] && command -v nvidia-smi >/dev/null 2>&1; then args+=(--gpus all); fi
+case "${rt##* }:$gpus" in
+docker:gpus) args+=(--gpus all) ;;
+podman:gpus) args+=(--device nvidia.com/gpu=all) ;;
+esac
 args+=(-v "$HOME:$HOME")
 for b in "$@"; do
   case "$b" in "$HOME" | "$HOME"/* | *:*) continue ;; esac # (-v splits at colons)
@@ -173,6 +190,7 @@ def start_command(request: ContainerRequest, wait: int = RUNTIME_WAIT) -> str:
         login.username if login else "",
         login.server if login else "",
         cluster_prefix(request.cluster),
+        "gpus" if request.gpus else "",
         *request.binds,
     ]
     return "bash -c " + shlex.quote(START) + " skyform-container " + shlex.join(args)

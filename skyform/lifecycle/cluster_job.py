@@ -22,6 +22,7 @@ from skyform.lifecycle.interrupts import Starting, stop_stale_setups
 from skyform.lifecycle.settle import nodes_of, record_final, settle_unstarted
 from skyform.plan.containers import container_image
 from skyform.plan.model import BucketMount, JobSpec, PlannedMount
+from skyform.spec.accelerators import has_nvidia_gpu
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus, ReadyCluster
 from skyform.storage.attach import with_flush, with_recorded_mounts
@@ -243,8 +244,13 @@ def _start_container(
         return False
     destinations = [_resubstitute(dst, secrets) for dst in job.file_mounts]
     destinations += [_resubstitute(dst, secrets) for dst in (kept.file_mounts if kept else ())]
+    offer = record.spec.offer
     request = ContainerRequest(
-        record.name, image, mount_binds(destinations), registry_login(job.envs, secrets)
+        record.name,
+        image,
+        mount_binds(destinations),
+        registry_login(job.envs, secrets),
+        gpus=has_nvidia_gpu(offer.accelerator) and offer.accelerator_count > 0,
     )
     return session.start_containers(request)
 
