@@ -150,6 +150,40 @@ def test_ssh_lands_in_the_container_and_exec_makes_a_lost_one_again_with_setup(
     sky("down", "dev", "-y", timeout=120, check=0)
 
 
+def test_rootful_podman_through_sudo_where_rootless_is_not_configured(
+    sky, skyform_home, tmp_path, make_ssh_nodes, image_tar
+):
+    """Debian's podman as root: the node user has no subordinate ids (rootless podman would
+    map one id only) and may run `sudo -n podman`, which skyform then uses."""
+    nodes = make_ssh_nodes(1)
+    node = nodes.nodes[0]
+    with containerkit.rootful_podman(node.user, image_tar) as root_env:
+        write_pool(skyform_home, nodes, [0])
+        assert "container runtime: podman" in sky("check", check=0).stdout
+        (tmp_path / "code").mkdir()
+        (tmp_path / "code" / "data.txt").write_text("from the workdir\n")
+        task = task_file(
+            tmp_path,
+            "root.yaml",
+            f"name: root\nworkdir: ./code\n"
+            f"resources: {{infra: ssh/lab, image_id: 'docker:{containerkit.IMAGE}'}}\n"
+            "setup: echo installed > /opt/tool\n"
+            f"run: cat {containerkit.MARKER} /opt/tool data.txt; id -u\n",
+        )
+        applied = sky("apply", task, "-y", timeout=300, check=0)
+        assert _out(applied.stdout, "root") == [
+            "inside the image", "installed", "from the workdir", "0"
+        ], applied.output  # fmt: skip
+        box = (node.home / ".skyform_node" / "container").read_text().split()
+        assert box == ["sudo", "-n", "podman", "skyform-root"]  # root's podman, through sudo
+        assert containerkit.root_containers(root_env) == ["skyform-root"]
+        inside = sky("ssh", "root", "--", "cat", containerkit.MARKER, "/opt/tool", check=0)
+        assert inside.stdout.splitlines() == ["inside the image", "installed"], inside.output
+        sky("down", "root", "-y", timeout=120, check=0)
+        assert containerkit.root_containers(root_env) == []
+    containerkit.remove_podman_leftovers(node.user)
+
+
 def _sleeping(nodes) -> bool:
     """Does a `sleep 300` run as the node's user (rootless: the container's root)?"""
     for pid in nodes.user_pids(0):
