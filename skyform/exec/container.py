@@ -1,12 +1,14 @@
 """A cluster's container on one node (`image_id: docker:IMAGE`), as SkyPilot keeps one.
 
 Before setup or a run, every node gets the cluster's container running: a runtime that
-answers (docker or podman, as the login user or through passwordless sudo; on a cloud VM
-after its init has installed one), the registry login when the task gives one, the image
-pulled, and one long-lived container (`skyform-<cluster>`) with the host network, FUSE, and
-the node user's home plus every mount destination bind-mounted at the same path, so the
-workdir (`~/skyform_workdir`), file mounts and bucket mounts are where the task expects them.
-The job runner then starts setup and run inside it (`<runtime> exec`, runner.sh.j2).
+answers (docker or podman, as the login user or through passwordless sudo — root's podman
+when the user's rootless podman has no subordinate ids; on a cloud VM after its init has
+installed one), the registry login when the task gives one, the image pulled, and one
+long-lived container (`skyform-<cluster>`) with the host network, FUSE, the node's NVIDIA
+GPUs when the task asks for them, and the node user's home plus every mount destination
+bind-mounted at the same path, so the workdir (`~/skyform_workdir`), file mounts and bucket
+mounts are where the task expects them. The job runner then starts setup and run inside it
+(`<runtime> exec`, runner.sh.j2), and `skyform ssh` enters it (`enter_command`).
 
 A container whose image or mapped paths differ from what the job needs is replaced; the
 setups recorded for the old one are dropped with it, so setup runs again in the new one.

@@ -5,13 +5,21 @@ asserted exactly. Real podman runs the same scripts in tests/e2e/test_containers
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
+from execkit import local_nodes
 
+from skyform.exec import node_jobs
+from skyform.exec.connect import open_runner
 from skyform.exec.container import ContainerRequest, enter_command, start_command
+from skyform.exec.env import render_env_file
+from skyform.exec.node_jobs import NodeJobState
+from skyform.exec.teardown import teardown_node
 
 IMAGE = "ghcr.io/acme/train:2.1"
 
@@ -24,7 +32,9 @@ image) exit 0 ;;
 run) echo 0123abcd; exit 0 ;;
 exec)
   shift
-  while [ "${{1#-}}" != "$1" ]; do case $1 in -w | -e) shift 2 ;; *) shift ;; esac; done
+  while [ "${{1#-}}" != "$1" ]; do
+    case $1 in -w) cd "$2" || exit 126; shift 2 ;; -e) export "$2"; shift 2 ;; *) shift ;; esac
+  done
   shift
   exec "$@" ;;
 esac
@@ -111,3 +121,52 @@ def test_docker_command_lines(tmp_path):
     gone = _run(tmp_path, tmp_path / "bin", enter_command("c1", "true", tty=False))
     assert gone.returncode == 255
     assert "container skyform-c1 is not running on this node" in gone.stderr
+
+
+def test_docker_job_lines_from_the_node_runner(tmp_path, monkeypatch):
+    """A job in a docker container: the runner's `docker exec` (workdir, HOME), cancel's
+    kill inside the container, and `down`'s kill and rm, on a local directory node."""
+    bin_dir, log = _runtime(tmp_path, "docker")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    node = local_nodes(tmp_path, 1)[0]
+    root = str(Path(node.root or "").resolve())
+    runner = open_runner(node)
+    node_jobs.prepare_node(runner)
+    Path(root, "skyform_workdir").mkdir()
+    env = render_env_file({"GREETING": "hi"})
+    box = "docker skyform-c1"
+    node_jobs.launch(
+        runner, "c1-1", env_file=env, script='echo "$GREETING from $PWD"', cwd="skyform_workdir",
+        container=box,
+    )  # fmt: skip
+    done = node_jobs.wait(runner, "c1-1", 30)
+    assert done.state is NodeJobState.SUCCEEDED, done
+    _, out, _ = node_jobs.read_log(runner, "c1-1", 0, 10_000)
+    assert out.decode() == f"hi from {root}/skyform_workdir\n"
+    calls = [shlex.split(c) for c in log.read_text().splitlines()]
+    assert calls[-1][:8] == [
+        "docker", "exec", "-w", f"{root}/skyform_workdir", "-e", f"HOME={root}", "skyform-c1",
+        "/bin/bash",
+    ]  # fmt: skip
+
+    node_jobs.launch(runner, "c1-2", env_file=env, script="sleep 30", container=box)
+    recorded = Path(root, ".skyform_node/jobs/c1-2/inner")
+    deadline = time.monotonic() + 30  # until the job's group inside the "container" is known
+    while time.monotonic() < deadline and not (recorded.exists() and recorded.read_text().strip()):
+        time.sleep(0.05)
+    cancelled = node_jobs.cancel(runner, "c1-2", 2)
+    assert cancelled.state is NodeJobState.CANCELLED, cancelled
+    inner = recorded.read_text().strip()
+    calls = [shlex.split(c) for c in log.read_text().splitlines()]
+    assert [  # its process group, signalled inside the container
+        "docker", "exec", "skyform-c1", "/bin/bash", "-c", 'kill -"$1" -- "-$2"', "-",
+        "TERM", inner,
+    ] in calls  # fmt: skip
+
+    Path(root, ".skyform_node/container").write_text(f"{box}\n")
+    runner.close()
+    teardown_node(node)
+    assert log.read_text().splitlines()[-2:] == [
+        "docker kill skyform-c1",
+        "docker rm -f skyform-c1",
+    ]
