@@ -6,8 +6,11 @@ Real sshd node, real podman (rootless, as the node's user), an image built on th
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -127,6 +130,16 @@ def test_ssh_lands_in_the_container_and_exec_makes_a_lost_one_again_with_setup(
     # `ssh C` without a command: a shell in the container, in the home (here read from stdin)
     shell = sky("ssh", "dev", stdin=f"cat {containerkit.MARKER}; pwd; echo $HOME\n", check=0)
     assert shell.stdout.splitlines() == ["inside the image", str(node.home), str(node.home)]
+    # in a terminal (util-linux's `script` gives it one): `-it`, the container's prompt
+    typed = subprocess.run(
+        ["script", "-qec", f"{sys.executable} -m skyform.cli.main ssh dev", "/dev/null"],
+        input=f"cat {containerkit.MARKER}; exit 4\n".encode(),
+        env=dict(os.environ, SKYFORM_HOME=str(skyform_home)),
+        capture_output=True,
+        timeout=60,
+    )
+    assert typed.returncode == 4, typed
+    assert b"\r\ninside the image\r\n" in typed.stdout, typed.stdout
 
     # the container is removed on the node: ssh says so, and exec makes it again, runs the
     # cluster's setup in it, then the command
