@@ -160,6 +160,14 @@ def test_ssh_lands_in_the_container_and_exec_makes_a_lost_one_again_with_setup(
     # a later exec finds the container as it is: no setup again
     later = sky("exec", "dev", "cat /opt/tool", timeout=120, check=0)
     assert later.stdout.splitlines()[0] == "(dev, node=0) installed", later.output
+    # stopped (a node rebooted): started again as it was, what setup installed still there
+    stopped = containerkit.as_user(
+        node.user, node.home, "podman", "stop", "-t", "0", "skyform-dev", node_pid=node.init_pid
+    )
+    assert stopped.returncode == 0, stopped.stderr
+    assert sky("ssh", "dev", "--", "true").exit_code == 255
+    woken = sky("exec", "dev", "cat /opt/tool", timeout=120, check=0)
+    assert woken.stdout.splitlines()[0] == "(dev, node=0) installed", woken.output
     sky("down", "dev", "-y", timeout=120, check=0)
 
 
