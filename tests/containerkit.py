@@ -13,11 +13,15 @@ from cgroupv2"), so the node user's containers.conf selects runc, as a host admi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
 import subprocess
 import tarfile
+import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 IMAGE = "localhost/skyform-e2e:1"
@@ -114,3 +118,95 @@ def remove_podman_leftovers(user: str) -> None:
     uid = pwd.getpwnam(user).pw_uid
     for folder in (f"/tmp/containers-user-{uid}", f"/tmp/podman-run-{uid}"):
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# Root's podman for one test, in a folder of its own (storage too: vfs, no mounts to undo).
+# default_ulimits at this machine's hard limits: podman's default nofile is above them, and
+# the sandbox lacks CAP_SYS_RESOURCE ("error setting rlimit type 7: operation not permitted").
+ROOT_CONF = """[containers]
+default_ulimits = ["nofile={files}:{files}", "nproc={procs}:{procs}"]
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+"""
+
+
+@contextlib.contextmanager
+def rootful_podman(user: str, image_tar: Path) -> Iterator[dict[str, str]]:
+    """The node user may run podman as root through passwordless sudo (a sudoers rule, as a
+    host's admin writes one) and has no subordinate ids (rootless is not configured). Root's
+    podman reads its config and storage from a folder of this test's, named in the rule's
+    env_file; the image is imported there. Yields the env that points root's podman here at
+    the same storage; everything is removed after."""
+    import resource
+
+    folder = Path(tempfile.mkdtemp(prefix="skyform-e2e-rootful-", dir="/tmp"))
+    files = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    procs = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    (folder / "containers.conf").write_text(ROOT_CONF.format(files=files, procs=procs))
+    (folder / "storage.conf").write_text(
+        f'[storage]\ndriver = "vfs"\ngraphroot = "{folder}/storage"\nrunroot = "{folder}/run"\n'
+    )
+    env = {
+        "CONTAINERS_CONF": f"{folder}/containers.conf",
+        "CONTAINERS_STORAGE_CONF": f"{folder}/storage.conf",
+    }
+    (folder / "podman.env").write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+    rule = Path(f"/etc/sudoers.d/skyform-e2e-{user}")
+    draft = folder / "sudoers"
+    draft.write_text(
+        f"Defaults:{user} env_file={folder}/podman.env\n"
+        f"{user} ALL=(root) NOPASSWD: {shutil.which('podman')}\n"
+    )
+    draft.chmod(0o440)
+    try:
+        subprocess.run(["visudo", "-cqf", str(draft)], check=True)
+        _drop_subordinate_ids(user)
+        shutil.move(draft, rule)
+        podman_env = {**os.environ, **env}
+        made = subprocess.run(
+            ["podman", "import", str(image_tar), IMAGE], env=podman_env, capture_output=True
+        )
+        assert made.returncode == 0, made.stderr.decode(errors="replace")
+        yield podman_env
+    finally:
+        rule.unlink(missing_ok=True)
+        subprocess.run(["podman", "rm", "-af"], env={**os.environ, **env}, capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _drop_subordinate_ids(user: str) -> None:
+    """Remove the user's /etc/subuid and /etc/subgid lines, under shadow's own lock (a hard
+    link TABLE.lock, as useradd takes it; usermod refuses while the node's user has processes)."""
+    for table in (Path("/etc/subuid"), Path("/etc/subgid")):
+        lock = table.with_name(table.name + ".lock")
+        mine = table.with_name(f"{table.name}.{os.getpid()}")
+        mine.write_text(f"{os.getpid()}\0")
+        try:
+            for _ in range(100):
+                try:
+                    os.link(mine, lock)
+                    break
+                except FileExistsError:
+                    time.sleep(0.05)
+            else:
+                raise AssertionError(f"{lock} stayed locked")
+            try:
+                kept = [ln for ln in table.read_text().splitlines() if ln.split(":")[0] != user]
+                draft = table.with_name(f"{table.name}.skyform-test")
+                draft.write_text("".join(f"{ln}\n" for ln in kept))
+                os.chmod(draft, table.stat().st_mode & 0o777)
+                os.replace(draft, table)
+            finally:
+                lock.unlink()
+        finally:
+            mine.unlink()
+
+
+def root_containers(env: dict[str, str]) -> list[str]:
+    listed = subprocess.run(
+        ["podman", "ps", "-a", "--format", "{{.Names}}"], env=env, capture_output=True
+    )
+    assert listed.returncode == 0, listed.stderr.decode(errors="replace")
+    return listed.stdout.decode().split()

@@ -1,12 +1,14 @@
 """A cluster's container on one node (`image_id: docker:IMAGE`), as SkyPilot keeps one.
 
 Before setup or a run, every node gets the cluster's container running: a runtime that
-answers (docker or podman, as the login user or through passwordless sudo; on a cloud VM
-after its init has installed one), the registry login when the task gives one, the image
-pulled, and one long-lived container (`skyform-<cluster>`) with the host network, FUSE, and
-the node user's home plus every mount destination bind-mounted at the same path, so the
-workdir (`~/skyform_workdir`), file mounts and bucket mounts are where the task expects them.
-The job runner then starts setup and run inside it (`<runtime> exec`, runner.sh.j2).
+answers (docker or podman, as the login user or through passwordless sudo — root's podman
+when the user's rootless podman has no subordinate ids; on a cloud VM after its init has
+installed one), the registry login when the task gives one, the image pulled, and one
+long-lived container (`skyform-<cluster>`) with the host network, FUSE, the node's NVIDIA
+GPUs when the task asks for them, and the node user's home plus every mount destination
+bind-mounted at the same path, so the workdir (`~/skyform_workdir`), file mounts and bucket
+mounts are where the task expects them. The job runner then starts setup and run inside it
+(`<runtime> exec`, runner.sh.j2), and `skyform ssh` enters it (`enter_command`).
 
 A container whose image or mapped paths differ from what the job needs is replaced; the
 setups recorded for the old one are dropped with it, so setup runs again in the new one.
@@ -49,6 +51,7 @@ class ContainerRequest:
     image: str
     binds: tuple[str, ...] = ()  # absolute node paths mapped in (besides the home)
     login: RegistryLogin | None = None
+    gpus: bool = False  # the task asks for NVIDIA GPUs: every one of the node's is passed in
 
     @property
     def name(self) -> str:
@@ -62,8 +65,9 @@ class ContainerRequest:
         return f"{self.login.server}/{self.image}"
 
     def digest(self) -> str:
-        """What the running container is compared with: image and mapped paths."""
-        text = "\n".join([self.full_image, *sorted(set(self.binds))])
+        """What the running container is compared with: image, mapped paths, GPUs."""
+        gpus = ["gpus"] if self.gpus else []  # (no line without: digests stay as they were)
+        text = "\n".join([self.full_image, *sorted(set(self.binds)), *gpus])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -88,19 +92,31 @@ def mount_binds(destinations: Iterable[str]) -> tuple[str, ...]:
 
 
 # bash, run as the login user: $1 name, $2 image, $3 digest, $4 wait, $5 login user,
-# $6 server, $7 cluster prefix, then bind paths; the password (if any) on stdin.
+# $6 server, $7 cluster prefix, $8 "gpus" or "", then bind paths; the password (if any) on
+# stdin. GPUs go in as each runtime takes NVIDIA's: docker `--gpus all` (NVIDIA's container
+# toolkit), podman the CDI device `nvidia.com/gpu=all` (the host's `nvidia-ctk cdi generate`).
 START = r"""
 set -u
-name=$1 image=$2 want=$3 wait=$4 user=$5 server=$6 prefix=$7
-shift 7
+name=$1 image=$2 want=$3 wait=$4 user=$5 server=$6 prefix=$7 gpus=$8
+shift 8
 base="$HOME/__BASE__"
 say() { printf '%s\n' "$*"; }
 find_runtime() {
-  local c
+  local c ids single=""
   for c in docker podman "sudo -n docker" "sudo -n podman"; do
-    command -v "${c##* }" >/dev/null 2>&1 && $c info >/dev/null 2>&1 && { rt=$c; return 0; }
+    command -v "${c##* }" >/dev/null 2>&1 || continue
+    if [ "$c" = podman ] && [ "$(id -u)" != 0 ]; then
+      # rootless needs the user's subordinate ids (/etc/subuid); without them it maps one
+      # id only, and images owned by others fail: rootful podman through sudo first then
+      ids=$($c info --format '{{len .Host.IDMappings.UIDMap}}' 2>/dev/null) || continue
+      [ "${ids:-0}" -lt 2 ] && { single=$c; continue; }
+    elif ! $c info >/dev/null 2>&1; then
+      continue
+    fi
+    rt=$c
+    return 0
   done
-  return 1
+  [ -n "$single" ] && rt=$single
 }
 rt=""
 if ! find_runtime; then
@@ -139,8 +155,8 @@ esac
 if [ -n "$state" ]; then
   $rt kill "$name" >/dev/null 2>&1 # SIGKILL: bash as PID 1 ignores the TERM of rm -f
   $rt rm -f "$name" >/dev/null 2>&1
-  rm -rf "$base/jobs/$prefix-setup-"* # its setups went with it
 fi
+rm -rf "$base/jobs/$prefix-setup-"* # a new container: the setups done went with the old one
 if ! $rt image inspect "$image" >/dev/null 2>&1; then
   if ! out=$($rt pull "$image" 2>&1); then
     say "error $rt pull $image failed: $(printf '%s' "$out" | tail -n 1)"
@@ -149,7 +165,10 @@ if ! $rt image inspect "$image" >/dev/null 2>&1; then
 fi
 args=(-d -i --name "$name" --label "skyform.config=$want" --net=host --cap-add SYS_ADMIN)
 [ -e /dev/fuse ] && args+=(--device /dev/fuse)
-if [ "${rt##* }" = docker ] && command -v nvidia-smi >/dev/null 2>&1; then args+=(--gpus all); fi
+case "${rt##* }:$gpus" in
+docker:gpus) args+=(--gpus all) ;;
+podman:gpus) args+=(--device nvidia.com/gpu=all) ;;
+esac
 args+=(-v "$HOME:$HOME")
 for b in "$@"; do
   case "$b" in "$HOME" | "$HOME"/* | *:*) continue ;; esac # (-v splits at colons)
@@ -173,6 +192,7 @@ def start_command(request: ContainerRequest, wait: int = RUNTIME_WAIT) -> str:
         login.username if login else "",
         login.server if login else "",
         cluster_prefix(request.cluster),
+        "gpus" if request.gpus else "",
         *request.binds,
     ]
     return "bash -c " + shlex.quote(START) + " skyform-container " + shlex.join(args)
@@ -212,3 +232,39 @@ def ensure_container(
         "reachable from it (private registry: SKYPILOT_DOCKER_SERVER, _USERNAME and "
         "--secret SKYPILOT_DOCKER_PASSWORD)",
     )
+
+
+# bash on the node, as the login user: `skyform ssh` into the cluster's container (as
+# `docker exec -it`), in the home (mapped at the same path) with HOME set as jobs see it.
+# $1 container name, $2 the cluster, $3 "tty" or "", then the command (none: a login
+# shell). The runtime is the one that started this user's last container (the words before
+# its name in $base/container): a node user's runtime is the same for every cluster.
+ENTER = r"""
+name=$1 cluster=$2 tty=$3
+shift 3
+again="\`skyform exec $cluster true\` starts it again, with the cluster's setup"
+words=()
+[ -s "$HOME/__BASE__/container" ] && read -r -a words <"$HOME/__BASE__/container"
+if [ "${#words[@]}" -lt 2 ]; then
+  echo "skyform: no container was started on this node yet ($again)" >&2
+  exit 255
+fi
+rt=("${words[@]:0:${#words[@]}-1}")
+if [ "$("${rt[@]}" inspect -f '{{.State.Running}}' "$name" 2>/dev/null)" != true ]; then
+  echo "skyform: the cluster's container $name is not running on this node ($again)" >&2
+  exit 255
+fi
+flags=(-i -w "$HOME" -e "HOME=$HOME")
+[ "$tty" = tty ] && flags+=(-t)
+if [ $# -gt 0 ]; then
+  exec "${rt[@]}" exec "${flags[@]}" "$name" /bin/bash -c "$1"
+fi
+exec "${rt[@]}" exec "${flags[@]}" "$name" /bin/bash -l
+""".replace("__BASE__", NODE_BASE)
+
+
+def enter_command(cluster: str, command: str, *, tty: bool) -> str:
+    """The node's shell command that runs `command` (or a login shell) inside the cluster's
+    container; exit 255 with a reason on stderr when that container is not running."""
+    args = [container_name(cluster), cluster, "tty" if tty else "", *([command] if command else [])]
+    return "bash -c " + shlex.quote(ENTER) + " skyform-ssh " + shlex.join(args)

@@ -44,9 +44,13 @@ def pick_node(record: ClusterRecord, rank: int | None) -> NodeHandle:
     return nodes[rank]
 
 
-def login(node: NodeHandle, command: list[str], *, tty: bool) -> Login:
+def login(
+    node: NodeHandle, command: list[str], *, tty: bool, container_of: str | None = None
+) -> Login:
     """The argv that opens a shell on `node` (or runs `command` there, its words joined by
-    spaces for the remote shell, as ssh does)."""
+    spaces for the remote shell, as ssh does). `container_of`: the cluster whose container
+    the shell or command runs in (`image_id: docker:...`), as SkyPilot's `ssh CLUSTER`
+    lands in the task's container."""
     if node.kind is NodeKind.LOCAL:
         root = str(Path(node.root or "~").expanduser())
         argv = ["/bin/bash", "-c", " ".join(command)] if command else ["/bin/bash", "-l"]
@@ -59,8 +63,13 @@ def login(node: NodeHandle, command: list[str], *, tty: bool) -> Login:
     if tty and not command:
         argv.append("-t")  # an interactive shell in a real terminal
     argv.append(f"{node.user}@{node.host}" if node.user else node.host)
-    if command:
-        argv += ["--", " ".join(command)]
+    text = " ".join(command)
+    if container_of is not None:
+        from skyform.exec.container import enter_command
+
+        text = enter_command(container_of, text, tty=tty and not command)
+    if text:
+        argv += ["--", text]
     return Login(argv=argv)
 
 

@@ -22,6 +22,7 @@ from skyform.lifecycle.interrupts import Starting, stop_stale_setups
 from skyform.lifecycle.settle import nodes_of, record_final, settle_unstarted
 from skyform.plan.containers import container_image
 from skyform.plan.model import BucketMount, JobSpec, PlannedMount
+from skyform.spec.accelerators import has_nvidia_gpu
 from skyform.state.db import StateDB
 from skyform.state.models import ClusterRecord, JobRecord, JobStatus, ReadyCluster
 from skyform.storage.attach import with_flush, with_recorded_mounts
@@ -173,15 +174,21 @@ def start_job(
         # anything runs, so what it writes there reaches the bucket
         mounted = with_recorded_mounts(job_spec, record.job)
         attached = sync_inputs(session, mounted, task_dir, secrets)
-        fresh_container = _start_container(session, record, mounted, secrets)
+        kept = None if run_setup else record.job  # exec keeps the cluster's mounts mapped
+        fresh_container = _start_container(session, record, mounted, secrets, kept)
         setup_ran = False
-        setup_due = record.setup_done != job_spec.setup_digest or fresh_container
-        if run_setup and job_spec.setup and setup_due:
-            setup = setup_key(record.name, job_spec.setup_digest)
+        # exec runs no setup of its own, but a container made anew (removed on the node, or
+        # the node replaced) lost what the cluster's setup installed: that runs again first
+        setup_spec = job_spec if run_setup else (record.job if fresh_container else None)
+        setup_due = fresh_container or record.setup_done != job_spec.setup_digest
+        if setup_spec is not None and setup_spec.setup and setup_due:
+            if not run_setup:
+                _require_secrets(setup_spec, secrets, record.name)
+            setup = setup_key(record.name, setup_spec.setup_digest)
             stop_stale_setups(db, session, record.name, keep=setup)
             start.update(status=JobStatus.SETTING_UP, setup_key=setup)
             state = session.setup(
-                job_spec,
+                setup_spec,
                 task_id=task_id,
                 secrets=secrets,
                 recovery_count=recovery_count,
@@ -222,19 +229,41 @@ def start_job(
 
 
 def _start_container(
-    session: ClusterSession, record: ClusterRecord, job: JobSpec, secrets: Mapping[str, str]
+    session: ClusterSession,
+    record: ClusterRecord,
+    job: JobSpec,
+    secrets: Mapping[str, str],
+    kept: JobSpec | None,
 ) -> bool:
     """`image_id: docker:IMAGE`: the container every node runs setup and run in, with the
-    job's mount destinations mapped (after they were made). True when a node made a new one:
-    whatever an earlier setup installed went with the old container."""
+    job's mount destinations mapped (after they were made), and those of `kept` (the job
+    the cluster was applied with, for an exec: its container stays as it is). True when a
+    node made a new one: whatever an earlier setup installed went with the old container."""
     image = container_image(record.spec.image_id, record.spec.offer.cloud)
     if image is None:
         return False
     destinations = [_resubstitute(dst, secrets) for dst in job.file_mounts]
+    destinations += [_resubstitute(dst, secrets) for dst in (kept.file_mounts if kept else ())]
+    offer = record.spec.offer
     request = ContainerRequest(
-        record.name, image, mount_binds(destinations), registry_login(job.envs, secrets)
+        record.name,
+        image,
+        mount_binds(destinations),
+        registry_login(job.envs, secrets),
+        gpus=has_nvidia_gpu(offer.accelerator) and offer.accelerator_count > 0,
     )
     return session.start_containers(request)
+
+
+def _require_secrets(setup: JobSpec, secrets: Mapping[str, str], cluster: str) -> None:
+    missing = sorted(set(setup.secrets) - set(secrets))
+    if missing:
+        raise ExecError(
+            f"cluster {cluster!r}: its container was made anew, and the cluster's setup that "
+            f"must run in it again needs secret {missing[0]}",
+            f"Apply the cluster's task again with --secret {missing[0]}=..., or exec its task "
+            "file with the secret.",
+        )
 
 
 def _ready(

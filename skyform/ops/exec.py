@@ -1,6 +1,7 @@
 """`exec`: run a task's `run` or an ad-hoc command on a cluster that already exists.
 
-Like `sky exec`: the workdir is synced again, setup is not run, and the job gets the next job
+Like `sky exec`: the workdir is synced again, setup is not run (unless the cluster's container
+had to be made anew: then the cluster's setup runs in it first), and the job gets the next job
 id on the cluster. The exit code is the command's. Resource flags are the job's demand, as in
 `sky exec`: `--gpus`, `--infra`, `--use-spot`, `-t`, `--image-id` must match the cluster (or
 exec refuses, changing nothing); `--cpus`, `--memory`, `--disk-size`, `--ports` shape a
@@ -171,6 +172,7 @@ def exec_on_cluster(
                 secrets=secrets,
                 setup=False,
                 on_event=on_event,
+                on_log=on_log,  # the cluster's setup, when a container made anew runs it
             )
         try:
             if detach or run.job.status.is_terminal:

@@ -16,8 +16,15 @@ from skyform.spec.errors import BadValue, describe
 from skyform.spec.yamlpos import Path
 
 MAX_ACCELERATOR_COUNT = 512
+NOT_GPUS = ("tpu-", "inferentia", "trainium", "gaudi", "radeon")  # accelerators, not NVIDIA's
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _BY_MEMORY = re.compile(r"^[0-9]+[GgMmTt][Bb]\+?$")
+
+
+def has_nvidia_gpu(accelerator: str | None) -> bool:
+    return bool(accelerator) and not str(accelerator).lower().startswith(NOT_GPUS)
+
+
 FORMS_HINT = (
     "Write e.g. 'V100', 'V100:8', '{A100: 1, V100: 1}' (any) or '[L4:1, H100:1]' (ordered)."
 )

@@ -16,15 +16,11 @@ A `{region: image}` mapping is resolved by the planner.
 from __future__ import annotations
 
 from skyform.errors import StackError
+from skyform.spec.accelerators import has_nvidia_gpu
 from skyform.stacks.pulumi.cloud import ImageLookup, pulumi_cloud
 
 PRE_TURING_GPUS = frozenset({"K80", "M60", "P4", "P100", "V100", "V100-32GB"})
-NOT_GPUS = ("tpu-", "inferentia", "trainium", "gaudi", "radeon")
 IMAGE_HINT = "Set `resources.image_id` in the task file (an image id, or skypilot:<tag>)."
-
-
-def has_nvidia_gpu(accelerator: str | None) -> bool:
-    return bool(accelerator) and not str(accelerator).lower().startswith(NOT_GPUS)
 
 
 def default_tags(cloud: str, accelerator: str | None, arch: str) -> list[str]:

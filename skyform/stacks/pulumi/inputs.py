@@ -15,6 +15,7 @@ from skyform.errors import StackError
 from skyform.infra import OBJECT_STORES
 from skyform.plan.containers import container_image
 from skyform.plan.model import Action, ClusterSpec, PlannedBucket
+from skyform.spec.accelerators import has_nvidia_gpu
 from skyform.stacks.pulumi import naming
 from skyform.stacks.pulumi.cloud import InputContext, pulumi_cloud
 from skyform.stacks.pulumi.images import resolve_image
@@ -88,15 +89,29 @@ def node_image(spec: ClusterSpec, ctx: InputContext) -> str:
 CONTAINER_INIT = """#!/bin/bash
 # skyform: a container runtime for the task's `image_id: docker:...` (pulled below)
 set -u
-if ! command -v docker >/dev/null 2>&1; then
+install() {{
   for attempt in 1 2 3 4 5; do  # the image's own first-boot updates may hold apt's lock
-    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io && break
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" && return
     sleep 15
   done
-fi
-systemctl enable --now docker
+}}
+command -v docker >/dev/null 2>&1 || install docker.io
+{gpus}systemctl enable --now docker
 usermod -aG docker {user}
 docker pull {quoted_image} || true
+"""
+# With NVIDIA GPUs, docker's `--gpus all` (exec/container.py) needs NVIDIA's container
+# toolkit: SkyPilot's GPU images have it; elsewhere it comes from NVIDIA's apt repository.
+GPU_INIT = """if ! command -v nvidia-ctk >/dev/null 2>&1; then
+  repo=https://nvidia.github.io/libnvidia-container
+  keyring=/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg
+  curl -fsSL "$repo/gpgkey" | gpg --batch --yes --dearmor -o "$keyring"
+  curl -fsSL "$repo/stable/deb/nvidia-container-toolkit.list" \\
+    | sed "s#deb https://#deb [signed-by=$keyring] https://#" \\
+    | tee /etc/apt/sources.list.d/nvidia-container-toolkit.list >/dev/null
+  install nvidia-container-toolkit
+fi
+nvidia-ctk runtime configure --runtime=docker && systemctl restart docker
 """
 
 
@@ -105,7 +120,10 @@ def container_init(spec: ClusterSpec, ssh_user: str) -> str | None:
     image = container_image(spec.image_id, spec.offer.cloud)
     if image is None:
         return None
-    return CONTAINER_INIT.format(user=shlex.quote(ssh_user), quoted_image=shlex.quote(image))
+    gpus = GPU_INIT if has_nvidia_gpu(spec.offer.accelerator) else ""
+    return CONTAINER_INIT.format(
+        user=shlex.quote(ssh_user), quoted_image=shlex.quote(image), gpus=gpus
+    )
 
 
 def cluster_buckets(spec: ClusterSpec, ctx: InputContext) -> list[PlannedBucket]:

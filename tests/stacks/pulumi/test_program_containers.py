@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from pulumi_harness import program, run_program
-from pulumi_specs import AWS_M5, GCP_N2, catalog, context, spec
+from pulumi_specs import AWS_G5, AWS_M5, GCP_N1_V100, GCP_N2, catalog, context, spec
 
 from skyform.stacks.pulumi.inputs import program_inputs
 
@@ -44,8 +44,8 @@ def test_gcp_vm_gets_the_init_as_its_startup_script():
     assert "startup-script" not in run(spec(GCP_N2)).named("node-0").inputs["metadata"]
 
 
-def _init_script(image: str) -> str:
-    inputs = program_inputs(spec(AWS_M5, image_id=f"docker:{image}"), context())
+def _init_script(image: str, offer=AWS_M5) -> str:
+    inputs = program_inputs(spec(offer, image_id=f"docker:{image}"), context())
     return inputs["init_script"]
 
 
@@ -54,19 +54,23 @@ def _stand_in(path: Path, log: Path, extra: str = "") -> None:
     path.chmod(0o755)
 
 
-def _run_init(tmp_path: Path, script: str, *, have_docker: bool) -> list[str]:
-    """Run the init with stand-ins for apt-get, systemctl, usermod, sleep and docker that
-    log their arguments (installing docker.io makes the docker stand-in); returns the log."""
+def _run_init(tmp_path: Path, script: str, *, have_docker: bool, more=()) -> list[str]:
+    """Run the init with stand-ins for apt-get, systemctl, usermod, sleep and docker (and
+    `more`) that log their arguments (installing docker.io makes the docker stand-in, and
+    nvidia-container-toolkit nvidia-ctk); returns the log."""
     bin_dir, log = tmp_path / "bin", tmp_path / "calls"
     bin_dir.mkdir(parents=True)
-    for tool in ("systemctl", "usermod", "sleep"):
+    for tool in ("systemctl", "usermod", "sleep", *more):
         _stand_in(bin_dir / tool, log)
-    docker = bin_dir / "docker"
-    _stand_in(
-        bin_dir / "apt-get", log, f'if [ "$1" = install ]; then cp {bin_dir}/usermod {docker}; fi\n'
+    made = {"docker.io": "docker", "nvidia-container-toolkit": "nvidia-ctk"}
+    installs = "".join(
+        f'[ "${{@: -1}}" = {package} ] && cp {bin_dir}/usermod {bin_dir}/{tool} && '
+        f"sed -i 's/usermod/{tool}/' {bin_dir}/{tool}\n"
+        for package, tool in made.items()
     )
+    _stand_in(bin_dir / "apt-get", log, installs + "exit 0\n")
     if have_docker:
-        _stand_in(docker, log)
+        _stand_in(bin_dir / "docker", log)
     subprocess.run(
         ["/bin/bash", "-c", script],
         env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)},
@@ -74,9 +78,7 @@ def _run_init(tmp_path: Path, script: str, *, have_docker: bool) -> list[str]:
         timeout=30,
         cwd=tmp_path,
     )
-    calls = log.read_text().splitlines() if log.exists() else []
-    # the docker made by the install is a copy of usermod's stand-in: it logs as usermod
-    return [f"docker {c.split(' ', 1)[1]}" if c.startswith("usermod pull") else c for c in calls]
+    return log.read_text().splitlines() if log.exists() else []
 
 
 def test_init_installs_docker_only_where_the_image_lacks_it(tmp_path):
@@ -98,3 +100,34 @@ def test_an_image_name_never_becomes_shell_text(tmp_path):
     calls = _run_init(tmp_path, _init_script(hostile), have_docker=True)
     assert calls[-1] == f"docker pull {hostile}"  # one argument, as given
     assert not os.path.exists(tmp_path / "PWNED")
+
+
+def test_a_gpu_node_gets_nvidia_container_toolkit_for_docker_gpus():
+    aws = run(spec(AWS_G5, image_id=f"docker:{IMAGE}")).named("node-0").inputs["userData"]
+    gcp = run(spec(GCP_N1_V100, image_id=f"docker:{IMAGE}")).named("node-0").inputs["metadata"]
+    for init in (aws, gcp["startup-script"]):
+        assert "install nvidia-container-toolkit" in init
+        assert "nvidia-ctk runtime configure --runtime=docker && systemctl restart docker" in init
+    assert "nvidia" not in _init_script(IMAGE)  # no GPU: none of it
+
+
+def test_gpu_init_installs_the_toolkit_where_the_image_lacks_it(tmp_path):
+    tools = ("curl", "gpg", "tee")
+    calls = _run_init(tmp_path, _init_script(IMAGE, AWS_G5), have_docker=True, more=tools)
+    keyring = "/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg"
+    repo = "https://nvidia.github.io/libnvidia-container"
+    assert sorted(calls[:4]) == [  # (pipes: in any order) NVIDIA's signed apt repository
+        f"curl -fsSL {repo}/gpgkey",
+        f"curl -fsSL {repo}/stable/deb/nvidia-container-toolkit.list",
+        f"gpg --batch --yes --dearmor -o {keyring}",
+        "tee /etc/apt/sources.list.d/nvidia-container-toolkit.list",
+    ]
+    assert calls[4:] == [
+        "apt-get update -q",
+        "apt-get install -y -q nvidia-container-toolkit",
+        "nvidia-ctk runtime configure --runtime=docker",  # docker's nvidia runtime: --gpus
+        "systemctl restart docker",
+        "systemctl enable --now docker",
+        "usermod -aG docker ubuntu",
+        f"docker pull {IMAGE}",
+    ]

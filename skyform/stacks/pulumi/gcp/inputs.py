@@ -7,9 +7,9 @@ from typing import Any
 
 from skyform.errors import StackError
 from skyform.plan.model import ClusterSpec, PlannedBucket
+from skyform.spec.accelerators import has_nvidia_gpu
 from skyform.stacks.pulumi import disks, naming
 from skyform.stacks.pulumi.cloud import InputContext
-from skyform.stacks.pulumi.images import has_nvidia_gpu
 from skyform.stacks.pulumi.inputs import (
     cloud_labels,
     cluster_buckets,
