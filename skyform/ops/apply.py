@@ -68,7 +68,7 @@ def refuse_offers_not_in(plan: Plan, plan_path: Path, catalog) -> None:
     not a catalog (a change there makes the plan stale instead)."""
     from skyform.cost.estimate import catalog_offer, find_offer
     from skyform.plan.planjson import corrupt
-    from skyform.plan.planner import placed
+    from skyform.plan.specs import placed
 
     for i, t in enumerate(plan.tasks):
         shown = [(f"tasks.{i}.offer", t.offer)]

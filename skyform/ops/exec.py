@@ -19,7 +19,7 @@ from skyform.lifecycle.cluster_job import follow_job
 from skyform.lifecycle.converge import require_up, run_job
 from skyform.lifecycle.interrupts import detaching
 from skyform.plan.model import JobSpec
-from skyform.plan.planner import job_spec
+from skyform.plan.specs import job_spec
 from skyform.spec.inputs import TaskInputs
 from skyform.spec.overrides import ResourceOverrides, flag_name
 from skyform.state.db import open_state

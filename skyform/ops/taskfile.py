@@ -200,6 +200,6 @@ def _mismatch(placement: TaskPlacement, dag: Dag) -> str | None:
     label = task.label(placement.index)
     if label != placement.task:
         return "name"
-    from skyform.plan.planner import job_spec
+    from skyform.plan.specs import job_spec
 
     return _differs(placement.job, job_spec(task, label, placement.offer))  # buckets: its cloud

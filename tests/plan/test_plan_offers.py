@@ -20,7 +20,7 @@ def _swapped(raw: dict) -> None:
     """A dearer machine of the catalog under the chosen offer's price, everywhere."""
     from skyform.config import load_config
     from skyform.plan.catalog import load_catalog
-    from skyform.plan.planner import placed
+    from skyform.plan.specs import placed
 
     chosen = copy.deepcopy(raw["tasks"][0]["offer"])
     found = load_catalog(load_config()).query(

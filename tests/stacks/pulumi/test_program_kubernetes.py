@@ -150,7 +150,7 @@ def discovered(context: str, accelerator: str, count: int):
     """The offer and input context the engine builds for a plan made on discovered nodes."""
     from skyform.config import Config
     from skyform.plan.catalog import load_catalog
-    from skyform.plan.planner import placed
+    from skyform.plan.specs import placed
     from skyform.stacks.pulumi.context import input_context
 
     cat = load_catalog(Config())
