@@ -56,8 +56,8 @@ def new_setting(
         why = why_not_stoppable(record.spec.offer)
         if why is not None:
             raise SkyformError(
-                f"cluster {record.name!r} cannot be stopped: {why}",
-                f"Tear it down when idle instead: skyform autostop {record.name} "
+                f"cluster {record.shown_name!r} cannot be stopped: {why}",
+                f"Tear it down when idle instead: skyform autostop {record.shown_name} "
                 f"-i {minutes} --down",
             )
         down_after = base.down_after if base.down_after and base.down_after > minutes else None
@@ -219,7 +219,7 @@ def converge_all(
         if record.spec.autostop is not None and (remote or local):
             after, note = converge(db, config, record, emit=emit)
             if note:
-                notes.append(f"{record.name}: {note}")
+                notes.append(f"{record.shown_name}: {note}")
             if after is None:
                 continue
             record = after

@@ -25,6 +25,17 @@ def has_state() -> bool:
     return state_exists()
 
 
+def shown_names() -> dict[str, str]:
+    """Each cluster typed as a name the engines cannot take (`-c my_cluster`) by that name,
+    keyed by its engine-safe one (`my-cluster`): what every message shows."""
+    if not state_exists():
+        return {}
+    from skyform.state.db import open_state
+
+    with open_state() as db:
+        return {r.name: r.shown_name for r in db.list_clusters() if r.shown_name != r.name}
+
+
 @dataclass(frozen=True)
 class StatusView:
     records: list[ClusterRecord]
