@@ -30,10 +30,14 @@ def shown_names() -> dict[str, str]:
     keyed by its engine-safe one (`my-cluster`): what every message shows."""
     if not state_exists():
         return {}
+    from skyform.errors import SkyformError
     from skyform.state.db import open_state
 
-    with open_state() as db:
-        return {r.name: r.shown_name for r in db.list_clusters() if r.shown_name != r.name}
+    try:
+        with open_state() as db:
+            return db.shown_names()
+    except SkyformError:  # a damaged store: the verb itself says so
+        return {}
 
 
 @dataclass(frozen=True)
