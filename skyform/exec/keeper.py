@@ -8,8 +8,10 @@ against the same known_hosts with the same policy, and timeouts and errors are t
 
 Everything it needs arrives as one JSON document on stdin, the private keys included: they
 are never in argv, in an environment, in a log or in a file written here. It exits after
-`idle` seconds without a request, on `quit` (skyform down/stop), or when its socket is
-removed or replaced.
+`idle` seconds without a request, on `quit` (skyform down/stop), when its socket is
+removed or replaced, or when the state store no longer gives its nodes to its cluster: a
+teammate sharing the store took the cluster down (or replaced its nodes) from another
+SKYFORM_HOME, whose `down` stops only the keepers there.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from skyform.exec.hostkeys import KnownHosts
 from skyform.exec.runner import Timeouts
 from skyform.exec.ssh import SSHRunner
 from skyform.state.models import NodeHandle
+
+STATE_CHECK = 5.0  # seconds between two looks at the state store
 
 _KEY_TYPES: tuple[type[paramiko.PKey], ...] = (
     paramiko.Ed25519Key,
@@ -69,6 +73,8 @@ class Keeper:
         self.active = 0
         self.last = time.monotonic()
         self.stopping = False
+        self.cluster: str | None = doc.get("cluster")  # None: started by an older client
+        self.taken_away = False  # the state store gives its nodes to no cluster of that name
 
     def runner(self, rank: int) -> SSHRunner:
         """The node's runner, connected the first time (a failure is raised, not kept)."""
@@ -85,7 +91,23 @@ class Keeper:
 
     # --- serving -------------------------------------------------------------------------
 
+    def watch_state(self) -> None:
+        """Look at the state store now and then (in its own thread: a store that does not
+        answer never holds up a request) until the nodes, once seen as the cluster's, are
+        no longer its own. Nodes the store never gave the cluster (a handle not recorded)
+        are no sign of anything."""
+        seen = False
+        node_ids = [n.node_id for n in self.nodes.values()]
+        while not self.stopping and self.cluster is not None:
+            owned = _owned(self.cluster, node_ids)
+            if owned is False and seen:
+                self.taken_away = True
+                return
+            seen = seen or owned is True
+            time.sleep(STATE_CHECK)
+
     def serve(self) -> None:
+        threading.Thread(target=self.watch_state, daemon=True).start()
         self.server.settimeout(1.0)
         while not self.stopping:
             try:
@@ -105,6 +127,8 @@ class Keeper:
         self._close()
 
     def _should_exit(self) -> bool:
+        if self.taken_away:
+            return True  # requests under way finish first (_close waits for them)
         try:
             if os.stat(self.path).st_ino != self.inode:
                 return True  # another keeper owns the name now, or it was removed
@@ -185,6 +209,19 @@ class Keeper:
         for runner in list(self.runners.values()):
             with contextlib.suppress(Exception):
                 runner.close()
+
+
+def _owned(cluster: str, node_ids: list[str]) -> bool | None:
+    """Whether the state store records every one of these nodes as `cluster`'s (False once
+    the cluster was taken down or its nodes replaced). None: the store cannot be read, which
+    says nothing; the keeper serves on and looks again later."""
+    from skyform.state.db import open_state
+
+    try:
+        with open_state() as db:
+            return all(db.node_owner(node_id) == cluster for node_id in node_ids)
+    except Exception:  # any failure to read the store (away, restarting, a bad URL)
+        return None
 
 
 def _bind(path: Path) -> socket.socket:

@@ -261,6 +261,7 @@ def _spawn(
         "protocol": wire.PROTOCOL,
         "socket": str(keeper.path),
         "digest": keeper.digest,
+        "cluster": cluster.name,  # it exits once the state store gives the nodes to no one
         "idle": idle,
         "nodes": [n.model_dump(mode="json") for n in cluster.nodes],
         "known_hosts": str(known_hosts.path),

@@ -33,14 +33,14 @@ class Login:
 def pick_node(record: ClusterRecord, rank: int | None) -> NodeHandle:
     if record.handle is None or not record.handle.nodes:
         raise StateError(
-            f"cluster {record.name!r} has no nodes (status {record.status.value})",
-            f"Apply its plan again, or take it down: skyform down {record.name}",
+            f"cluster {record.shown_name!r} has no nodes (status {record.status.value})",
+            f"Apply its plan again, or take it down: skyform down {record.shown_name}",
         )
     nodes = record.handle.nodes
     if rank is None:
         return nodes[0]
     if not 0 <= rank < len(nodes):
-        raise StateError(f"cluster {record.name!r} has nodes 0..{len(nodes) - 1}, not {rank}")
+        raise StateError(f"cluster {record.shown_name!r} has nodes 0..{len(nodes) - 1}, not {rank}")
     return nodes[rank]
 
 

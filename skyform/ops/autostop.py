@@ -56,8 +56,8 @@ def new_setting(
         why = why_not_stoppable(record.spec.offer)
         if why is not None:
             raise SkyformError(
-                f"cluster {record.name!r} cannot be stopped: {why}",
-                f"Tear it down when idle instead: skyform autostop {record.name} "
+                f"cluster {record.shown_name!r} cannot be stopped: {why}",
+                f"Tear it down when idle instead: skyform autostop {record.shown_name} "
                 f"-i {minutes} --down",
             )
         down_after = base.down_after if base.down_after and base.down_after > minutes else None
@@ -122,6 +122,25 @@ def _shut_down(db: StateDB, config: Config, record: ClusterRecord) -> bool:
     return bool(state.nodes) and all(n.detail in SHUT_DOWN for n in state.nodes)
 
 
+def _idle_since(db: StateDB, record: ClusterRecord) -> float:
+    """The cluster's last activity skyform saw, for a head that shut itself down and cannot
+    say when: it came up (its usage interval opened), its agent was armed (every job start
+    and `skyform autostop` do it: the countdown starts again), a job ran or ended (unless
+    jobs do not count, wait_for none). The agent stopped it its timer later at the
+    earliest, so billing it until then never counts what did not run; neither does it
+    count until whoever next ran `status --refresh`."""
+    name = record.name
+    opened = [u.started_at for u in db.usage(since=time.time()) if u.cluster == name]
+    since = max(opened or [record.launched_at or 0.0])
+    seen = [since]
+    seen += [e.ts for e in db.events(cluster=name, since=since) if e.kind == "cluster.autostop"]
+    job = db.latest_job(name)
+    setting = record.spec.autostop
+    if job is not None and setting is not None and setting.wait_for != "none":
+        seen.append(job.ended_at or job.started_at or job.submitted_at)
+    return max(seen)
+
+
 def _expired_while_stopped(record: ClusterRecord, now: float) -> bool:
     """down_after counts from the last activity (an autostop: stop_after before the stop;
     a stop by hand: the stop itself)."""
@@ -163,7 +182,9 @@ def converge(
             # the agent's `shutdown -h` stopped the instances: a stop, unless down is all
             # it had (with both timers, the stopped cluster's down_after is counted below)
             kind = "stop" if setting.stop_after is not None else "down"
-            last_active = now - (setting.stop_after or 0) * 60
+            last_active = _idle_since(db, record)
+            minutes = setting.stop_after if kind == "stop" else setting.down_after
+            acted_at = min(now, last_active + (minutes or 0) * 60)
         else:
             return record, None
         why = f"idle for {setting.down_after if kind == 'down' else setting.stop_after} min"
@@ -219,7 +240,7 @@ def converge_all(
         if record.spec.autostop is not None and (remote or local):
             after, note = converge(db, config, record, emit=emit)
             if note:
-                notes.append(f"{record.name}: {note}")
+                notes.append(f"{record.shown_name}: {note}")
             if after is None:
                 continue
             record = after

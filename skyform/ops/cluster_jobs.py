@@ -29,16 +29,16 @@ def _pick(db: StateDB, record: ClusterRecord, job_id: int | None) -> JobRecord:
         job = db.latest_job(record.name)
         if job is None:
             raise JobNotFoundError(
-                f"cluster {record.name!r} has no jobs yet",
-                f"Run one: skyform exec {record.name} 'echo hi'",
+                f"cluster {record.shown_name!r} has no jobs yet",
+                f"Run one: skyform exec {record.shown_name} 'echo hi'",
             )
         return job
     job = db.get_job(record.name, job_id)
     if job is None:
         ids = ", ".join(str(j.job_id) for j in db.list_jobs(record.name)) or "none"
         raise JobNotFoundError(
-            f"cluster {record.name!r} has no job {job_id} (jobs: {ids})",
-            f"See them with: skyform queue {record.name}",
+            f"cluster {record.shown_name!r} has no job {job_id} (jobs: {ids})",
+            f"See them with: skyform queue {record.shown_name}",
         )
     return job
 
@@ -46,8 +46,8 @@ def _pick(db: StateDB, record: ClusterRecord, job_id: int | None) -> JobRecord:
 def _handle(record: ClusterRecord):
     if record.handle is None:
         raise StateError(
-            f"cluster {record.name!r} has no nodes yet (status {record.status.value})",
-            "Apply its plan again, or take it down: skyform down " + record.name,
+            f"cluster {record.shown_name!r} has no nodes yet (status {record.status.value})",
+            "Apply its plan again, or take it down: skyform down " + record.shown_name,
         )
     return record.handle
 
@@ -93,8 +93,8 @@ def refresh_queues(
     queues, warnings = [], []
     for record in records:
         jobs, notes = refresh_jobs(db, record)
-        queues.append((record.name, jobs))
-        warnings += [f"{record.name}: {note}" if len(records) > 1 else note for note in notes]
+        queues.append((record.shown_name, jobs))
+        warnings += [f"{record.shown_name}: {note}" if len(records) > 1 else note for note in notes]
     return queues, warnings
 
 
@@ -114,13 +114,16 @@ class LogsResult:
     notes: list[str] = field(default_factory=list)  # about which job and what it has
 
 
-def never_ran_note(job: JobRecord, *, latest_that_ran: JobRecord | None = None) -> str:
+def never_ran_note(
+    job: JobRecord, cluster: str, *, latest_that_ran: JobRecord | None = None
+) -> str:
+    """`cluster`: the job's cluster as the user knows it (ClusterRecord.shown_name)."""
     why = f"{job.status.value}" + (f": {job.reason}" if job.reason else "")
-    note = f"job {job.job_id} on {job.cluster} never ran ({why})"
+    note = f"job {job.job_id} on {cluster} never ran ({why})"
     if latest_that_ran is not None:
         note += (
             f"; the latest job that ran is {latest_that_ran.job_id}: "
-            f"skyform logs {job.cluster} {latest_that_ran.job_id}"
+            f"skyform logs {cluster} {latest_that_ran.job_id}"
         )
     return note
 
@@ -144,11 +147,11 @@ def stream_logs(
     handle = _handle(record)
     if node is not None and not 0 <= node < len(handle.nodes):
         raise StateError(
-            f"cluster {record.name!r} has nodes 0..{len(handle.nodes) - 1}, not {node}"
+            f"cluster {record.shown_name!r} has nodes 0..{len(handle.nodes) - 1}, not {node}"
         )
     if node is not None and job.num_nodes is not None and node >= job.num_nodes:
         raise StateError(
-            f"job {job.job_id} of cluster {record.name!r} runs on nodes "
+            f"job {job.job_id} of cluster {record.shown_name!r} runs on nodes "
             f"0..{job.num_nodes - 1} only, not on node {node}",
             f"Drop --node, or pass one of 0..{job.num_nodes - 1}.",
         )
@@ -162,7 +165,7 @@ def stream_logs(
         if job.never_ran:
             ran = [j for j in db.list_jobs(record.name) if not j.never_ran]
             latest = ran[-1] if job_id is None and ran else None
-            note = never_ran_note(job, latest_that_ran=latest)
+            note = never_ran_note(job, record.shown_name, latest_that_ran=latest)
             return LogsResult(job, _unreachable_warnings(session), [note])
         if follow and job.status in LIVE:  # follow to the end, as apply does
             final = follow_job(db, session, job, on_log=on_log, node=node, tail=tail)

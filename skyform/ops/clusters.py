@@ -25,6 +25,21 @@ def has_state() -> bool:
     return state_exists()
 
 
+def shown_names() -> dict[str, str]:
+    """Each cluster typed as a name the engines cannot take (`-c my_cluster`) by that name,
+    keyed by its engine-safe one (`my-cluster`): what every message shows."""
+    if not state_exists():
+        return {}
+    from skyform.errors import SkyformError
+    from skyform.state.db import open_state
+
+    try:
+        with open_state() as db:
+            return db.shown_names()
+    except SkyformError:  # a damaged store: the verb itself says so
+        return {}
+
+
 @dataclass(frozen=True)
 class StatusView:
     records: list[ClusterRecord]

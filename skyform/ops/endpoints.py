@@ -32,8 +32,8 @@ def _one_up_cluster(names: list[str], what: str, flag: str) -> ClusterRecord:
     record = records[0]
     if record.status is not ClusterStatus.UP or record.handle is None:
         raise SkyformError(
-            f"cluster {record.name!r} is {record.status.value}, not UP: it has no {what}",
-            f"Bring it up first (skyform start {record.name}, or apply its plan).",
+            f"cluster {record.shown_name!r} is {record.status.value}, not UP: it has no {what}",
+            f"Bring it up first (skyform start {record.shown_name}, or apply its plan).",
         )
     return record
 
@@ -42,7 +42,7 @@ def head_ip(names: list[str]) -> str:
     """The address of the cluster's head node (what `ssh` connects to)."""
     handle = _one_up_cluster(names, "IP address", "--ip").handle
     assert handle is not None
-    return handle.head.host
+    return handle.head_ip
 
 
 def _ports(specs: list[str]) -> list[int]:
@@ -63,14 +63,14 @@ def endpoints(names: list[str], port: int | None = None) -> dict[int, str]:
     if port is not None:
         if port not in opened:
             raise SkyformError(
-                f"cluster {handle.name!r} does not open port {port} "
+                f"cluster {record.shown_name!r} does not open port {port} "
                 f"(it opens: {', '.join(map(str, opened)) or 'none'})",
                 "Open it with `resources: {ports: ...}` in the task (or --ports) and apply.",
             )
         opened = [port]
     if not opened:
         raise SkyformError(
-            f"cluster {handle.name!r} opens no ports: it has no endpoints",
+            f"cluster {record.shown_name!r} opens no ports: it has no endpoints",
             "Open them with `resources: {ports: 8080}` in the task (or --ports) and apply.",
         )
     return {p: handle.endpoint(p) for p in opened}

@@ -94,7 +94,8 @@ def check_demand(record: ClusterRecord, over: ResourceOverrides | None) -> None:
     problems = _demand_problems(record, over) if over else []
     if problems:
         raise SkyformError(
-            f"cluster {record.name!r} does not have what the flags ask: " + "; ".join(problems),
+            f"cluster {record.shown_name!r} does not have what the flags ask: "
+            + "; ".join(problems),
             "exec runs on the cluster as it is. To run with other resources, launch a "
             "cluster with them: skyform launch TASK.yaml -c NEW_NAME with the same flags.",
         )

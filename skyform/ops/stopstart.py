@@ -37,9 +37,9 @@ def refuse_unstoppable(record: ClusterRecord) -> None:
     if why is None:
         return
     raise SkyformError(
-        f"cluster {record.name!r} cannot be stopped: {why}",
-        f"Tear it down instead (skyform down {record.name}), or let it go when idle: "
-        f"skyform autostop {record.name} -i 10 --down",
+        f"cluster {record.shown_name!r} cannot be stopped: {why}",
+        f"Tear it down instead (skyform down {record.shown_name}), or let it go when idle: "
+        f"skyform autostop {record.shown_name} -i 10 --down",
     )
 
 

@@ -267,6 +267,15 @@ class PlanShape:
         """The TaskPlacement of `cluster`, or None."""
         return next((t for t in self.tasks if t.cluster == cluster), None)
 
+    def shown_names(self) -> dict[str, str]:
+        """Each cluster the user named otherwise (`-c my_cluster`) by that name, keyed by
+        the engine-safe one: what progress lines show."""
+        return {
+            c.cluster: c.after.shown_as
+            for c in self.changes
+            if c.after is not None and c.after.shown_as
+        }
+
     @property
     def takeovers(self) -> list[Any]:
         return [c for c in self.changes if c.takes_over is not None]

@@ -206,6 +206,12 @@ class TaskSpec(_Frozen):
     def label(self, index: int) -> str:
         return self.name or self.source.file_name or f"task #{index + 1}"
 
+    def called(self, index: int) -> str:
+        """The task as a message names it: by its name, else its file's (as SkyPilot names
+        an unnamed task), `task #N` only for one with neither (a pipeline's, stdin)."""
+        named = self.name or self.source.file_name
+        return f"task '{named}'" if named else f"task #{index + 1}"
+
     def secret_values(self) -> dict[str, str]:
         """Plain secret values, for the executor only; never log or serialize them."""
         return {k: v.get_secret_value() for k, v in self.secrets.items() if v is not None}

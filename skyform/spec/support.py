@@ -68,6 +68,6 @@ def check_supported(dag: Dag) -> list[str]:
 
 def _describe(dag: Dag, index: int) -> str:
     task = dag.tasks[index]
-    if task.name:
-        return f"task '{task.name}'"
-    return "the task" if len(dag.tasks) == 1 else f"task #{index + 1}"
+    if task.name or task.source.file_name or len(dag.tasks) > 1:
+        return task.called(index)
+    return "the task"  # read from stdin: it has neither a name nor a file

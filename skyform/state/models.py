@@ -51,15 +51,20 @@ class ClusterHandle(_Model):
     def head(self) -> NodeHandle:
         return self.nodes[0]
 
+    @property
+    def head_ip(self) -> str:
+        """The head node's address as `status --ip` prints it and every endpoint starts:
+        an IP address, as SkyPilot's (loopback on `local`, whose nodes are `localhost`)."""
+        return "127.0.0.1" if self.engine == "local" else self.head.host
+
     def endpoint(self, port: int) -> str:
         """host:port where the head node serves the task's `port` (loopback on `local`)."""
-        head = min(self.nodes, key=lambda n: n.rank)
-        if self.engine == "local":
-            return f"127.0.0.1:{port}"
-        host = head.host
+        host = self.head_ip
         if ":" in host and not host.startswith("["):
             host = f"[{host}]"  # IPv6
-        return f"{host}:{head.reached_at(port)}"
+        if self.engine == "local":
+            return f"{host}:{port}"
+        return f"{host}:{self.head.reached_at(port)}"
 
 
 class ClusterRecord(_Model):
@@ -78,6 +83,11 @@ class ClusterRecord(_Model):
     workdir_files: WorkdirFiles | None = None  # what that job's workdir sync sent
     stopped_at: float | None = None  # when it was stopped (STOPPED), by hand or by autostop
     last_active_at: float | None = None  # STOPPED: its last activity (down_after counts from it)
+
+    @property
+    def shown_name(self) -> str:
+        """The name to show the user: as typed with -c (`my_cluster`), else its own."""
+        return self.spec.shown_name
 
 
 class JobStatus(str, Enum):

@@ -19,6 +19,7 @@ update, and no deadlock, since no transaction waits for a second lock while hold
 
 from __future__ import annotations
 
+import json
 import shlex
 import time
 from typing import TYPE_CHECKING
@@ -65,6 +66,22 @@ class SqlStateStore(LeaseMixin, JournalMixin):
     def list_clusters(self) -> list[ClusterRecord]:
         rows = self.execute_tuples("SELECT name, record FROM clusters ORDER BY name")
         return [self._cluster(record, name) for name, record in rows]
+
+    def shown_names(self) -> dict[str, str]:
+        """Each cluster whose name as typed (`-c my_cluster`) is not its own, by its own:
+        read without the models (every verb's messages ask; a record that cannot be read
+        is left to the verb that reads it)."""
+        from skyform.plan.naming import engine_name
+
+        found = {}
+        for name, text in self.execute_tuples("SELECT name, record FROM clusters"):
+            try:
+                shown = json.loads(text)["spec"].get("shown_as")
+            except (ValueError, TypeError, KeyError, AttributeError):
+                continue
+            if isinstance(shown, str) and shown != name and engine_name(shown) == name:
+                found[name] = shown
+        return found
 
     def cluster_rows(self) -> list[ClusterRow] | None:
         """Every cluster as `status` prints it, read without the models; None when a record

@@ -162,7 +162,7 @@ LOCAL = [
         run=(
             "skyform status | grep -F hello",
             "skyform status -u | grep -F hello",
-            "skyform status --ip hello | grep -Fx localhost",
+            "skyform status --ip hello | grep -Fx 127.0.0.1",
             "skyform queue hello | grep -F SUCCEEDED",
             "skyform queue -s hello | grep -F 'No jobs on cluster hello'",
             "skyform logs hello | grep -F 'hello from'",
@@ -174,7 +174,7 @@ LOCAL = [
         "skyform cancel C JOB | down C...|-a [--purge]",
         run=("skyform cancel hello 1 | grep -F SUCCEEDED",),
     ),
-    Step("skyform status --ip C", run=("skyform status --ip hello",), says=("localhost",)),
+    Step("skyform status --ip C", run=("skyform status --ip hello",), says=("127.0.0.1",)),
     Step("skyform logs C [JOB]", run=("skyform logs hello",), says=("hello from",)),
     Step("skyform logs CLUSTER JOB", run=("skyform logs hello 1",), says=("hello from",)),
     Step("skyform logs C JOB --follow", run=("skyform logs hello 1 --follow",), says=("hello",)),

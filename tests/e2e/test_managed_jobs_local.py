@@ -203,3 +203,33 @@ def json_clusters() -> list[str]:
 
     with open_state() as db:
         return [c.name for c in db.list_clusters()]
+
+
+def _controller_of_job_1(sky) -> str | None:
+    (job,) = json.loads(sky("jobs", "queue", "--json", check=0).stdout)
+    return job["controller"]
+
+
+def test_queue_names_the_local_controller_from_the_moment_launch_returns(sky, tmp_path):
+    """`jobs launch` returns once the controller it started drives the job, so the next
+    `jobs queue` names it (CONTROLLER user@host:pid, never `-` while it starts); a queue
+    that starts a dead controller again names the new one."""
+    sky("jobs", "launch", _ticks(tmp_path, 300), "-d", check=0)
+    first = _controller_of_job_1(sky)
+    assert first is not None
+    pid = int(first.rsplit(":", 1)[1])
+    os.kill(pid, 0)  # the controller, alive
+    table = sky("jobs", "queue", check=0).stdout
+    assert table.splitlines()[2].split()[-1] == first
+    os.kill(pid, signal.SIGKILL)
+    for _ in range(100):  # until the killed process is reaped (it is no child of ours)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    restarted = sky("jobs", "queue", check=0)
+    assert "started it again" in restarted.stderr
+    again = restarted.stdout.splitlines()[2].split()[-1]
+    assert again not in ("-", first)
+    sky("jobs", "cancel", "1", check=0)

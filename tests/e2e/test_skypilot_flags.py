@@ -32,8 +32,9 @@ def test_queue_skip_finished_and_all_users(sky, tmp_path):
 def test_status_ip_and_endpoints_of_one_cluster(sky, tmp_path):
     sky("launch", _local(tmp_path, "web", ", ports: [8080, 9000-9001]"), "-y", check=0)
     assert "web" in sky("status", "-u", check=0).stdout
-    assert sky("status", "--ip", "web", check=0).stdout.strip() == "localhost"
-    assert sky("status", "--ip", check=0).stdout.strip() == "localhost"  # the only cluster
+    # an IP address, as SkyPilot prints it, and the one every endpoint starts with
+    assert sky("status", "--ip", "web", check=0).stdout == "127.0.0.1\n"
+    assert sky("status", "--ip", check=0).stdout == "127.0.0.1\n"  # the only cluster
     listed = sky("status", "--endpoints", "web", check=0).stdout.splitlines()
     assert listed == ["8080: 127.0.0.1:8080", "9000: 127.0.0.1:9000", "9001: 127.0.0.1:9001"]
     one = sky("status", "web", "--endpoint", "9001", check=0)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,6 +23,9 @@ import yaml
 from e2ekit import task_file, wait_until, write_pool
 
 from skyform.state.sqlcore import whoami
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "exec"))
+from test_keeper import keeper_pids
 
 pytestmark = pytest.mark.e2e
 
@@ -99,6 +104,33 @@ def test_ci_applies_the_reviewed_plan_and_the_laptop_sees_execs_and_downs_it(tea
     assert "from-laptop-0" in ran.stdout
     team.run("laptop", "down", "train", "-y", check=0)
     assert json.loads(team.run("ci", "status", "--json", check=0).stdout) == []
+
+
+def test_the_laptop_s_keeper_ends_when_ci_takes_the_cluster_down(pg_url, fresh_ssh_nodes):
+    """The laptop's exec left an SSH connection keeper for `train` under its SKYFORM_HOME;
+    CI's `down` (another home) stops only CI's keepers: the laptop's sees in the shared store
+    that the nodes are no longer the cluster's and exits, instead of idling for minutes."""
+    from skyform.exec.keeper import STATE_CHECK
+
+    # homes with short paths: a keeper's socket path must fit a Unix socket's 107 bytes
+    root = Path(tempfile.mkdtemp(prefix="team-"))
+    team = Team(root, pg_url, fresh_ssh_nodes)
+    try:
+        task_file(team.repo, "train.yaml", TASK)
+        team.run("ci", "launch", "train.yaml", "-y", check=0)
+        team.run("laptop", "exec", "train", "true", check=0)
+        team.run("laptop", "exec", "train", "true", check=0)  # the first contact is direct
+        laptop = team.homes["laptop"]
+        (kept,) = keeper_pids(laptop)
+        time.sleep(2 * STATE_CHECK)
+        assert keeper_pids(laptop) == [kept]  # the cluster is up: it keeps serving
+        team.run("ci", "down", "train", "-y", check=0)
+        wait_until(lambda: not keeper_pids(laptop), 3 * STATE_CHECK + 10)
+    finally:
+        team.run("ci", "down", "-a", "-y")
+        for pid in keeper_pids(team.homes["laptop"]):  # only when the test failed
+            os.kill(pid, signal.SIGTERM)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_a_plan_made_before_a_teammates_apply_is_refused_naming_who_applied_it(team):

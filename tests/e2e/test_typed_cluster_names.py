@@ -26,7 +26,7 @@ def test_verbs_take_the_name_as_typed_on_local(sky, skyform_home, tmp_path):
     assert "from-0" in sky("logs", "Cuda_11.8", "1", check=0).stdout
     assert "SUCCEEDED" in sky("queue", "Cuda_11.8", check=0).stdout
     assert sky("ssh", "Cuda_11.8", "--", "true").exit_code == 0
-    assert sky("status", "--ip", "Cuda_11.8", check=0).stdout.strip() == "localhost"
+    assert sky("status", "--ip", "Cuda_11.8", check=0).stdout.strip() == "127.0.0.1"
     again = sky("launch", task, "-c", "Cuda_11.8", "-y", check=0).stdout
     assert "0 added, 0 changed, 0 destroyed" in again  # the same cluster, its job run again
     sky("down", "-y", "Cuda_11.8", check=0)
@@ -48,3 +48,29 @@ def test_a_typed_name_on_sshd_nodes(sky, skyform_home, fresh_ssh_nodes, tmp_path
         )
         assert "my-cluster-2" in jobs.stdout.split()
     sky("down", "-y", "my_cluster", check=0)
+
+
+def test_every_message_shows_the_name_as_typed_on_local(sky, tmp_path):
+    """Progress lines, the launch summary, `queue`'s heading and LOG column, `logs`, `exec`,
+    a verb's error and `down` all say `Cuda_11.8`, never the engines' `cuda-11-8` (only the
+    plan names both, on purpose)."""
+    task = task_file(tmp_path, "t.yaml", "resources: {infra: local}\nrun: echo hi\n")
+    launched = sky("launch", task, "-c", "Cuda_11.8", "-y", check=0).stdout
+    said = [launched.split("Plan digest:", 1)[1]]
+    sky("launch", task, "-c", "other", "-y", check=0)  # `queue` heads each cluster's table
+    said.append(sky("queue", check=0).stdout)
+    said.append(sky("exec", "Cuda_11.8", "echo", "x", check=0).stdout)
+    said.append(sky("logs", "--no-follow", "cuda-11-8", "1", check=0).stdout)
+    unknown = sky("logs", "Cuda_11.8", "9")
+    said.append(unknown.stdout + unknown.stderr)
+    said.append(sky("down", "-y", "Cuda_11.8", check=0).stdout)
+    sky("down", "-y", "other", check=0)
+    text = "\n".join(said).replace("/local/cuda-11-8", "")  # its node directory: a path
+    assert "cuda-11-8" not in text
+    assert "(Cuda_11.8, node=0) hi" in said[0] and "Cuda_11.8: job 1 SUCCEEDED" in said[0]
+    assert "Job queue of cluster Cuda_11.8" in said[1]
+    assert "skyform logs Cuda_11.8 1" in said[1]
+    assert "── job 2 on Cuda_11.8: SUCCEEDED" in said[2]
+    assert "── job 1 on Cuda_11.8: SUCCEEDED" in said[3]
+    assert "cluster 'Cuda_11.8' has no job 9" in said[4]
+    assert "Cuda_11.8 destroying" in said[5]

@@ -25,6 +25,17 @@ def test_names_the_task_its_file_and_line_and_what_was_asked(tiny):
     )
 
 
+def test_an_unnamed_task_is_named_after_its_file_as_skypilot_names_it(tiny):
+    error = failure("run: x\nresources:\n  accelerators: GPU-X:3\n", tiny)
+    assert error.message.startswith("jobs/train.yaml:2: task 'train': no offer matches GPU-X:3")
+
+
+def test_an_unnamed_task_read_from_stdin_is_numbered(tiny):
+    with pytest.raises(NoOffersError) as caught:
+        optimize(dag_of("run: x\nresources: {accelerators: GPU-X:3}\n", path="<task>"), tiny)
+    assert caught.value.message.startswith("<task>:2: task #1: no offer matches GPU-X:3")
+
+
 def test_an_unsold_count_lists_the_counts_that_are_sold(tiny):
     error = failure("resources: {accelerators: GPU-X:3, use_spot: true}\nrun: x\n", tiny)
     assert "GPU-X:3 is not sold on cloud-a, cloud-b (counts sold: 1, 8)" in error.hint

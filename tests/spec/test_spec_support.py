@@ -59,3 +59,11 @@ def test_compat_only_keys_are_reported():
     assert any("resources.accelerator_args is accepted but not used" in w for w in warnings)
     assert any("resources.priority is accepted but not used" in w for w in warnings)
     assert any("event_callback is accepted but not used" in w for w in warnings)
+
+
+def test_an_unnamed_task_is_named_after_its_file_in_what_skyform_skips():
+    with pytest.raises(UnsupportedError) as caught:
+        check("resources:\n  infra: azure\nrun: echo\n")
+    assert caught.value.message == "task 't' can only run on azure, which skyform does not support"
+    warnings = check("resources:\n  any_of:\n    - infra: lambda\n    - infra: aws\nrun: echo\n")
+    assert warnings[0].startswith("t.yaml:1: task 't': alternatives on lambda are skipped")

@@ -49,7 +49,7 @@ def db():
     state.close()
 
 
-def _record(db, setting: AutostopSetting, **kw) -> ClusterRecord:
+def _record(db, setting: AutostopSetting, opened_at: float | None = None, **kw) -> ClusterRecord:
     spec = ClusterSpec(name="box", offer=AWS, num_nodes=1, autostop=setting)
     node = NodeHandle(rank=0, host="54.0.0.1", ip="172.31.0.1", node_id="i-0")
     handle = ClusterHandle(name="box", engine="pulumi", infra=AWS.infra, offer=AWS, nodes=[node])
@@ -57,7 +57,7 @@ def _record(db, setting: AutostopSetting, **kw) -> ClusterRecord:
         name="box", status=ClusterStatus.UP, spec=spec, handle=handle, hourly_price=0.096, **kw
     )
     db.put_cluster(record)
-    db.open_usage(record)
+    db.open_usage(record, started_at=opened_at)
     return record
 
 
@@ -78,6 +78,30 @@ def test_a_cloud_head_that_shut_itself_down_is_recorded_stopped(db, monkeypatch)
     assert fake.calls == ["refresh", "stop"]  # the stack records the instances stopped
     (interval,) = db.usage()
     assert interval.ended_at is not None  # no compute while stopped
+
+
+def test_a_head_that_shut_itself_down_is_billed_until_its_timer_ran_out(db, monkeypatch):
+    """It cannot say when it stopped: the stop is put at the idle timer after the last
+    activity skyform saw (here its job's end), not at this `status --refresh` hours later."""
+    from skyform.state.models import JobRecord, JobStatus
+
+    _stand_in(monkeypatch, "stopped")
+    now = time.time()
+    up_at = now - 5 * 3600
+    record = _record(db, AutostopSetting(stop_after=10), up_at, launched_at=up_at)
+    job_end = now - 3 * 3600
+    job = JobRecord(
+        cluster="box", job_id=db.next_job_id("box"), name="train", task_id="t",
+        status=JobStatus.SUCCEEDED,
+        submitted_at=now - 4 * 3600, started_at=now - 4 * 3600, ended_at=job_end,
+    )  # fmt: skip
+    db.put_job(job)
+    after, _ = autostop.converge(db, Config(), record, emit=lambda _m: None, now=now)
+    assert after is not None and after.status is ClusterStatus.STOPPED
+    assert after.stopped_at == pytest.approx(job_end + 600, abs=5)
+    assert after.last_active_at == pytest.approx(job_end, abs=5)  # down_after counts from it
+    (billed,) = db.usage()
+    assert billed.ended_at == pytest.approx(job_end + 600, abs=5)  # not `now`: 2 h 50 min less
 
 
 def test_an_unreachable_head_that_is_running_is_left_alone(db, monkeypatch):

@@ -152,6 +152,8 @@ def apply(
         lock_wait=lock_timeout,
         command=f"skyform apply {target}",
     )
-    outcomes = apply_plan(plan, plan_path, progress=ConsoleProgress(), options=run)
+    outcomes = apply_plan(
+        plan, plan_path, progress=ConsoleProgress(names=plan.shown_names()), options=run
+    )
     render_apply_result(plan, outcomes, detach=detach)
     return 1 if any(o.failed for o in outcomes) else 0

@@ -36,8 +36,9 @@ def autostop(
     del yes  # accepted as in `sky autostop -y`; nothing here asks
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.ops.autostop import autostop_clusters
+    from skyform.ops.clusters import shown_names
 
-    progress = ConsoleProgress()
+    progress = ConsoleProgress(names=shown_names())
     chosen = autostop_clusters(
         clusters, idle_minutes=idle_minutes, down=down, wait_for=wait_for, cancel=cancel
     )
@@ -75,8 +76,9 @@ def start(
 
 def _each(names: list[str], stage: str, verb, done: tuple[str, str]) -> None:
     from skyform.cli.render.progress import ConsoleProgress
+    from skyform.ops.clusters import shown_names
 
-    progress = ConsoleProgress()
+    progress = ConsoleProgress(names=shown_names())
 
     def emit(name: str, message: str) -> None:
         progress.event(name, stage, None, message)

@@ -28,15 +28,15 @@ def down(
     from skyform.cli.prompts import confirm
     from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.progress import ConsoleProgress
-    from skyform.ops.clusters import DownReport, down_clusters, has_state
+    from skyform.ops.clusters import DownReport, down_clusters, has_state, shown_names
 
-    progress = ConsoleProgress()
+    progress = ConsoleProgress(names=shown_names())
     if all_clusters and not clusters and not has_state():
         progress.console.print("No existing clusters.")
         return 0
     report = DownReport(
         kept=print_warnings,
-        confirm=lambda names: confirm(f"Tear down {', '.join(names)}?", yes),
+        confirm=lambda names: confirm(f"Tear down {', '.join(map(progress.shown, names))}?", yes),
         stage=progress.stage,
         event=lambda name, message: progress.event(name, "destroy", None, message),
     )

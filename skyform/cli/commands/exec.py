@@ -42,10 +42,11 @@ def exec_(
     """
     from skyform.cli.render.messages import print_warnings
     from skyform.cli.render.progress import ConsoleProgress
+    from skyform.ops.clusters import shown_names
     from skyform.ops.exec import exec_on_cluster, exit_code_of, ignored_flags
 
     print_warnings(ignored_flags(overrides))
-    progress = ConsoleProgress(quiet_nodes=True)
+    progress = ConsoleProgress(quiet_nodes=True, names=shown_names())
     job = exec_on_cluster(
         cluster,
         target,
@@ -56,8 +57,8 @@ def exec_(
     )
     if detach:
         progress.console.print(
-            f"{cluster}: job {job.job_id} submitted; follow it: "
-            f"skyform logs {cluster} {job.job_id} --follow"
+            f"{progress.shown(cluster)}: job {job.job_id} submitted; follow it: "
+            f"skyform logs {progress.shown(cluster)} {job.job_id} --follow"
         )
         return 0
     progress.job_end(job)

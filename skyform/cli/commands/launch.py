@@ -88,7 +88,9 @@ def launch(
         take_over=take_over,
         command=f"skyform launch {task_file}",
     )
-    outcomes = apply_plan(plan, planfiles.unsaved(), progress=ConsoleProgress(), options=run)
+    outcomes = apply_plan(
+        plan, planfiles.unsaved(), progress=ConsoleProgress(names=plan.shown_names()), options=run
+    )
     render_apply_result(plan, outcomes, detach=detach, verb="Launch")
     return launch_exit_code(outcomes)
 

@@ -43,8 +43,9 @@ def logs(
     from skyform.cli.render.messages import print_notes, print_warnings
     from skyform.cli.render.progress import ConsoleProgress
     from skyform.ops.cluster_jobs import job_status, logs_of
+    from skyform.ops.clusters import shown_names
 
-    progress = ConsoleProgress()
+    progress = ConsoleProgress(names=shown_names())
     if status:
         job = job_status(cluster, job_id)
         progress.console.print(f"Job {job.job_id}: {job.status.value}")

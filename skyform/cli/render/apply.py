@@ -24,25 +24,25 @@ def render_apply_result(
     console = make_console()
     s = plan.summary
     console.print()
+    names = plan.shown_names()
     for o in outcomes:
+        cluster = names.get(o.cluster, o.cluster)
         if o.job is None:
-            console.print(f"  {escape(o.cluster)}: {escape(o.message)}")
+            console.print(f"  {escape(cluster)}: {escape(o.message)}")
             continue
         style = STATUS_STYLE.get(o.job.status, "white")
         codes = ", ".join(
             f"node {r}: {c}" for r, c in sorted(o.job.exit_codes.items()) if c not in (0, None)
         )
         console.print(
-            f"  {escape(o.cluster)}: job {o.job.job_id} [{style}]{o.job.status.value}[/]"
+            f"  {escape(cluster)}: job {o.job.job_id} [{style}]{o.job.status.value}[/]"
             + (f" ({escape(codes)})" if codes else ""),
             soft_wrap=True,
         )
         if detach and not o.job.status.is_terminal:
-            console.print(
-                f"    follow it: skyform logs {escape(o.cluster)} {o.job.job_id} --follow"
-            )
+            console.print(f"    follow it: skyform logs {escape(cluster)} {o.job.job_id} --follow")
         elif o.failed:
-            console.print(f"    see why: skyform logs {escape(o.cluster)} {o.job.job_id}")
+            console.print(f"    see why: skyform logs {escape(cluster)} {o.job.job_id}")
     failed = [o for o in outcomes if o.failed]
     result = "failed" if failed else "complete"
     style = "red" if failed else "green"

@@ -97,19 +97,37 @@ def render_status(
             )
         )
     print_status_table(console, rows)
-    scheduled = [
-        r
-        for r in records
-        if r.spec.autostop and r.status.value == "UP" and r.spec.offer.cloud != "local"
-    ]
-    if scheduled and not refreshed:  # SkyPilot's hint: the table is a local cache
-        console.print(
-            f"* {len(scheduled)} cluster(s) have autostop scheduled. "
-            "Refresh statuses with: skyform status --refresh"
-        )
+    hint = autostop_hint(records)
+    if hint and not refreshed:  # SkyPilot's hint: the table is a local cache
+        console.print(f"* {hint} Refresh statuses with: skyform status --refresh")
     if verbose:
         for r in records:
             _verbose(console, r, jobs.get(r.name, []), health.get(r.name))
+
+
+def autostop_hint(records: list[ClusterRecord]) -> str | None:
+    """How many clusters the table may show before their autostop acted (what `status
+    --refresh` takes in), by what comes next: a stop, or a tear-down (`down: true`, or a
+    stopped cluster's down timer). Not counted: `local` ones (their autostop is taken in on
+    every `status`), a STOPPED one with nothing left to do, INIT and LOST ones (SkyPilot
+    counts INIT, but no autostop agent acts before an apply has finished)."""
+    stops = downs = 0
+    for r in records:
+        setting = r.spec.autostop
+        if setting is None or r.spec.offer.cloud == "local":
+            continue
+        if r.status.value == "UP":
+            stops += setting.stop_after is not None
+            downs += setting.stop_after is None
+        elif r.status.value == "STOPPED" and setting.down_after is not None:
+            downs += 1
+    total = stops + downs
+    if not total:
+        return None
+    counted = f"{total} cluster{'s have' if total > 1 else ' has'}"
+    if stops and downs:
+        return f"{counted} autostop ({stops}) or autodown ({downs}) scheduled."
+    return f"{counted} {'autostop' if stops else 'autodown'} scheduled."
 
 
 def _verbose(console, r: ClusterRecord, jobs: list[JobRecord], h: ClusterState | None) -> None:

@@ -6,6 +6,8 @@ Events arrive from worker threads; rich's Console serializes the writes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich.markup import escape
 
 from skyform.cli.render.console import make_console
@@ -34,11 +36,19 @@ def print_log_line(console, prefix: str, text: str) -> None:
 
 
 class ConsoleProgress:
-    def __init__(self, *, quiet_nodes: bool = False) -> None:
+    def __init__(
+        self, *, quiet_nodes: bool = False, names: Mapping[str, str] | None = None
+    ) -> None:
         self.console = make_console()
         self.quiet_nodes = quiet_nodes
+        # engine-safe name -> the name the user typed (`-c my_cluster`): what lines show
+        self.names = dict(names or {})
+
+    def shown(self, cluster: str) -> str:
+        return self.names.get(cluster, cluster)
 
     def stage(self, cluster: str, stage: str, detail: str = "") -> None:
+        cluster = self.shown(cluster)
         label = STAGE_LABELS.get(stage, stage)
         tail = f": {escape(detail)}" if detail else ""
         self.console.print(f"[bold cyan]{escape(cluster)}[/] {label}{tail}", soft_wrap=True)
@@ -46,6 +56,7 @@ class ConsoleProgress:
     def event(self, cluster: str, stage: str, rank: int | None, message: str) -> None:
         if self.quiet_nodes:
             return
+        cluster = self.shown(cluster)
         who = f"node {rank}" if rank is not None else stage
         where = f"{stage} " if rank is not None else ""
         self.console.print(
@@ -53,7 +64,7 @@ class ConsoleProgress:
         )
 
     def log(self, cluster: str, line) -> None:
-        prefix = f"({cluster}, node={line.rank}{', setup' if line.setup else ''})"
+        prefix = f"({self.shown(cluster)}, node={line.rank}{', setup' if line.setup else ''})"
         print_log_line(self.console, prefix, line.text)
 
     def job_end(self, job) -> None:
@@ -62,10 +73,11 @@ class ConsoleProgress:
             f"node {r}: exit {c}" for r, c in sorted(job.exit_codes.items()) if c not in (0, None)
         )
         tail = f" ({codes})" if codes else ""
+        cluster = self.shown(job.cluster)
         if not job.status.is_terminal:
-            tail = f" (follow it: skyform logs {job.cluster} {job.job_id} --follow)"
+            tail = f" (follow it: skyform logs {cluster} {job.job_id} --follow)"
         self.console.print(
-            f"── job {job.job_id} on {escape(job.cluster)}: {job.status.value}{escape(tail)}",
+            f"── job {job.job_id} on {escape(cluster)}: {job.status.value}{escape(tail)}",
             soft_wrap=True,
             highlight=False,
         )

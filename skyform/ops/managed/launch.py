@@ -98,7 +98,7 @@ def launch_plan(
             "Make a new plan and review it.",
         )
     if needs_local_controller(db, record):
-        spawn_controller(record.id)
+        start_controllers(db, [record.id])
     return record
 
 
@@ -201,7 +201,7 @@ def launch(
         data={"managed_job_id": record.id, "to": "PENDING"},
     )
     if start and needs_local_controller(db, record):
-        spawn_controller(record.id)
+        start_controllers(db, [record.id])
     return record
 
 
@@ -211,7 +211,26 @@ def _forget(db: StateDB, job_id: int) -> None:
     shutil.rmtree(jobdir.job_dir(job_id), ignore_errors=True)
 
 
-def spawn_controller(job_id: int) -> int:
+# how long a start waits for a controller to take its job's lease (it imports skyform first)
+DRIVEN_WITHIN = 20.0
+
+
+def start_controllers(db: StateDB, job_ids: list[int]) -> None:
+    """Start the jobs' controllers and return once each drives its job (holds the job's
+    lease) or has exited: what `jobs queue` shows next names them (CONTROLLER), never `-`
+    for a controller still starting."""
+    from skyform.ops.managed.job_lease import job_lease
+
+    starting = {job_id: spawn_controller(job_id) for job_id in job_ids}
+    deadline = time.monotonic() + DRIVEN_WITHIN
+    while starting and time.monotonic() < deadline:
+        for job_id, proc in list(starting.items()):
+            if proc.poll() is not None or db.get_lease(job_lease(job_id)) is not None:
+                del starting[job_id]
+        time.sleep(0.05 if starting else 0)
+
+
+def spawn_controller(job_id: int) -> subprocess.Popen:
     """Start the controller detached: its own session, no inherited descriptors, output to
     the job's controller.log. It outlives the CLI."""
     log = open(jobdir.controller_log(job_id), "ab")  # noqa: SIM115 - handed to the child
@@ -227,7 +246,7 @@ def spawn_controller(job_id: int) -> int:
         )
     finally:
         log.close()
-    return proc.pid
+    return proc
 
 
 def services_registered(db: StateDB) -> bool:
@@ -266,11 +285,11 @@ def ensure_controllers(db: StateDB) -> list[int]:
                 f"the controller died {record.controller_starts} times",
             )
             continue
-        spawn_controller(record.id)
         db.add_event(
             "managed.controller_restarted",
             f"controller of job {record.id} restarted",
             data={"managed_job_id": record.id},
         )
         restarted.append(record.id)
+    start_controllers(db, restarted)
     return restarted

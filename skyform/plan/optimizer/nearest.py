@@ -124,9 +124,8 @@ def no_offers_error(
     asked = "; or ".join(describe_request(r) for r in requests)
     line = task.source.resources_line or task.source.line
     where = f"{task.source.path}:{line}"
-    label = f"'{task.name}'" if task.name else f"#{index + 1}"
     unknown = _unknown_accelerators(requests, catalog) + _unsold_counts(requests, catalog, clouds)
-    message = f"{where}: task {label}: no offer matches {asked}"
+    message = f"{where}: {task.called(index)}: no offer matches {asked}"
     if len(requests) == 1 and not requests[0].cloud:
         message += f" (clouds: {', '.join(clouds)})"
     found: list[Nearest] = []
