@@ -124,7 +124,8 @@ def test_replicas_on_kubernetes_answer_through_the_lb_and_a_deleted_pod_is_repla
             f"pod deleted -> replacement READY: {replaced_in:.1f} s; requests meanwhile: "
             f"{sent} sent, {loop.failed} failed"
         )
-        assert loop.failed == 0, loop.outcomes
+        lb_log = sky("serve", "logs", "web", "--load-balancer", check=None).stdout
+        assert loop.failed == 0, (loop.outcomes, lb_log[-6000:])
         assert sent > 50
         assert _reached_at(user, 3) == next(
             r["endpoint"] for r in current["replicas"] if r["replica_id"] == 3

@@ -120,7 +120,12 @@ class UpstreamConnection(asyncio.Protocol):
         self._read_timeout = read_timeout
         self._last_read = self.loop.time()
         self._timer = self.loop.call_at(self._last_read + read_timeout, self._check_quiet)
-        self.transport.write(request)
+        try:
+            self.transport.write(request)
+        except RuntimeError as exc:
+            # the replica hung up and libuv closed the handle; our connection_lost has not run
+            # yet (seen when a pod was deleted): nothing was sent, so it is safe to retry
+            self._fail(ReplicaGone(f"closed before the request was sent: {exc}"))
         return self.finished
 
     def client_gone(self) -> None:
@@ -263,7 +268,8 @@ class UpstreamPool:
         idle = self._idle.get(url)
         while idle:
             connection = idle.pop()
-            if not connection.closed:
+            transport = connection.transport
+            if not connection.closed and transport is not None and not transport.is_closing():
                 connection.resume()
                 return connection
         host, port, context = self._address(url)
