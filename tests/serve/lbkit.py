@@ -7,13 +7,14 @@ import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 from replica_app import replica_app
 
-from skyform.serve.lb.config import LbConfig, ReplicaEntry, ReplicaSet
+from skyform.serve.lb.config import LbConfig, ReplicaEntry, ReplicaSet, write_json_atomic
 from skyform.serve.lb.server import LoadBalancer
 
 
@@ -49,6 +50,21 @@ def replica_set(urls: list[str]) -> ReplicaSet:
     return ReplicaSet(
         replicas=tuple(ReplicaEntry(url=u, replica_id=i + 1) for i, u in enumerate(urls))
     )
+
+
+def lb_files(folder: Path, urls: list[str], **settings: Any) -> Path:
+    """The replica set and the config `python -m skyform.serve.lb` reads, as its controller
+    writes them (the LB writes its ports to folder/ports.json); returns the config's path."""
+    write_json_atomic(folder / "replicas.json", replica_set(urls))
+    config = LbConfig(
+        service="svc",
+        port=0,
+        replicas_file=str(folder / "replicas.json"),
+        ports_file=str(folder / "ports.json"),
+        **settings,
+    )
+    write_json_atomic(folder / "lb.json", config)
+    return folder / "lb.json"
 
 
 @asynccontextmanager

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import aiohttp
-from lbkit import balancer, replica_set, replicas
+from lbkit import balancer, lb_files, replica_set, replicas
 
-from skyform.serve.lb.config import LbConfig, write_json_atomic
+from skyform.serve.lb.config import write_json_atomic
 from skyform.serve.lb.requestlog import RequestLog, read_counts
 
 
@@ -139,17 +139,9 @@ def test_request_log_lines_per_second_and_compaction(tmp_path: Path, monkeypatch
 def test_the_lb_process_serves_until_sigterm(tmp_path: Path):
     async def scenario():
         async with replicas(2) as urls, aiohttp.ClientSession() as http:
-            write_json_atomic(tmp_path / "replicas.json", replica_set(urls))
-            config = LbConfig(
-                service="svc",
-                port=0,
-                replicas_file=str(tmp_path / "replicas.json"),
-                request_log=str(tmp_path / "requests.log"),
-                ports_file=str(tmp_path / "ports.json"),
-            )
-            write_json_atomic(tmp_path / "lb.json", config)
+            config = lb_files(tmp_path, urls, request_log=str(tmp_path / "requests.log"))
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "skyform.serve.lb", str(tmp_path / "lb.json"),
+                sys.executable, "-m", "skyform.serve.lb", str(config),
                 stderr=asyncio.subprocess.PIPE,
             )  # fmt: skip
             deadline = time.monotonic() + 20

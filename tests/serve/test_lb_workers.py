@@ -17,9 +17,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
-from lbkit import replica_set, replicas
+from lbkit import lb_files, replica_set, replicas
 
-from skyform.serve.lb.config import LbConfig, write_json_atomic
 from skyform.serve.lb.requestlog import read_counts
 
 WORKERS = 3
@@ -28,18 +27,9 @@ WORKERS = 3
 @asynccontextmanager
 async def lb_process(tmp_path: Path, urls: list[str]) -> AsyncIterator[tuple[int, int]]:
     """`python -m skyform.serve.lb` with WORKERS workers; yields (port, control port)."""
-    write_json_atomic(tmp_path / "replicas.json", replica_set(urls))
-    config = LbConfig(
-        service="svc",
-        port=0,
-        replicas_file=str(tmp_path / "replicas.json"),
-        request_log=str(tmp_path / "requests.log"),
-        ports_file=str(tmp_path / "ports.json"),
-        workers=WORKERS,
-    )
-    write_json_atomic(tmp_path / "lb.json", config)
+    config = lb_files(tmp_path, urls, request_log=str(tmp_path / "requests.log"), workers=WORKERS)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "skyform.serve.lb", str(tmp_path / "lb.json")
+        sys.executable, "-m", "skyform.serve.lb", str(config)
     )
     try:
         deadline = time.monotonic() + 20
@@ -144,16 +134,8 @@ def test_a_token_stream_through_the_workers_arrives_as_it_is_produced(tmp_path: 
 def test_a_sigterm_lets_a_request_in_flight_finish_and_a_kill_leaves_no_worker(tmp_path: Path):
     async def scenario() -> tuple[int, str, bool]:
         async with replicas(1) as urls:
-            write_json_atomic(tmp_path / "replicas.json", replica_set(urls))
-            config = LbConfig(
-                service="svc",
-                port=0,
-                replicas_file=str(tmp_path / "replicas.json"),
-                ports_file=str(tmp_path / "ports.json"),
-                workers=WORKERS,
-            )
-            write_json_atomic(tmp_path / "lb.json", config)
-            argv = [sys.executable, "-m", "skyform.serve.lb", str(tmp_path / "lb.json")]
+            config = lb_files(tmp_path, urls, workers=WORKERS)
+            argv = [sys.executable, "-m", "skyform.serve.lb", str(config)]
             proc = await asyncio.create_subprocess_exec(*argv)
             try:
                 while not (tmp_path / "ports.json").exists():

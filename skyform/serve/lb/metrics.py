@@ -93,14 +93,10 @@ class Metrics:
             f'skyform_lb_request_duration_seconds_sum{{service="{svc}"}} {self.latency_sum}'
         )
         lines.append(f'skyform_lb_request_duration_seconds_count{{service="{svc}"}} {total}')
-        lines += [
-            "# HELP skyform_lb_replica_inflight Requests in flight per replica.",
-            "# TYPE skyform_lb_replica_inflight gauge",
-        ]
-        lines += [
-            f'skyform_lb_replica_inflight{{service="{svc}",replica="{rid}"}} {n}'
-            for rid, n in sorted(inflight.items())
-        ]
+        lines += _family(
+            "skyform_lb_replica_inflight", "Requests in flight per replica.", "gauge",
+            svc, "replica", inflight,
+        )  # fmt: skip
         lines += [
             "# TYPE skyform_lb_retries_total counter",
             f'skyform_lb_retries_total{{service="{svc}"}} {self.retries}',
@@ -110,15 +106,20 @@ class Metrics:
             f'skyform_lb_draining_replicas{{service="{svc}"}} {draining}',
         ]
         if by_worker:
-            lines += [
-                "# HELP skyform_lb_worker_requests_total Requests answered by each worker process.",
-                "# TYPE skyform_lb_worker_requests_total counter",
-            ]
-            lines += [
-                f'skyform_lb_worker_requests_total{{service="{svc}",worker="{w}"}} {n}'
-                for w, n in sorted(by_worker.items())
-            ]
+            lines += _family(
+                "skyform_lb_worker_requests_total", "Requests answered by each worker process.",
+                "counter", svc, "worker", by_worker,
+            )  # fmt: skip
         return "\n".join(lines) + "\n"
+
+
+def _family(
+    name: str, about: str, kind: str, svc: str, label: str, values: Mapping[Any, int]
+) -> list[str]:
+    """One metric with a sample per `label` value (its HELP and TYPE lines first)."""
+    return [f"# HELP {name} {about}", f"# TYPE {name} {kind}"] + [
+        f'{name}{{service="{svc}",{label}="{key}"}} {n}' for key, n in sorted(values.items())
+    ]
 
 
 def _label(value: str) -> str:
