@@ -18,6 +18,17 @@ from skyform.stacks.engine import StackEngine
 from skyform.state.models import ClusterHandle, JobStatus
 
 
+def lost_nodes(engine: StackEngine, handle: ClusterHandle) -> list[str]:
+    """The nodes the engine reports dead, each as `node R (why)`; a stack that no longer
+    exists at all is one entry. The one verdict on a cluster's loss that managed jobs
+    (Monitor) and service replicas (the service controller's engine check) both act on."""
+    health = engine.refresh(handle)
+    dead = [f"node {n.rank} ({n.detail or 'not alive'})" for n in health.nodes if not n.alive]
+    if not health.exists and not dead:
+        return ["the cluster is gone"]
+    return dead
+
+
 class Outcome(str, Enum):
     SUCCEEDED = "SUCCEEDED"
     FAILED = "FAILED"  # the job exited non-zero on a healthy cluster
@@ -45,8 +56,7 @@ class Monitor:
     probes: int = 0
 
     def _lost_nodes(self) -> list[str]:
-        health = self.engine.refresh(self.handle)
-        return [f"node {n.rank} ({n.detail or 'not alive'})" for n in health.nodes if not n.alive]
+        return lost_nodes(self.engine, self.handle)
 
     def probe(self) -> Observation:
         self.probes += 1

@@ -243,8 +243,10 @@ def _head_address(cluster: str, port: int) -> str:
 
 def cluster_lost(cluster: str) -> str | None:
     """Why the replica's cluster is gone (a preemption: its engine reports a node dead), or
-    None while every node is alive or the cluster is not known (yet)."""
+    None while every node is alive or the cluster is not known (yet). The verdict is
+    recovery/detect's, the one managed jobs act on."""
     from skyform.config import load_config
+    from skyform.recovery.detect import lost_nodes
     from skyform.stacks.registry import engine_for
     from skyform.state.db import open_state
 
@@ -254,15 +256,12 @@ def cluster_lost(cluster: str) -> str | None:
         if record is None or record.handle is None:
             return None
         engine = engine_for(record.spec.offer.cloud, config=load_config(), state=db)
-        health = engine.refresh(record.handle)
+        dead = lost_nodes(engine, record.handle)
     except SkyformError:
         return None
     finally:
         db.close()
-    dead = [n for n in health.nodes if not n.alive]
-    if not health.exists or dead:
-        return dead[0].detail if dead and dead[0].detail else "the cluster is gone"
-    return None
+    return ", ".join(dead) if dead else None
 
 
 def teardown(cluster: str, log: Any) -> bool:

@@ -144,7 +144,7 @@ def test_replicas_on_kubernetes_answer_through_the_lb_and_a_deleted_pod_is_repla
         assert 0 < log.index("replica 2: READY -> NOT_READY") < log.index(preempted)
         # the refresh found the pod gone, or still being deleted (it never runs again)
         why = log[log.index(preempted) :].splitlines()[0].removeprefix(preempted)
-        assert why in ("the pod is gone", "Terminating"), why
+        assert why in ("node 0 (the pod is gone)", "node 0 (Terminating)"), why
         assert "web-2: deleted ssh-0 (kubernetes:core/v1:Service)" in log
         with ThreadPoolExecutor(8) as pool:
             results = list(pool.map(get, [current["endpoint"] + "/echo"] * 100))
