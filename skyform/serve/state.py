@@ -118,10 +118,16 @@ def store() -> Services:
     found = _open.get(key)
     if found is None:
         found = _open[key] = Services(open_state(url=url))
-        from skyform.serve.legacy import import_json_records
-
-        import_json_records(found)
+        import_legacy(found)
     return found
+
+
+def import_legacy(services: Services) -> list[str]:
+    """Move this home's JSON records of an older skyform into the store (legacy.py)."""
+    from skyform.serve.legacy import import_json_records
+    from skyform.state.sqlcore import whoami
+
+    return import_json_records(services, root(), owner=whoami(), host=this_host(), home=this_home())
 
 
 def this_home() -> str:

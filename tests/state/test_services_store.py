@@ -14,7 +14,7 @@ import pytest
 
 from skyform.errors import SkyformError
 from skyform.paths import take_notices
-from skyform.serve import legacy, revisions, state, versions
+from skyform.serve import revisions, state, versions
 from skyform.serve.lb.metrics import Metrics
 from skyform.serve.lbstats import ZERO, parse_metrics, window_of
 from skyform.state.db import open_state
@@ -133,10 +133,10 @@ def test_json_records_of_an_older_skyform_are_moved_into_the_store_once(
 
     # again (a crash left service.json behind): nothing doubles, the file goes
     (folder / "service.json").write_text(json.dumps({"name": "web", "task_path": "/x"}))
-    assert legacy.import_json_records(state.store()) == ["web"]
+    assert state.import_legacy(state.store()) == ["web"]
     assert versions.numbers("web") == [1, 2] and len(revisions.load_all("web")) == 1
     assert not (folder / "service.json").exists()
-    assert legacy.import_json_records(state.store()) == []
+    assert state.import_legacy(state.store()) == []
 
 
 def test_a_torn_service_json_is_skipped_with_a_warning_not_a_crash(skyform_home: Path):
@@ -145,6 +145,9 @@ def test_a_torn_service_json_is_skipped_with_a_warning_not_a_crash(skyform_home:
     (folder / "service.json").write_text('{"name": "torn", "task_pa')
     assert state.list_services() == []
     assert any("service.json could not be read" in n for n in take_notices())
+    (folder / "service.json").write_text('{"name": "torn", "task_path": 3}')
+    assert state.import_legacy(state.store()) == []
+    assert any("service.json is not a record skyform wrote" in n for n in take_notices())
     assert (folder / "service.json").exists()
 
 
