@@ -147,14 +147,21 @@ def _parse(row: ServiceRow) -> ServiceRecord | None:
         return None
 
 
+def _nothing_yet() -> bool:
+    """No store and no older records: a command that only reads creates nothing."""
+    from skyform.state.store import state_exists
+
+    return not state_exists() and not root().is_dir()
+
+
 def read_record(name: str) -> ServiceRecord | None:
-    row = store().get(name)
+    row = row_of(name)
     return _parse(row) if row is not None else None
 
 
 def row_of(name: str) -> ServiceRow | None:
     """The service's row: who owns it, which home runs its controller."""
-    return store().get(name)
+    return None if _nothing_yet() else store().get(name)
 
 
 def columns_of(record: ServiceRecord) -> tuple[str, list[tuple[int, str, str]]]:
@@ -215,7 +222,7 @@ def heartbeat(name: str) -> bool:
 
 
 def list_services() -> list[str]:
-    return store().names()
+    return [] if _nothing_yet() else store().names()
 
 
 def controller_alive(name: str) -> bool:
@@ -230,7 +237,7 @@ def runs_here(row: ServiceRow) -> bool:
 
 def controller_running(name: str) -> bool:
     """Its controller is alive: its lock here, or its heartbeat for another home's."""
-    row = store().get(name)
+    row = row_of(name)
     if row is None:
         return False
     if runs_here(row):

@@ -4,7 +4,8 @@ endpoint bob reads there, shows its plan revisions to bob, and bob takes it down
 request the controller answers: no signal, no socket); nothing of it is left in either home
 or in the store. Bob's `serve up` of the same name is refused naming alice's home; an update
 with secrets from bob's home without the team's passphrase is refused before anything
-changes; bob's `serve logs` says where the controller's log is."""
+changes, and made with it (the secrets sealed: never in clear in the store); a replica bob
+takes down is replaced; bob's `serve logs` says where the controller's log is."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ secrets:
 run: exec {sys.executable} {APP} 8080
 """
 
+TEAM = "the-team-passphrase"
 SERVICE_TABLES = (
     "services",
     "service_replicas",
@@ -86,6 +88,24 @@ class Homes:
     def status(self, who: str) -> list[dict]:
         return json.loads(self.run(who, "serve", "status", "--json").stdout)
 
+    def wait(self, who: str, check, timeout: float = 90) -> dict:
+        """The service's record as `who` sees it, once `check(record)` holds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            (seen,) = self.status(who)
+            if check(seen):
+                return seen
+            assert time.monotonic() < deadline, seen
+            time.sleep(0.5)
+
+
+def store_text(url: str) -> str:
+    """Every row of the services' tables, as text."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return repr([conn.execute(f"SELECT * FROM {t}").fetchall() for t in SERVICE_TABLES])
+
 
 def rows_left(url: str) -> dict[str, int]:
     import psycopg
@@ -103,15 +123,12 @@ def test_a_service_up_from_one_home_is_seen_used_and_taken_down_from_another(
     homes = Homes(tmp_path, pg_url)
     task = tmp_path / "web.yaml"
     task.write_text(SERVICE)
-    homes.run("alice", "serve", "up", str(task), "-y", "--secret", "TOKEN=s3cret-value")
+    homes.run(
+        "alice", "serve", "up", str(task), "-y", "--secret", "TOKEN=s3cret-value",
+        SKYFORM_PASSPHRASE=TEAM,
+    )  # fmt: skip
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            (seen,) = homes.status("bob")
-            if seen["status"] == "READY":
-                break
-            assert time.monotonic() < deadline, seen
-            time.sleep(0.5)
+        seen = homes.wait("bob", lambda r: r["status"] == "READY")
         with urllib.request.urlopen(f"{seen['endpoint']}/echo", timeout=10) as resp:
             assert resp.status == 200
         plans = homes.run("bob", "serve", "plans", "shared-web").stdout
@@ -127,6 +144,30 @@ def test_a_service_up_from_one_home_is_seen_used_and_taken_down_from_another(
         )  # fmt: skip
         assert "SKYFORM_PASSPHRASE" in update.stderr and "this update has secrets" in update.stderr
         assert [r["version"] for r in homes.status("alice")] == [1]
+        # with the team's passphrase the secrets travel sealed, and the update is made
+        homes.run(
+            "bob", "serve", "update", "shared-web", str(task), "-y", "--secret",
+            "TOKEN=n3w-s3cret", SKYFORM_PASSPHRASE=TEAM,
+        )  # fmt: skip
+        seen = homes.wait(
+            "bob",
+            lambda r: (
+                r["version"] == 2
+                and [x["version"] for x in r["replicas"] if x["status"] == "READY"] == [2]
+            ),
+        )
+        # a replica taken down from bob's home is replaced by alice's controller
+        (first,) = [x["replica_id"] for x in seen["replicas"] if x["status"] == "READY"]
+        asked = time.monotonic()
+        homes.run("bob", "serve", "down", "shared-web", "--replica-id", str(first), "-y")
+        print(f"cross-home serve down --replica-id answered in {time.monotonic() - asked:.2f} s")
+        seen = homes.wait(
+            "bob",
+            lambda r: any(x["status"] == "READY" and x["replica_id"] > first
+                          for x in r["replicas"]),
+        )  # fmt: skip
+        plans = homes.run("bob", "serve", "plans", "shared-web").stdout
+        assert f"terminated by serve down --replica-id {first}" in plans
 
         logs = homes.run("bob", "serve", "logs", "shared-web", "--controller", check=1)
         where = f"{homes.homes['alice'].resolve()}/serve/shared-web/controller.log"
@@ -147,8 +188,9 @@ def test_a_service_up_from_one_home_is_seen_used_and_taken_down_from_another(
             time.sleep(0.5)
         assert served[0] >= 1 and served[1] is not None and served[1] > 0
         for path in homes.homes["alice"].rglob("*"):
-            if path.is_file() and path.name != "state.db":
-                assert b"s3cret-value" not in path.read_bytes(), path
+            if path.is_file():
+                assert b"s3cret" not in path.read_bytes(), path
+        assert "s3cret" not in store_text(pg_url)
     finally:
         started = time.monotonic()
         down = homes.run("bob", "serve", "down", "shared-web", "-y", check=None)

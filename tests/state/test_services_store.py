@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,21 @@ def test_the_lb_counters_become_one_row_per_window_with_percentiles():
     assert (quiet.requests, quiet.errors) == (1, 0)
     empty = window_of("web", 120.0, 10.0, after, after)
     assert (empty.requests, empty.p50_ms, empty.p95_ms) == (0, None, None)
+
+
+def test_another_homes_controller_counts_as_running_while_its_heartbeat_is_fresh(backend: str):
+    from skyform.ops.serve.service import statuses
+
+    record = _record().model_copy(update={"status": state.READY})
+    services = state.store()
+    text = record.model_dump_json(exclude={"replicas"})
+    services.create(
+        "web", owner="bob@elsewhere", host="there", home="/home/bob", status="READY", record=text
+    )
+    assert state.controller_running("web")
+    assert [r.status for r in statuses(["web"])] == ["READY"]
+    stale = time.time() - state.HEARTBEAT_STALE_SECONDS - 1
+    with open_state() as db, db.transaction() as conn:
+        conn.execute("UPDATE services SET seen_at=? WHERE name='web'", (stale,))
+    assert not state.controller_running("web")
+    assert [r.status for r in statuses(["web"])] == ["CONTROLLER_FAILED"]
