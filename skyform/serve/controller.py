@@ -23,7 +23,8 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from skyform.errors import SkyformError
 from skyform.serve import control, revisions, state, versions
@@ -48,6 +49,7 @@ from skyform.serve.replicas import ReplicaStatus, Step, routed
 from skyform.serve.rollout import Rollouts
 from skyform.serve.updates import active_versions
 
+T = TypeVar("T")
 LB_PUSH_TIMEOUT = 2.0  # seconds; the LB answers a PUT at once unless it is wedged
 LB_STOP_SECONDS = 10.0  # for the LB's in-flight requests to end at shutdown, then it is killed
 
@@ -96,13 +98,13 @@ class ServiceController(Rollouts):
             while not self.stopping:
                 now = time.time()
                 if now >= next_request:  # serve update / down from any home (control.py)
-                    self.answer_requests()
                     next_request = now + control.REQUEST_POLL_SECONDS
+                    self._in_store(self.answer_requests)
                 if now >= next_heartbeat:
-                    if not state.heartbeat(self.name):
+                    next_heartbeat = now + state.HEARTBEAT_SECONDS
+                    if self._in_store(lambda: state.heartbeat(self.name)) is False:
                         log.error("the service is gone from the state store: shutting down")
                         self.stopping = True
-                    next_heartbeat = now + state.HEARTBEAT_SECONDS
                 await self.stats.maybe_record(http, self.record.control_port, now)
                 lost = self.take_lost()  # found by an engine check: a revision of its own
                 if lost:
@@ -118,6 +120,15 @@ class ServiceController(Rollouts):
                 await self._publish()
                 await asyncio.sleep(0.2)
             await self._shutdown()
+
+    def _in_store(self, work: Callable[[], T]) -> T | None:
+        """The store's work of one loop; a store away (beyond its reconnect window) costs
+        that loop's requests or heartbeat, never the replicas being served."""
+        try:
+            return work()
+        except SkyformError as exc:
+            log.warning("the state store did not answer: %s", exc.message)
+            return None
 
     def _stop(self) -> None:
         self.stopping = True
