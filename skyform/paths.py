@@ -79,6 +79,11 @@ def warn_if_shared(folder: Path, what: str) -> None:
     )
 
 
+def add_notice(text: str) -> None:
+    """A warning for the CLI to print when the command ends (nothing below cli/ prints)."""
+    _notices.append(text)
+
+
 def take_notices() -> list[str]:
     """The warnings noted so far, once each; the CLI prints them when a command ends, and
     the next command (in the same process: tests, a controller's verbs) looks again."""

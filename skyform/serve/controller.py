@@ -23,10 +23,11 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from skyform.errors import SkyformError
-from skyform.serve import revisions, state, versions
+from skyform.serve import control, revisions, state, versions
 from skyform.serve.autoscaler import Autoscaler, Launch
 from skyform.serve.controller_base import (
     Version,
@@ -42,11 +43,13 @@ from skyform.serve.lb.config import (
     free_lb_port,
     write_json_atomic,
 )
+from skyform.serve.lbstats import LbStats
 from skyform.serve.replica_io import LAUNCHES_AT_ONCE
 from skyform.serve.replicas import ReplicaStatus, Step, routed
 from skyform.serve.rollout import Rollouts
 from skyform.serve.updates import active_versions
 
+T = TypeVar("T")
 LB_PUSH_TIMEOUT = 2.0  # seconds; the LB answers a PUT at once unless it is wedged
 LB_STOP_SECONDS = 10.0  # for the LB's in-flight requests to end at shutdown, then it is killed
 
@@ -84,15 +87,25 @@ class ServiceController(Rollouts):
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self._stop)
+        self.request_key = control.make_key(self.name)
         self._start_lb()
-        control = await self.serve_control()
         import aiohttp
 
-        next_probe = next_decision = 0.0
+        next_probe = next_decision = next_request = next_heartbeat = 0.0
         async with aiohttp.ClientSession() as http:
             self.http = http
+            self.stats = LbStats(self.name)
             while not self.stopping:
                 now = time.time()
+                if now >= next_request:  # serve update / down from any home (control.py)
+                    next_request = now + control.REQUEST_POLL_SECONDS
+                    self._in_store(self.answer_requests)
+                if now >= next_heartbeat:
+                    next_heartbeat = now + state.HEARTBEAT_SECONDS
+                    if self._in_store(lambda: state.heartbeat(self.name)) is False:
+                        log.error("the service is gone from the state store: shutting down")
+                        self.stopping = True
+                await self.stats.maybe_record(http, self.record.control_port, now)
                 lost = self.take_lost()  # found by an engine check: a revision of its own
                 if lost:
                     self._replace_preempted(lost)
@@ -106,8 +119,16 @@ class ServiceController(Rollouts):
                 self._replace_failed()
                 await self._publish()
                 await asyncio.sleep(0.2)
-            control.close()
             await self._shutdown()
+
+    def _in_store(self, work: Callable[[], T]) -> T | None:
+        """The store's work of one loop; a store away (beyond its reconnect window) costs
+        that loop's requests or heartbeat, never the replicas being served."""
+        try:
+            return work()
+        except SkyformError as exc:
+            log.warning("the state store did not answer: %s", exc.message)
+            return None
 
     def _stop(self) -> None:
         self.stopping = True
@@ -325,12 +346,15 @@ class ServiceController(Rollouts):
             log.info("the load balancer did not take the replica set (%r)", exc)
 
     def _save(self) -> None:
-        """Write the record; a service whose folder was removed is taken down."""
+        """Write the record (when it changed); a service removed from the store (`serve down
+        --purge` from another home) is taken down."""
         try:
-            state.write_record(self.record)
-        except OSError as exc:
-            if not self.stopping:
-                log.error("cannot write the service record (%s): shutting down", exc)
+            kept = state.write_record(self.record)
+        except SkyformError as exc:  # the store refused or is away: tried again next loop
+            log.warning("cannot write the service record: %s", exc.message)
+            return
+        if not kept and not self.stopping:
+            log.error("the service is gone from the state store: shutting down")
             self.stopping = True
 
     def _service_status(self) -> str:

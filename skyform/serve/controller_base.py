@@ -195,8 +195,8 @@ class ControllerBase:
         )
         try:
             revisions.save(self.name, revision)
-        except OSError as exc:
-            log.warning("cannot save plan revision %d: %s", self.revision, exc)
+        except SkyformError as exc:  # the store refused or is away
+            log.warning("cannot save plan revision %d: %s", self.revision, exc.message)
         log.info("plan revision %d (%s): %s", self.revision, kind, reason)
 
 

@@ -1,21 +1,17 @@
-"""The controller's update manager: `serve update` hands it a new version over the service's
-control socket; it relabels or replaces replicas (rolling or blue-green, updates.py), retires
-outdated ones, and rolls back a version that never becomes READY (beyond SkyPilot, #4312).
-
-The socket (`control.sock` in the service's 0700 folder) carries the new version's secrets in
-memory, as `serve up` hands them to the controller: they never reach a file.
+"""The controller's update manager: `serve update` hands it a new version through the state
+store (control.py: a request it polls and answers, its secrets sealed); it relabels or
+replaces replicas (rolling or blue-green, updates.py), retires outdated ones, and rolls back
+a version that never becomes READY (beyond SkyPilot, #4312). `serve down --replica-id` and
+`serve down` reach it the same way, from any home sharing the store.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
 import time
 from dataclasses import replace
 
 from skyform.errors import SkyformError
-from skyform.serve import state, versions
+from skyform.serve import control, state, versions
 from skyform.serve.autoscaler import window_qps
 from skyform.serve.controller_base import ControllerBase, interval, load_version, log
 from skyform.serve.lb.requestlog import read_counts
@@ -25,11 +21,6 @@ from skyform.serve.updates import Rollout, outdated_to_terminate, rollback_reaso
 
 LAUNCH_BUDGET_SECONDS = 1200.0  # on top of initial_delay_seconds, before a rollback
 PROVISION_FAILURES_BEFORE_ROLLBACK = 3
-MAX_MESSAGE_BYTES = 1 << 20
-
-
-def socket_path(name: str) -> str:
-    return str(state.service_dir(name) / "control.sock")
 
 
 def service_qps(name: str) -> float:
@@ -38,38 +29,37 @@ def service_qps(name: str) -> float:
 
 
 class Rollouts(ReplicaIO, ControllerBase):
-    async def serve_control(self) -> asyncio.AbstractServer:
-        path = socket_path(self.name)
-        with contextlib.suppress(FileNotFoundError):
-            import os
+    request_key: str = ""  # control.make_key's, made when the controller starts
 
-            os.unlink(path)
-        return await asyncio.start_unix_server(self._on_message, path=path)
+    def answer_requests(self) -> None:
+        """Answer the requests waiting in the store (control.py), oldest first."""
+        services = state.store()
+        for request in services.pending(self.name):
+            services.answer(request.id, self._answer(request.op, request.payload))
 
-    async def _on_message(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _answer(self, op: str, payload: dict[str, object]) -> dict[str, object]:
         try:
-            line = await reader.readline()
-            if len(line) > MAX_MESSAGE_BYTES:
-                raise SkyformError("control message too long")
-            message = json.loads(line or b"{}")
-            if message.get("op") == "update":
-                secrets = dict(message.get("secrets") or {})
-                target = message.get("target")
-                number = int(message["version"])
-                note = self.apply_update(number, secrets, None if target is None else int(target))
-            elif message.get("op") == "terminate":
-                note = self.down_replica(int(message["replica_id"]), bool(message.get("purge")))
+            if op == "update":
+                secrets = control.opened_secrets(self.name, payload, self.request_key)
+                target = payload.get("target")
+                number = int(str(payload["version"]))
+                note = self.apply_update(
+                    number, secrets, None if target is None else int(str(target))
+                )
+            elif op == "terminate":
+                rid = int(str(payload["replica_id"]))
+                note = self.down_replica(rid, bool(payload.get("purge")))
+            elif op == "down":
+                log.info("serve down asked by a request: shutting down")
+                self.stopping = True
+                note = ""
             else:
-                raise SkyformError(f"unknown control request {message.get('op')!r}")
-            answer = {"ok": True, "note": note}
+                raise SkyformError(f"unknown control request {op!r}")
+            return {"ok": True, "note": note}
         except SkyformError as exc:
-            answer = {"ok": False, "error": exc.message, "hint": exc.hint}
+            return {"ok": False, "error": exc.message, "hint": exc.hint}
         except (ValueError, KeyError, TypeError) as exc:
-            answer = {"ok": False, "error": f"bad control request: {exc!r}"}
-        writer.write(json.dumps(answer).encode() + b"\n")
-        with contextlib.suppress(ConnectionError):
-            await writer.drain()
-        writer.close()
+            return {"ok": False, "error": f"bad control request: {exc!r}"}
 
     def _qps(self) -> float:
         return service_qps(self.name)

@@ -1,21 +1,30 @@
-"""A service's records: `$SKYFORM_HOME/serve/<name>/` (0700) holds service.json (written by
-its controller, temp + rename, 0600), the load balancer's files, logs, and each replica's
-task file and plan. Records are read leniently (unknown keys ignored, a missing or torn
-file is "no record"), like state records across skyform versions.
+"""A service's records, in the state store (state/services.py): the record its controller
+writes (only when it changed), its replicas, versions and plan revisions, so every home that
+shares the store sees the service and can manage it. Records are read leniently (unknown
+keys ignored, a torn record is "no record"), like state records across skyform versions.
+
+The files that stay on the controller's machine are in `$SKYFORM_HOME/serve/<name>/`
+(0700): the controller's and load balancer's logs, the LB's files, each replica's task file
+and plan. Records an older skyform kept there as JSON (service.json, versions/, plans/) are
+moved into the store the first time this code opens it (legacy.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
+import threading
+import time
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from skyform.config import ensure_dir, home
 from skyform.errors import SkyformError
-from skyform.paths import write_atomic
 from skyform.state.lock import flock_held
+from skyform.state.services import ServiceRow, Services
 
 CONTROLLER_INIT = "CONTROLLER_INIT"
 REPLICA_INIT = "REPLICA_INIT"
@@ -68,16 +77,18 @@ class ServiceRecord(_Lenient):
     rolled_back: list[int] = []  # versions that never became READY and were undone
 
 
+# the controller refreshes `seen_at` this often; a controller of another home not seen for
+# HEARTBEAT_STALE_SECONDS is taken as gone
+HEARTBEAT_SECONDS = 5.0
+HEARTBEAT_STALE_SECONDS = 30.0
+
+
 def root() -> Path:
     return home() / "serve"
 
 
 def service_dir(name: str) -> Path:
     return root() / name
-
-
-def record_path(name: str) -> Path:
-    return service_dir(name) / "service.json"
 
 
 def lock_path(name: str) -> Path:
@@ -89,22 +100,129 @@ def make_dir(name: str) -> Path:
     return ensure_dir(service_dir(name))
 
 
-def read_record(name: str) -> ServiceRecord | None:
+# -- the store ------------------------------------------------------------------------------
+
+_open: dict[tuple[str, int, int], Services] = {}
+_written: dict[tuple[str, str], tuple[object, ...]] = {}  # what this process last wrote
+
+
+def store() -> Services:
+    """The services of this command's state store: one connection per store, process and
+    thread, opened on first use (the controller reads it every loop); the first opening
+    moves an older skyform's JSON records into it."""
+    from skyform.state.db import open_state
+    from skyform.state.store import state_url
+
+    url = state_url()
+    key = (url, os.getpid(), threading.get_ident())
+    found = _open.get(key)
+    if found is None:
+        found = _open[key] = Services(open_state(url=url))
+        import_legacy(found)
+    return found
+
+
+def import_legacy(services: Services) -> list[str]:
+    """Move this home's JSON records of an older skyform into the store (legacy.py)."""
+    from skyform.serve.legacy import import_json_records
+    from skyform.state.sqlcore import whoami
+
+    return import_json_records(services, root(), owner=whoami(), host=this_host(), home=this_home())
+
+
+def this_home() -> str:
+    return str(home().resolve())
+
+
+def this_host() -> str:
+    return socket.gethostname()
+
+
+def _parse(row: ServiceRow) -> ServiceRecord | None:
     try:
-        data = record_path(name).read_bytes()
-        return ServiceRecord.model_validate(json.loads(data))
-    except (OSError, ValueError, ValidationError):
+        data = json.loads(row.record)
+        data["replicas"] = [json.loads(text) for text in row.replicas]
+        return ServiceRecord.model_validate(data)
+    except (ValueError, TypeError, ValidationError):
         return None
 
 
-def write_record(record: ServiceRecord) -> None:
-    write_atomic(record_path(record.name), record.model_dump_json(indent=1), mode=0o600)
+def _nothing_yet() -> bool:
+    """No store and no older records: a command that only reads creates nothing."""
+    from skyform.state.store import state_exists
+
+    return not state_exists() and not root().is_dir()
+
+
+def read_record(name: str) -> ServiceRecord | None:
+    row = row_of(name)
+    return _parse(row) if row is not None else None
+
+
+def row_of(name: str) -> ServiceRow | None:
+    """The service's row: who owns it, which home runs its controller."""
+    return None if _nothing_yet() else store().get(name)
+
+
+def columns_of(record: ServiceRecord) -> tuple[str, list[tuple[int, str, str]]]:
+    text = record.model_dump_json(exclude={"replicas"})
+    replicas = [(r.replica_id, r.status, r.model_dump_json()) for r in record.replicas]
+    return text, replicas
+
+
+def create_record(record: ServiceRecord) -> None:
+    """Register a new service in the store; refused, naming the owner, when the name is
+    taken (by this home or another one sharing the store)."""
+    from skyform.state.sqlcore import whoami
+
+    text, _ = columns_of(record)
+    held = store().create(
+        record.name,
+        owner=whoami(),
+        host=this_host(),
+        home=this_home(),
+        status=record.status,
+        record=text,
+    )
+    if held is not None:
+        raise SkyformError(
+            f"service {record.name!r} already exists, made by {held.owner} "
+            f"(its controller runs from SKYFORM_HOME {held.home} on {held.host})",
+            f"Pick another name, or manage it: skyform serve status {record.name}",
+        )
+
+
+def write_record(record: ServiceRecord) -> bool:
+    """Write the record when it differs from what this process wrote last (the controller
+    calls this every loop: no write per loop on a shared database); False when the service
+    is gone from the store (taken down from another home)."""
+    text, replicas = columns_of(record)
+    key = (_store_key(), record.name)
+    written = (record.status, record.endpoint, text, replicas)
+    if _written.get(key) == written:
+        return True
+    ok = store().put(
+        record.name, status=record.status, endpoint=record.endpoint, record=text,
+        replicas=replicas,
+    )  # fmt: skip
+    if ok:
+        _written[key] = written
+    return ok
+
+
+def _store_key() -> str:
+    from skyform.state.store import state_url
+
+    return state_url()
+
+
+def heartbeat(name: str) -> bool:
+    """The controller says it is alive; False when the service is gone from the store."""
+    return store().heartbeat(name)
 
 
 def list_services() -> list[str]:
-    if not root().is_dir():
-        return []
-    return sorted(p.name for p in root().iterdir() if (p / "service.json").exists())
+    return [] if _nothing_yet() else store().names()
 
 
 def controller_alive(name: str) -> bool:
@@ -112,7 +230,25 @@ def controller_alive(name: str) -> bool:
     return flock_held(lock_path(name))
 
 
+def runs_here(row: ServiceRow) -> bool:
+    """The service's controller runs from this SKYFORM_HOME on this machine."""
+    return row.host == this_host() and row.home == this_home()
+
+
+def controller_running(name: str) -> bool:
+    """Its controller is alive: its lock here, or its heartbeat for another home's."""
+    row = row_of(name)
+    if row is None:
+        return False
+    if runs_here(row):
+        return controller_alive(name)
+    return row.seen_at is not None and time.time() - row.seen_at < HEARTBEAT_STALE_SECONDS
+
+
 def remove(name: str) -> None:
+    """Forget the service: its rows in the store and its folder here."""
+    store().delete(name)
+    _written.pop((_store_key(), name), None)
     shutil.rmtree(service_dir(name), ignore_errors=True)
 
 

@@ -1,11 +1,11 @@
 """Service versions: what each version of a service is made from, saved when it is made.
 
 `serve up` makes version 1 and every `serve update` the next one (SkyPilot's `add_version`,
-max + 1, also after a rollback). A version is saved as `versions/<N>.json` in the service's
-folder (0600): the task file's text as it was then, its path, the directory the command ran
-in (where relative workdir and mount sources start, as for `launch`), the `--env` values and
-resource flags. Secrets are never saved: the
-controller holds them in memory, handed over by `serve up` / `serve update`.
+max + 1, also after a rollback). A version is a row of the state store (service_versions):
+the task file's text as it was then, its path, the directory the command ran in (where
+relative workdir and mount sources start, as for `launch`), the `--env` values and
+resource flags. Secrets are never saved: the controller holds them in memory, handed over
+by `serve up` (its environment) and `serve update` (sealed in its request: rollout.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from skyform.paths import ensure_dir, write_atomic
 from skyform.serve import state
 from skyform.serve.replica_launch import ReplicaInputs
 
@@ -36,30 +35,27 @@ class VersionRecord(BaseModel):
     base_dir: str | None = None
 
 
-def versions_dir(name: str) -> Path:
-    return state.service_dir(name) / "versions"
-
-
 def save(name: str, version: VersionRecord) -> None:
-    folder = versions_dir(name)
-    ensure_dir(folder)
-    path = folder / f"{version.number}.json"
-    write_atomic(path, version.model_dump_json(indent=1), mode=0o600)
+    state.store().put_version(name, version.number, version.model_dump_json())
 
 
 def load(name: str, number: int) -> VersionRecord | None:
+    text = state.store().version(name, number)
+    if text is None:
+        return None
     try:
-        data = (versions_dir(name) / f"{number}.json").read_bytes()
-        return VersionRecord.model_validate(json.loads(data))
-    except (OSError, ValueError):
+        return VersionRecord.model_validate(json.loads(text))
+    except ValueError:
         return None
 
 
+def forget(name: str, number: int) -> None:
+    """Drop a version the controller refused (it never ran)."""
+    state.store().delete_version(name, number)
+
+
 def numbers(name: str) -> list[int]:
-    folder = versions_dir(name)
-    if not folder.is_dir():
-        return []
-    return sorted(int(p.stem) for p in folder.glob("*.json") if p.stem.isdigit())
+    return state.store().version_numbers(name)
 
 
 def next_number(name: str) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from skyform.errors import StateError
 from skyform.state.sql import SqlStateStore
 
-# Schema 7's tables, in the order they were added; `meta` is handled on its own.
+# Schema 8's tables, in the order they were added; `meta` is handled on its own.
 TABLES = (
     "clusters",
     "nodes",
@@ -29,6 +29,12 @@ TABLES = (
     "managed_inputs",
     "managed_logs",
     "fences",  # tokens only go up: a store migrated to keeps refusing stale holders
+    "services",
+    "service_replicas",
+    "service_versions",
+    "service_revisions",
+    "service_requests",
+    "service_stats",
 )
 
 

@@ -270,7 +270,7 @@ class PostgresStateStore(SqlStateStore):
         return self._pg.tuples(sql, args)
 
     def after_bulk_insert(self, conn, tables: Sequence[str]) -> None:
-        for table in ("events", "usage", "managed_jobs", "managed_logs"):
+        for table in ("events", "usage", "managed_jobs", "managed_logs", "service_requests"):
             if table in tables:
                 conn.execute(
                     f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "

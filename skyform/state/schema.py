@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -187,6 +187,77 @@ MIGRATIONS: dict[int, list[str]] = {
         )""",
         # the fencing token the lease's holder got when it took it
         "ALTER TABLE leases ADD COLUMN fence INTEGER NOT NULL DEFAULT 0",
+    ],
+    8: [
+        # Services (state/services.py): one row each. `name` is the key, so two homes
+        # creating one service cannot both win; `owner` (user@host) made it, `home` is the
+        # SKYFORM_HOME (on `host`) whose controller runs it and keeps its logs and the load
+        # balancer's files; `record` is the serve ServiceRecord as JSON without its replicas;
+        # `endpoint` the load balancer's address; `seen_at` the controller's last heartbeat.
+        """CREATE TABLE services (
+            name TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            host TEXT NOT NULL,
+            home TEXT NOT NULL,
+            status TEXT NOT NULL,
+            endpoint TEXT,
+            record TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            seen_at REAL
+        )""",
+        # its replicas: `record` a ReplicaRecord as JSON
+        """CREATE TABLE service_replicas (
+            service TEXT NOT NULL,
+            replica_id INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            record TEXT NOT NULL,
+            PRIMARY KEY (service, replica_id)
+        )""",
+        # what each version is made from (a VersionRecord as JSON: never a secret value)
+        """CREATE TABLE service_versions (
+            service TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            record TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (service, number)
+        )""",
+        # its plan revisions (a ServiceRevision as JSON), one per decision
+        """CREATE TABLE service_revisions (
+            service TEXT NOT NULL,
+            revision INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            kind TEXT NOT NULL,
+            record TEXT NOT NULL,
+            PRIMARY KEY (service, revision)
+        )""",
+        # Requests to a service's controller from any home (update, terminate a replica,
+        # down): the controller polls them and writes `answer` (JSON). A payload with
+        # secrets holds them sealed, never in clear.
+        """CREATE TABLE service_requests (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            service TEXT NOT NULL,
+            op TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            asked_by TEXT NOT NULL,
+            asked_at REAL NOT NULL,
+            answer TEXT,
+            answered_at REAL
+        )""",
+        "CREATE INDEX service_requests_by_service ON service_requests (service, id)",
+        # The load balancer's traffic as a time series: one row per service per window
+        # (`window_start`, `window_seconds` long), from the LB's counters: requests, 5xx
+        # answers among them, latency percentiles in milliseconds (None: no request).
+        """CREATE TABLE service_stats (
+            service TEXT NOT NULL,
+            window_start REAL NOT NULL,
+            window_seconds REAL NOT NULL,
+            requests INTEGER NOT NULL,
+            errors INTEGER NOT NULL,
+            p50_ms REAL,
+            p95_ms REAL,
+            PRIMARY KEY (service, window_start)
+        )""",
     ],
 }
 

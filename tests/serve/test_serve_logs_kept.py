@@ -12,9 +12,9 @@ from skyform.serve.replica_logs import kept_log_path
 
 def _service(*replicas: state.ReplicaRecord) -> None:
     state.make_dir("api")
-    state.write_record(
-        state.ServiceRecord(name="api", task_path="/t/api.yaml", replicas=list(replicas))
-    )
+    record = state.ServiceRecord(name="api", task_path="/t/api.yaml", replicas=list(replicas))
+    state.create_record(record)
+    state.write_record(record)
 
 
 def test_the_kept_log_of_a_torn_down_replica_is_served():

@@ -175,6 +175,9 @@ def test_a_schema_2_state_gains_cluster_versions_and_older_plans_for_its_cluster
     conn.execute("DROP TABLE managed_logs")
     conn.execute("ALTER TABLE plan_revisions DROP COLUMN plan")
     conn.execute("DROP TABLE fences")  # schema 7 (and the leases' fence column, gone above)
+    for table in ("services", "service_replicas", "service_versions", "service_revisions",
+                  "service_requests", "service_stats"):  # fmt: skip
+        conn.execute(f"DROP TABLE {table}")  # schema 8
     conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
     conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='serial'")
     conn.commit()

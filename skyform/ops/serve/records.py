@@ -60,7 +60,16 @@ def log_chunks(name: str, which: str, *, follow: bool, tail: int | None) -> Iter
     `follow`, what is appended while the service exists. `which`: "controller" or
     "load_balancer"."""
     state.require(name)
-    path = state.service_dir(name) / ("controller.log" if which == "controller" else "lb.log")
+    file = "controller.log" if which == "controller" else "lb.log"
+    row = state.row_of(name)
+    if row is not None and not state.runs_here(row):
+        where = f"{row.home}/serve/{name}/{file}"
+        raise SkyformError(
+            f"service {name!r}'s {which.replace('_', ' ')} log is on {row.host}, at {where} "
+            f"(its controller runs from that SKYFORM_HOME, made by {row.owner})",
+            f"Run skyform serve logs there, or read the file on {row.host}.",
+        )
+    path = state.service_dir(name) / file
     if not path.exists():
         return
     with open(path, "rb") as fh:

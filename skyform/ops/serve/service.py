@@ -85,7 +85,8 @@ def up(
 ) -> state.ServiceRecord:
     """Register the service and start its controller; returns once the endpoint is known."""
     name = result.plan.service
-    existing = state.read_record(name)
+    row = state.row_of(name)
+    existing = state.read_record(name) if row is not None and state.runs_here(row) else None
     if existing is not None:
         if state.controller_alive(name):
             raise SkyformError(
@@ -96,8 +97,6 @@ def up(
             f"service {name!r} exists but its controller is not running ({existing.status})",
             f"Clean it up with: skyform serve down {name} --purge",
         )
-    state.make_dir(name)
-    versions.save(name, _version(1, task_file, envs, overrides or {}, "rolling"))
     record = state.ServiceRecord(
         name=name,
         task_path=str(Path(task_file).resolve()),
@@ -105,7 +104,9 @@ def up(
         autoscaling=result.plan.autoscaling,
         load_balancing_policy=result.plan.load_balancing_policy,
     )
-    state.write_record(record)
+    state.create_record(record)  # the store's key decides: a second home is refused here
+    state.make_dir(name)
+    versions.save(name, _version(1, task_file, envs, overrides or {}, "rolling"))
     _spawn(name, secrets)
     deadline = time.monotonic() + REGISTER_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
@@ -134,7 +135,7 @@ def update_mode(mode: str) -> str:
 
 def running_for_update(name: str) -> state.ServiceRecord:
     record = state.require(name)
-    if not state.controller_alive(name):
+    if not state.controller_running(name):
         raise SkyformError(
             f"the controller of service {name!r} is not running ({record.status})",
             f"Bring it up again: skyform serve down {name} --purge, then skyform serve up",
@@ -200,46 +201,35 @@ def update(
 ) -> str:
     """Save version `number` and hand it to the controller, with the autoscaler target its
     preview showed; returns the controller's notes (warnings)."""
+    from skyform.serve import control
+
+    sealed = control.sealed_secrets(name, secrets)  # refused before anything is saved
     versions.save(name, _version(number, task_file, envs, overrides, mode))
-    request = {"op": "update", "version": number, "secrets": secrets, "target": target}
-    answer = _ask(name, request)
+    request: dict[str, object] = {"version": number, "target": target, **sealed}
+    answer = control.ask(name, "update", request, UPDATE_TIMEOUT_SECONDS)
     if not answer.get("ok"):
-        (versions.versions_dir(name) / f"{number}.json").unlink(missing_ok=True)
+        versions.forget(name, number)
         raise SkyformError(
             f"service {name!r} was not updated: {answer.get('error', 'no answer')}",
-            f"See skyform serve logs {name} --controller",
+            str(answer.get("hint") or f"See skyform serve logs {name} --controller"),
         )
     return str(answer.get("note") or "")
-
-
-def _ask(name: str, request: dict[str, object]) -> dict[str, object]:
-    """One request to the controller over its control socket, and its answer."""
-    import socket
-
-    from skyform.serve.rollout import socket_path
-
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(UPDATE_TIMEOUT_SECONDS)
-            conn.connect(socket_path(name))
-            conn.sendall(json.dumps(request).encode() + b"\n")
-            answer = json.loads(conn.makefile("rb").readline() or b"{}")
-    except (OSError, ValueError) as exc:
-        return {"ok": False, "error": f"the controller did not answer: {exc}"}
-    return answer if isinstance(answer, dict) else {"ok": False, "error": "a bad answer"}
 
 
 def down_replica(name: str, replica_id: int, *, purge: bool) -> str:
     """`serve down NAME --replica-id N`: the controller tears that replica down (drained,
     as a scale-down) and replaces it if the service is below its target; returns what it
     said."""
+    from skyform.serve import control
+
     record = state.require(name)
-    if not state.controller_alive(name):
+    if not state.controller_running(name):
         raise SkyformError(
             f"the controller of service {name!r} is not running ({record.status})",
             f"Tear down what is left with: skyform serve down {name} --purge",
         )
-    answer = _ask(name, {"op": "terminate", "replica_id": replica_id, "purge": purge})
+    request: dict[str, object] = {"replica_id": replica_id, "purge": purge}
+    answer = control.ask(name, "terminate", request, UPDATE_TIMEOUT_SECONDS)
     if not answer.get("ok"):
         hint = str(answer.get("hint") or f"See skyform serve status {name}")
         raise SkyformError(f"service {name!r}: {answer.get('error', 'no answer')}", hint)
@@ -272,7 +262,7 @@ def statuses(names: list[str]) -> list[state.ServiceRecord]:
     for name in chosen:
         record = state.require(name)
         settled = (state.CONTROLLER_INIT, state.FAILED_CLEANUP, state.CONTROLLER_FAILED)
-        if record.status not in settled and not state.controller_alive(name):
+        if record.status not in settled and not state.controller_running(name):
             record = record.model_copy(update={"status": state.CONTROLLER_FAILED})
         out.append(record)
     return out
@@ -289,23 +279,29 @@ def to_tear_down(names: list[str], *, every: bool) -> list[str]:
 
 
 def down(name: str, *, purge: bool, emit: Callable[[str], None]) -> None:
+    """Ask the service's controller (any home's, through the store) to tear it down and
+    wait until it has; `purge`: tear down what is left when it is not running."""
+    from skyform.serve import control
+
     record = state.require(name)
-    if state.controller_alive(name) and record.controller_pid:
-        os.kill(record.controller_pid, 15)
+    if state.controller_running(name):
+        answer = control.ask(name, "down", {}, UPDATE_TIMEOUT_SECONDS)
         deadline = time.monotonic() + DOWN_TIMEOUT_SECONDS
-        while time.monotonic() < deadline:
+        while answer.get("ok") and time.monotonic() < deadline:
             current = state.read_record(name)
             if current is None:
                 return
-            if current.status == state.FAILED_CLEANUP and not state.controller_alive(name):
+            if current.status == state.FAILED_CLEANUP and not state.controller_running(name):
                 break
             time.sleep(0.2)
         current = state.read_record(name)
         if current is None:
             return
         if not purge:
+            why = "" if answer.get("ok") else f": {answer.get('error')}"
             raise SkyformError(
-                f"service {name!r} was not torn down cleanly ({current.status} {current.reason})",
+                f"service {name!r} was not torn down cleanly ({current.status} "
+                f"{current.reason}){why}",
                 f"Retry, or forget it with: skyform serve down {name} --purge",
             )
     elif not purge:
