@@ -3,8 +3,8 @@ request's headers, so they are the same on every route).
 
 - Without a token (on 127.0.0.1) the Host header must name loopback too: a page on another
   site whose name resolves to 127.0.0.1 (DNS rebinding) is refused.
-- On any other address (127.0.0.2 too) a token is required (the `?token=` link printed at start sets a
-  cookie; `Authorization: Bearer` works for scripts); compared in constant time.
+- On any other address (127.0.0.2 too) a token is required (the `?token=` link printed at
+  start sets a cookie; `Authorization: Bearer` works for scripts); compared in constant time.
 - A POST (an action) needs --allow-actions, an Origin that is this dashboard's own, and the
   page's CSRF token.
 """

@@ -105,7 +105,8 @@ async def guard_middleware(request: web.Request, handler: Handler) -> web.Stream
         response = render(request, "error.html", status=400, message=str(exc), hint=exc.hint or "")
     response.headers["Content-Security-Policy"] = CSP
     response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
+    # not no-referrer: under it Chrome sends `Origin: null` with a form POST, even our own
+    response.headers["Referrer-Policy"] = "same-origin"
     response.headers["Cache-Control"] = "no-store"
     return response
 
