@@ -16,6 +16,7 @@ class Bar:
     width: float
     height: float
     label: str  # the tooltip: the category and its value
+    name: str  # the category, written under the bar when it fits
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ def bars(values: Sequence[tuple[str, float]], unit: str = "") -> list[Bar]:
                 max(1.0, step * 0.8),
                 h,
                 f"{label}: {value:.4g}{unit}",
+                label if step >= 8 * len(label) else "",
             )
         )
     return out

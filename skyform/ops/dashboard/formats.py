@@ -8,7 +8,8 @@ import datetime as dt
 def money(value: float | None, hourly: bool = False) -> str:
     if value is None:
         return "-"
-    text = f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.4f}"
+    # cents, unless that rounds a small amount to nothing (a few minutes of a cheap node)
+    text = f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
     return text + ("/h" if hourly else "")
 
 
