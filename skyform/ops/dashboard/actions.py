@@ -10,22 +10,22 @@ from skyform.errors import SkyformError
 
 
 @dataclass(frozen=True)
-class Action:
+class PageAction:
     kind: str
     question: str  # what the confirmation page asks
     params: dict[str, str]
 
 
-def describe(kind: str, params: dict[str, str]) -> Action:
+def describe(kind: str, params: dict[str, str]) -> PageAction:
     cluster, job = params.get("cluster", ""), params.get("job", "")
     if kind == "cancel":
-        return Action(
+        return PageAction(
             kind, f"Cancel job {job} on cluster {cluster}?", {"cluster": cluster, "job": job}
         )
     if kind == "cancel-managed":
-        return Action(kind, f"Cancel managed job {job}?", {"job": job})
+        return PageAction(kind, f"Cancel managed job {job}?", {"job": job})
     if kind == "down":
-        return Action(
+        return PageAction(
             kind, f"Tear down cluster {cluster}? Its nodes are terminated.", {"cluster": cluster}
         )
     if kind == "autostop":
@@ -33,7 +33,7 @@ def describe(kind: str, params: dict[str, str]) -> Action:
         what = (
             "cancel autostop" if minutes in ("", "cancel") else f"stop after {minutes} idle minutes"
         )
-        return Action(
+        return PageAction(
             kind, f"Set autostop of {cluster}: {what}?", {"cluster": cluster, "minutes": minutes}
         )
     raise SkyformError(
@@ -47,7 +47,7 @@ def _number(text: str, what: str) -> int:
     return int(text)
 
 
-def perform(action: Action) -> str:
+def perform(action: PageAction) -> str:
     """Do it; the sentence the result page shows."""
     p = action.params
     if action.kind == "cancel":

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from skyform.errors import SkyformError
 from skyform.ops.dashboard import actions, charts, reads, services_data
-from skyform.ops.dashboard.server import GUARD, render
+from skyform.ops.dashboard.rendering import GUARD, render
 
 
 def _page(request: web.Request) -> int:

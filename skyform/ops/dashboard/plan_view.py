@@ -28,7 +28,7 @@ class ChangeBlock:
 
 
 @dataclass(frozen=True)
-class PlanView:
+class PlanDiffView:
     task: str
     summary: str
     hourly_before: float
@@ -75,10 +75,10 @@ def _block(change: ClusterChange) -> ChangeBlock:
     return ChangeBlock(action.symbol, action.value, change.cluster, change.reason, lines)
 
 
-def plan_view(plan: Plan) -> PlanView:
+def plan_view(plan: Plan) -> PlanDiffView:
     s = plan.summary
     summary = f"{s.add} to add, {s.change} to change, {s.destroy} to destroy"
-    return PlanView(
+    return PlanDiffView(
         task=plan.task.name or plan.task.path,
         summary=summary,
         hourly_before=s.hourly_before,

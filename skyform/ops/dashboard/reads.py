@@ -222,7 +222,7 @@ def job_counts(db: StateDB) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
-class ManagedLine:
+class ManagedJobLine:
     job_id: int
     name: str
     status: str
@@ -233,12 +233,12 @@ class ManagedLine:
     failure: str
 
 
-def managed_line(job_id: int, text: str) -> ManagedLine:
+def managed_line(job_id: int, text: str) -> ManagedJobLine:
     record = _loads(text)
     tasks = _list(record.get("tasks"))
     recoveries = sum(int(_num(t, "recoveries") or 0) for t in tasks)
     cluster = next((_text(t, "cluster") for t in tasks if _text(t, "cluster")), "")
-    return ManagedLine(
+    return ManagedJobLine(
         job_id=int(job_id),
         name=_text(record, "name"),
         status=_text(record, "status", "?"),
@@ -250,7 +250,7 @@ def managed_line(job_id: int, text: str) -> ManagedLine:
     )
 
 
-def managed_page(db: StateDB, number: int) -> tuple[list[ManagedLine], Page]:
+def managed_page(db: StateDB, number: int) -> tuple[list[ManagedJobLine], Page]:
     (total,) = db.execute_tuples("SELECT COUNT(*) FROM managed_jobs")[0]
     page = page_of(number, total)
     rows = db.execute_tuples(
@@ -287,7 +287,7 @@ def recent_revisions(db: StateDB, limit: int = PAGE_SIZE) -> list[RevisionLine]:
     return [RevisionLine(int(j), int(r), float(c), str(why), str(d)) for j, r, c, why, d in rows]
 
 
-def managed_owner(db: StateDB, cluster: str) -> ManagedLine | None:
+def managed_owner(db: StateDB, cluster: str) -> ManagedJobLine | None:
     """The unfinished managed job whose task runs on `cluster`, if any (the plan that made
     it): one query over the unfinished managed jobs only."""
     from skyform.state.managed import ManagedJobStatus

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import urlencode
@@ -15,10 +14,9 @@ from aiohttp import web
 
 from skyform.errors import SkyformError
 from skyform.ops.dashboard.guard import COOKIE, TOKENLESS, Guard, bearer
+from skyform.ops.dashboard.rendering import GUARD, JINJA, environment, render
 
 HERE = Path(__file__).parent
-GUARD = web.AppKey("guard", Guard)
-JINJA = web.AppKey("jinja", object)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 # No inline script or style, nothing from elsewhere: text that slipped through escaping
@@ -27,33 +25,6 @@ CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 )
-
-
-def _environment():
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(HERE / "templates"),
-        autoescape=True,  # every template, whatever its file name
-        undefined=jinja2.StrictUndefined,
-    )
-    from skyform.ops.dashboard import formats
-
-    env.filters.update(formats.FILTERS)
-    return env
-
-
-def render(request: web.Request, template: str, status: int = 200, **context) -> web.Response:
-    guard = request.app[GUARD]
-    env = request.app[JINJA]
-    html = env.get_template(template).render(  # type: ignore[attr-defined]
-        csrf=guard.csrf,
-        allow_actions=guard.allow_actions,
-        path=request.path,
-        now=time.time(),
-        **context,
-    )
-    return web.Response(text=html, status=status, content_type="text/html")
 
 
 def _refusal(status: int, title: str, detail: str) -> web.Response:
@@ -116,7 +87,7 @@ def make_app(guard: Guard) -> web.Application:
 
     app = web.Application(middlewares=[guard_middleware])
     app[GUARD] = guard
-    app[JINJA] = _environment()
+    app[JINJA] = environment()
     pages.add_routes(app)
     app.router.add_static("/static/", HERE / "static", follow_symlinks=False)
     return app
