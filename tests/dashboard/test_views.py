@@ -54,3 +54,34 @@ def test_the_guard_rules():
     assert not remote.same_origin("null", "dash.example.com:8765")
     assert not remote.same_origin(None, "dash.example.com:8765")
     assert remote.csrf_ok(remote.csrf) and not remote.csrf_ok("") and not remote.csrf_ok("x")
+
+
+def test_list_pages_are_bounded_and_counted_in_the_store():
+    from helpers import local_cluster_record
+
+    from skyform.ops.dashboard import reads
+    from skyform.state.db import open_state
+    from skyform.state.models import JobRecord, JobStatus
+
+    with open_state() as db:
+        for c in range(3):
+            db.put_cluster(local_cluster_record(f"c{c}"))
+            for j in range(1, 41):
+                db.put_job(
+                    JobRecord(
+                        cluster=f"c{c}",
+                        job_id=j,
+                        name=f"j{j}",
+                        task_id=f"t{c}-{j}",
+                        status=JobStatus.SUCCEEDED,
+                        submitted_at=1.0,
+                    )
+                )
+        sizes = [len(reads.jobs_page(db, n)[0]) for n in (1, 2, 3)]
+        lines, page = reads.jobs_page(db, 99)  # past the end: the last page
+        mine, own = reads.jobs_page(db, 1, cluster="c1")
+        clusters, cpage = reads.clusters_page(db, 1)
+    assert sizes == [50, 50, 20] and (page.number, page.last, page.total) == (3, 3, 120)
+    assert [line.job_id for line in lines][:2] == [20, 19]  # c2's jobs, newest first
+    assert own.total == 40 and {line.cluster for line in mine} == {"c1"}
+    assert [c.name for c in clusters] == ["c0", "c1", "c2"] and cpage.total == 3
