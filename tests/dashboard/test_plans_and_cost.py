@@ -7,7 +7,7 @@ import time
 
 import pytest
 import yaml
-from dashkit import screenshot
+from dashkit import screenshot, wait_for
 from selenium.webdriver.common.by import By
 
 TASK = """\
@@ -37,6 +37,11 @@ def test_a_managed_jobs_plan_revision_is_shown_as_a_diff(sky, dashboard, browser
     browser.get(board.base + "/managed/1")
     assert "SUCCEEDED" in browser.find_element(By.TAG_NAME, "h1").text
     assert browser.find_elements(By.CSS_SELECTOR, "table.revisions tbody tr")
+    state = browser.find_element(By.ID, "log-state")
+    wait_for(lambda: "ended" in state.text, what="the managed job's output")
+    assert "(nightly) trained" in browser.find_element(By.ID, "log").text.splitlines()
+    assert state.text == "ended: SUCCEEDED"
+    screenshot(browser, "managed-job")
 
 
 def _priced_pool(home, nodes) -> None:

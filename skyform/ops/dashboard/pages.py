@@ -4,15 +4,12 @@ worker thread so log streams keep flowing, then renders a template."""
 from __future__ import annotations
 
 import asyncio
-import json
-import threading
 from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
-from skyform.errors import SkyformError
-from skyform.ops.dashboard import actions, charts, reads, services_data
+from skyform.ops.dashboard import actions, charts, reads, services_data, streams
 from skyform.ops.dashboard.rendering import GUARD, render
 
 
@@ -110,51 +107,36 @@ def _job_id(request: web.Request) -> int:
 
 
 async def job_log(request: web.Request) -> web.StreamResponse:
-    """The job's output as server-sent events while it runs (`skyform logs -f`'s path); an
-    `end` event with its final status when it is over."""
+    """A cluster job's output while it runs (`skyform logs -f`'s path)."""
     from skyform.ops.cluster_jobs import logs_of
 
     name, job_id = request.match_info["name"], _job_id(request)
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
-    gone = threading.Event()
 
-    class ClientGone(Exception):
-        pass
+    def follow(line: Callable[[str], None]) -> str:
+        def on_log(log_line) -> None:
+            line(("[setup] " if log_line.setup else "") + log_line.text)
 
-    def on_log(line) -> None:
-        if gone.is_set():
-            raise ClientGone
-        prefix = "[setup] " if line.setup else ""
-        loop.call_soon_threadsafe(queue.put_nowait, ("line", prefix + line.text))
+        result = logs_of(name, job_id, follow=True, node=None, on_log=on_log)
+        for note in [*result.notes, *result.warnings]:
+            line(note)
+        return result.job.status.value
 
-    def follow() -> None:
-        try:
-            result = logs_of(name, job_id, follow=True, node=None, on_log=on_log)
-            notes = [*result.notes, *result.warnings]
-            for note in notes:
-                loop.call_soon_threadsafe(queue.put_nowait, ("line", note))
-            loop.call_soon_threadsafe(queue.put_nowait, ("end", result.job.status.value))
-        except ClientGone:
-            pass
-        except SkyformError as exc:
-            loop.call_soon_threadsafe(queue.put_nowait, ("end", f"error: {exc}"))
+    return await streams.events(request, follow, f"log {name} {job_id}")
 
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-    await response.prepare(request)
-    worker = threading.Thread(target=follow, daemon=True, name=f"log {name} {job_id}")
-    worker.start()
-    try:
-        while True:
-            kind, text = await queue.get()
-            payload = json.dumps(text)  # one line of data, whatever the text holds
-            await response.write(f"event: {kind}\ndata: {payload}\n\n".encode())
-            if kind == "end":
-                break
-    except (ConnectionResetError, asyncio.CancelledError):
-        gone.set()
-        raise
-    return response
+
+async def managed_log(request: web.Request) -> web.StreamResponse:
+    """A managed job's output across its recoveries (`skyform jobs logs -f`'s path)."""
+    from skyform.ops.managed.verbs import follow_output
+
+    job_id = _managed_id(request)
+
+    def follow(line: Callable[[str], None]) -> str:
+        record = follow_output(
+            job_id, follow=True, on_line=lambda m: line(f"({m.task}) {m.text}"), on_note=line
+        )
+        return record.status.value
+
+    return await streams.events(request, follow, f"managed log {job_id}")
 
 
 async def managed(request: web.Request) -> web.Response:
@@ -317,6 +299,7 @@ def add_routes(app: web.Application) -> None:
     r.add_get("/jobs", jobs)
     r.add_get("/managed", managed)
     r.add_get("/managed/{id}", managed_job)
+    r.add_get("/managed/{id}/log", managed_log)
     r.add_get("/managed/{id}/revisions/{rev}", revision)
     r.add_get("/plans", plans)
     r.add_get("/services", services)
