@@ -142,6 +142,16 @@ def test_a_cross_site_form_in_the_browser_changes_nothing(dashboard, browser, sk
 def test_an_allowed_action_is_confirmed_first(dashboard, browser, sky, victim):
     board = dashboard("--allow-actions")
     browser.get(board.base + f"/clusters/{victim}")
+    browser.find_element(By.LINK_TEXT, "Set autostop…").click()
+    minutes = browser.find_element(By.ID, "minutes")
+    minutes.clear()
+    minutes.send_keys("15")
+    assert "tear it down" in browser.find_element(By.ID, "idle").text  # local cannot stop
+    browser.find_element(By.ID, "confirm").click()
+    assert browser.find_element(By.ID, "outcome").text == "autostop of victim: 15m (down)"
+    assert "15m (down)" in sky("status").stdout
+
+    browser.get(board.base + f"/clusters/{victim}")
     browser.find_element(By.LINK_TEXT, "Tear down").click()
     question = browser.find_element(By.CLASS_NAME, "question").text
     assert question.startswith("Tear down cluster victim?")

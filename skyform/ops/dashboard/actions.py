@@ -29,12 +29,18 @@ def describe(kind: str, params: dict[str, str]) -> PageAction:
             kind, f"Tear down cluster {cluster}? Its nodes are terminated.", {"cluster": cluster}
         )
     if kind == "autostop":
-        minutes = params.get("minutes", "")
+        minutes, idle = params.get("minutes", ""), params.get("idle", "stop")
+        if idle not in ("stop", "down"):
+            raise SkyformError(f"idle must be stop or down, not {idle!r}")
         what = (
-            "cancel autostop" if minutes in ("", "cancel") else f"stop after {minutes} idle minutes"
+            "cancel autostop"
+            if minutes in ("", "cancel")
+            else f"{'tear it down' if idle == 'down' else 'stop it'} after {minutes} idle minutes"
         )
         return PageAction(
-            kind, f"Set autostop of {cluster}: {what}?", {"cluster": cluster, "minutes": minutes}
+            kind,
+            f"Set autostop of {cluster}: {what}?",
+            {"cluster": cluster, "minutes": minutes, "idle": idle},
         )
     raise SkyformError(
         f"no action {kind!r}", "The actions are cancel, cancel-managed, down, autostop."
@@ -73,8 +79,9 @@ def perform(action: PageAction) -> str:
 
     cancel_it = p["minutes"] in ("", "cancel")
     minutes = None if cancel_it else _number(p["minutes"], "minutes")
+    down = p["idle"] == "down" and not cancel_it
     for name, setting in autostop_clusters(
-        [p["cluster"]], idle_minutes=minutes, down=False, wait_for=None, cancel=cancel_it
+        [p["cluster"]], idle_minutes=minutes, down=down, wait_for=None, cancel=cancel_it
     ):
         return f"autostop of {name}: {'cancelled' if setting is None else setting.short}"
     return "nothing changed"
