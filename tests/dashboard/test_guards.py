@@ -163,3 +163,17 @@ def test_an_allowed_action_is_confirmed_first(dashboard, browser, sky, victim):
     )
     assert outcome[0].text == "took down victim"
     assert not _exists(sky, victim)
+
+
+def test_a_running_job_is_cancelled_from_its_page(dashboard, browser, sky, tmp_path):
+    task = tmp_path / "long.yaml"
+    task.write_text("name: long\nresources: {infra: local}\nrun: sleep 120\n")
+    sky("launch", "-c", "busy", task, "-y", "-d")
+    board = dashboard("--allow-actions")
+    browser.get(board.base + "/clusters/busy/jobs/1")
+    browser.find_element(By.LINK_TEXT, "Cancel job").click()
+    assert browser.find_element(By.CLASS_NAME, "question").text == "Cancel job 1 on cluster busy?"
+    browser.find_element(By.ID, "confirm").click()
+    outcome = wait_for(lambda: browser.find_elements(By.ID, "outcome"), timeout=60)
+    assert outcome[0].text == "cancelled 1 job(s) on busy"
+    assert "CANCELLED" in sky("queue", "busy").stdout
