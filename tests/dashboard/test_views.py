@@ -56,11 +56,13 @@ def test_the_guard_rules():
     assert remote.csrf_ok(remote.csrf) and not remote.csrf_ok("") and not remote.csrf_ok("x")
 
 
-def test_list_pages_are_bounded_and_counted_in_the_store():
+def test_list_pages_are_bounded_and_counted_in_the_store(backend):
+    """On each store the CLI uses: SQLite and the team's PostgreSQL."""
     from helpers import local_cluster_record
 
     from skyform.ops.dashboard import reads
     from skyform.state.db import open_state
+    from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask
     from skyform.state.models import JobRecord, JobStatus
 
     with open_state() as db:
@@ -81,6 +83,13 @@ def test_list_pages_are_bounded_and_counted_in_the_store():
         lines, page = reads.jobs_page(db, 99)  # past the end: the last page
         mine, own = reads.jobs_page(db, 1, cluster="c1")
         clusters, cpage = reads.clusters_page(db, 1)
+        ManagedJobs(db).create(
+            ManagedJobRecord(id=0, name="mj", task_file="/tmp/t.yaml", submitted_at=1.0,
+                             tasks=[ManagedTask(index=0, name="mj", cluster="c1")])
+        )  # fmt: skip
+        owner = reads.managed_owner(db, "c1")
+        none_owns_c2 = reads.managed_owner(db, "c2") is None
+    assert owner is not None and owner.name == "mj" and none_owns_c2
     assert sizes == [50, 50, 20] and (page.number, page.last, page.total) == (3, 3, 120)
     assert [line.job_id for line in lines][:2] == [20, 19]  # c2's jobs, newest first
     assert own.total == 40 and {line.cluster for line in mine} == {"c1"}
