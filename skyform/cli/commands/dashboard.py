@@ -12,7 +12,7 @@ def register(app: typer.Typer) -> None:
 
 def dashboard(
     host: str = typer.Option(
-        "127.0.0.1", "--host", help="Address to listen on; any but loopback needs the token."
+        "127.0.0.1", "--host", help="Address to listen on; any but 127.0.0.1 needs the token."
     ),
     port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port to listen on."),
     open_browser: bool = typer.Option(False, "--open", help="Open it in the browser."),
