@@ -34,6 +34,7 @@ ROOT_HELP = (
     "  show-gpus     The same as `skyform gpus` (SkyPilot's `sky show-gpus`).\n"
     "  export        Write each aws/gcp/kubernetes cluster of a plan as a...\n"
     "  cost-report   Recorded price × recorded uptime per cluster and per...\n"
+    "  dashboard     Clusters, jobs, services, plans and cost in a browser...\n"
     "  jobs          Managed jobs: recover from lost capacity by re-planning.\n"
     "  known-hosts   skyform's record of node SSH host keys.\n"
     "  state         The state store: move it between SQLite and PostgreSQL...\n"

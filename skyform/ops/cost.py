@@ -60,9 +60,9 @@ def usage(days: float) -> UsageReport:
     intervals, live, names, statuses, recoveries = [], {}, {}, {}, {}
     if state_exists():
         with open_state() as db:
-            _settle_autostops(db)
+            records = _settle_autostops(db, db.list_clusters())
             intervals = db.usage(since=since)
-            live = {r.name: r.status.value for r in db.list_clusters()}
+            live = {r.name: r.status.value for r in records}
             for job in ManagedJobs(db).list():
                 names[job.id], statuses[job.id] = job.name, job.status.value
                 recoveries[job.id] = job.recoveries()
@@ -77,12 +77,14 @@ def usage(days: float) -> UsageReport:
     )
 
 
-def _settle_autostops(db) -> None:
+def _settle_autostops(db, records: list) -> list:
     """What the autostop agents did, as plain `status` settles it (local clusters: reading
-    the node directory costs nothing): a cluster its agent stopped is billed until then."""
-    records = [r for r in db.list_clusters() if r.spec.autostop is not None]
-    if records:
-        from skyform.config import load_config
-        from skyform.ops.autostop import converge_all
+    the node directory costs nothing): a cluster its agent stopped is billed until then.
+    The records as they are now (the store is read once: the cost page reads it often)."""
+    if not any(r.spec.autostop is not None for r in records):
+        return records
+    from skyform.config import load_config
+    from skyform.ops.autostop import converge_all
 
-        converge_all(db, load_config(), records, remote=False, emit=lambda _m: None)
+    kept, _notes = converge_all(db, load_config(), records, remote=False, emit=lambda _m: None)
+    return kept

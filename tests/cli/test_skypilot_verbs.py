@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize(
     "argv",
     [
-        ["dashboard"],
+        ["api", "info"],
         ["volumes", "ls"],
         ["volumes", "--help"],
     ],

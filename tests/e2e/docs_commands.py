@@ -220,6 +220,15 @@ LOCAL = [
         says=("hello",),
     ),
     Step(
+        "skyform dashboard [--host 127.0.0.1] [--port 8765] [--open] [--allow-actions]",
+        run=(  # it serves until stopped: start it, read the cluster list, stop it
+            "skyform dashboard --port 0 > dash.out & "
+            "for i in $(seq 100); do grep -q http dash.out && break; sleep 0.2; done; "
+            "curl -s \"$(grep -o 'http://[^ ]*' dash.out)clusters\"; kill $!",
+        ),
+        says=("<h1>Clusters</h1>", ">hello</a>"),
+    ),
+    Step(
         "skyform cost-report [--days N] [--json|--csv]",
         run=("skyform cost-report --days 0 --json", "skyform cost-report --csv"),
         says=("hello",),

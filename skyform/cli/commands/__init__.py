@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cost_report",
     "storage",
     "serve",
+    "dashboard",
     # more verbs are added here, one per line
     "not_yet",  # last: SkyPilot verbs no module above provides
 )

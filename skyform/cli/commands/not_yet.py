@@ -10,7 +10,6 @@ import typer
 SKYPILOT_ONLY: dict[str, str] = {
     "volumes": "persistent volumes",
     "volume": "persistent volumes",
-    "dashboard": "the web dashboard",
     "api": "the API server",
     "local": "a local Kubernetes cluster",
     "workspace": "workspaces",
