@@ -1,6 +1,7 @@
 """A real service on `local` (`serve up`, one replica, the load balancer in front): after
-traffic its page charts requests per second from the request log and the mean latency
-sampled from the load balancer's metrics, and lists its replica and revisions."""
+traffic its page charts requests per second and p50/p95 latency from the traffic windows
+its controller records in the store (1 s windows here), and lists its replica and
+revisions."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ run: exec {sys.executable} {APP} 8080
 """
 
 
-def test_a_services_charts_after_traffic(tmp_path, dashboard, browser):
+def test_a_services_charts_after_traffic(tmp_path, dashboard, browser, monkeypatch):
+    monkeypatch.setenv("SKYFORM_SERVE_STATS_WINDOW", "1")  # the controller's windows
     task = tmp_path / "charted.yaml"
     task.write_text(SERVICE)
     skyform("serve", "up", str(task), "-y")
@@ -58,7 +60,9 @@ def test_a_services_charts_after_traffic(tmp_path, dashboard, browser):
             first = int(total.text)
             wait_for(lambda: int(total.text) > first + 20, timeout=20, what="a redraw")
             latency = browser.find_element(By.ID, "latency-chart-count")
-            wait_for(lambda: int(latency.text) >= 2, timeout=20, what="latency samples")
+            wait_for(lambda: int(latency.text) >= 2, timeout=20, what="latency windows")
+            p95 = browser.find_element(By.ID, "latency95-chart-count")
+            wait_for(lambda: int(p95.text) >= 2, timeout=20, what="p95 windows")
         assert load.failed == 0
         screenshot(browser, "service")
         points = browser.find_element(By.CSS_SELECTOR, "#rps-chart polyline")

@@ -225,27 +225,27 @@ def _service(request: web.Request):
 async def service(request: web.Request) -> web.Response:
     record = await asyncio.to_thread(_service, request)
     revs = await asyncio.to_thread(services_data.revisions, record.name)
-    rps = services_data.requests_per_second(record.name)
-    latency = await asyncio.to_thread(services_data.mean_latency_ms, record)
+    rows = await asyncio.to_thread(services_data.windows, record.name)
     return render(
         request,
         "service.html",
         s=record,
         revisions=revs[-20:],
-        rps=charts.line(rps),
-        rps_total=sum(v for _, v in rps),
-        latency=charts.line(latency),
+        rps=charts.line(services_data.requests_per_second(rows)),
+        rps_total=sum(w.requests for w in rows),
+        latency=charts.line(services_data.latency_ms(rows, "p50")),
+        latency95=charts.line(services_data.latency_ms(rows, "p95")),
     )
 
 
 async def service_series(request: web.Request) -> web.Response:
     record = await asyncio.to_thread(_service, request)
-    rps = services_data.requests_per_second(record.name)
-    latency = await asyncio.to_thread(services_data.mean_latency_ms, record)
+    rows = await asyncio.to_thread(services_data.windows, record.name)
     body = {
-        "rps": charts.line(rps).__dict__,
-        "rps_total": sum(v for _, v in rps),
-        "latency": charts.line(latency).__dict__,
+        "rps": charts.line(services_data.requests_per_second(rows)).__dict__,
+        "rps_total": sum(w.requests for w in rows),
+        "latency": charts.line(services_data.latency_ms(rows, "p50")).__dict__,
+        "latency95": charts.line(services_data.latency_ms(rows, "p95")).__dict__,
         "replicas": [{"id": r.replica_id, "status": r.status} for r in record.replicas],
     }
     return web.json_response(body)

@@ -36,6 +36,7 @@ function pollTraffic(section) {
         const data = await reply.json();
         drawLine("rps-chart", data.rps);
         drawLine("latency-chart", data.latency);
+        drawLine("latency95-chart", data.latency95);
         document.getElementById("rps-total").textContent = String(Math.round(data.rps_total));
       }
     } catch (err) {
