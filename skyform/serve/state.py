@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from skyform.config import ensure_dir, home
 from skyform.errors import SkyformError
 from skyform.paths import write_atomic
-from skyform.state.lock import flock_held
 
 CONTROLLER_INIT = "CONTROLLER_INIT"
 REPLICA_INIT = "REPLICA_INIT"
@@ -54,6 +53,9 @@ class ServiceRecord(_Lenient):
     version: int = 1
     status: str = CONTROLLER_INIT
     controller_pid: int | None = None
+    # the load balancer's endpoint: it outlives its controller (lb_process.py)
+    lb_host: str | None = None
+    lb_pid: int | None = None
     lb_port: int | None = None
     control_port: int | None = None
     endpoint: str | None = None
@@ -108,8 +110,12 @@ def list_services() -> list[str]:
 
 
 def controller_alive(name: str) -> bool:
-    """A live controller holds its flock; if we can take it, nobody runs the service."""
-    return flock_held(lock_path(name))
+    """A live controller holds the service's lease `service/<name>` in the state store
+    (controllers/lease.py), so this answers from any home sharing the store."""
+    from skyform.state.db import open_state
+
+    with open_state() as db:
+        return db.get_lease(f"service/{name}") is not None
 
 
 def remove(name: str) -> None:

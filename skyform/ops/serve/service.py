@@ -82,8 +82,12 @@ def up(
     envs: dict[str, str],
     secrets: dict[str, str],
     overrides: dict[str, str] | None = None,
+    *,
+    emit: Callable[[str], None] = lambda _line: None,
 ) -> state.ServiceRecord:
-    """Register the service and start its controller; returns once the endpoint is known."""
+    """Register the service and see that a controller drives it: a controller service
+    (`skyform controller run`) adopts it when one is registered, else a controller starts
+    here (`emit` says which); returns once the endpoint is known."""
     name = result.plan.service
     existing = state.read_record(name)
     if existing is not None:
@@ -106,7 +110,13 @@ def up(
         load_balancing_policy=result.plan.load_balancing_policy,
     )
     state.write_record(record)
-    _spawn(name, secrets)
+    adopter = _adopter(name, secrets)
+    if adopter is not None:
+        emit(f"Submitted: controller {adopter} will adopt it")
+    else:
+        emit(
+            f"No controller service runs: started a local controller (pid {_spawn(name, secrets)})"
+        )
     deadline = time.monotonic() + REGISTER_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         current = state.read_record(name)
@@ -122,6 +132,22 @@ def up(
         f"See skyform serve logs {name} --controller; clean up with skyform serve down "
         f"{name} --purge",
     )
+
+
+def _adopter(name: str, secrets: dict[str, str]) -> str | None:
+    """A registered controller service that will adopt the new service (user@host:pid), its
+    secrets sealed into the store for it; None: none runs, or the secrets cannot be sealed
+    (no SKYFORM_PASSPHRASE), so a controller here must hold them."""
+    from skyform.controllers.lease import SERVICES
+    from skyform.controllers.loop import registered
+    from skyform.serve import sealed
+    from skyform.state.db import open_state
+
+    with open_state() as db:
+        services = registered(db)
+        if not services or (secrets and not sealed.seal_versions(db, name, {1: secrets})):
+            return None
+        return services[0].name.removeprefix(SERVICES)
 
 
 def update_mode(mode: str) -> str:
