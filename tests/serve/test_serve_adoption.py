@@ -19,9 +19,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from servekit import APP_ENV, Clients, skyform, wait_until
+from servekit import APP_ENV, Clients, get, skyform, wait_until
 
-from skyform.serve import sandbox
+from skyform.serve import sandbox, state
 from skyform.state.db import open_state
 from skyform.state.leases import pid_alive
 
@@ -196,3 +196,33 @@ def test_kill_9_of_the_controller_the_service_is_adopted_and_serves_on(
                 os.killpg(proc.pid, signal.SIGTERM)
                 proc.wait(timeout=30)
         skyform("serve", "down", "web", "-y", "--purge", check=False)
+
+
+def test_a_controller_whose_lease_was_taken_stops_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The service's lease taken anew by another holder (the old controller frozen past its
+    expiry, say): its fencing token refuses the old controller's next write, and it stops
+    without tearing anything down; the load balancer serves on."""
+    monkeypatch.setenv("SKYFORM_LEASE_TTL", str(LEASE_TTL))
+    task = tmp_path / "web.yaml"
+    task.write_text(service_yaml(1))
+    skyform("serve", "up", str(task), "-y")
+    try:
+        record = wait_until("web", lambda r: ready(r, 1), timeout=60)
+        controller = record["controller_pid"]
+        with open_state() as db:
+            db.force_unlock("service/web")
+            taken = db.try_lease("service/web", purpose="another controller", ttl=60)
+            assert taken is not None
+            wait_for(lambda: not pid_alive(controller), 5)
+            before = (state.record_path("web").stat().st_mtime_ns, record["replicas"])
+            time.sleep(1.0)
+            after = wait_until("web", lambda r: True)
+            assert state.record_path("web").stat().st_mtime_ns == before[0]  # no write since
+            assert after["replicas"] == before[1]  # nothing torn down
+            assert get(f"{record['endpoint']}/echo")[0] == 200
+            db.release_lease(taken)
+    finally:
+        skyform("serve", "down", "web", "-y", "--purge", check=False)
+    assert not pid_alive(record["lb_pid"])

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -49,7 +48,6 @@ def _start_lb(folder, replica: str) -> tuple[subprocess.Popen[bytes], int]:
         port=0,
         replicas_file=str(folder / "replicas.json"),
         ports_file=str(folder / "lb.ports.json"),
-        parent_pid=os.getpid(),
     )
     write_json_atomic(folder / "lb.json", config)
     lb = subprocess.Popen([sys.executable, "-m", "skyform.serve.lb", str(folder / "lb.json")])

@@ -343,7 +343,11 @@ def down(name: str, *, purge: bool, emit: Callable[[str], None]) -> None:
 
 
 def _purge(name: str, emit: Callable[[str], None]) -> None:
+    from socket import gethostname
+
+    from skyform.serve import lb_process, sealed
     from skyform.serve.replica_launch import teardown
+    from skyform.state.db import open_state
 
     record = state.read_record(name)
     for replica in record.replicas if record is not None else []:
@@ -352,10 +356,14 @@ def _purge(name: str, emit: Callable[[str], None]) -> None:
         if replica.sandbox is not None:
             sandbox.destroy(sandbox.Sandbox(replica.sandbox))
     ports = state.service_dir(name) / "lb.ports.json"
-    if ports.exists():
+    if record is not None and record.lb_pid is not None and record.lb_host == gethostname():
+        lb_process.stop(record.lb_pid)  # it outlives its controller; its workers die with it
+    elif ports.exists():  # an LB recorded by an older skyform, without its pid
         for pid in _lb_pids(name):  # the LB and the worker processes it forked
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, 15)
+    with open_state() as db:
+        sealed.forget(db, name)
     state.remove(name)
 
 
