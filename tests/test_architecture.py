@@ -75,7 +75,7 @@ def test_no_print_below_cli(path: Path):
 # through ops (plan, apply, down), as the managed-job controller in ops/managed/ does.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"cli"}),
-    frozenset({"ops", "serve"}),
+    frozenset({"ops", "serve", "controllers"}),
     frozenset({"lifecycle", "recovery"}),
     frozenset({"stacks", "exec", "cost", "storage"}),
     frozenset({"state"}),

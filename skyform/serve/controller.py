@@ -15,62 +15,51 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import logging
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from skyform.errors import SkyformError
-from skyform.serve import control, revisions, state, versions
+from skyform.controllers.lease import LEAVE, die_with_service, holding, service_lease
+from skyform.errors import Fenced, SkyformError
+from skyform.serve import control, lb_process, revisions, sealed, state
+from skyform.serve.adoption import was_driven
 from skyform.serve.autoscaler import Autoscaler, Launch
-from skyform.serve.controller_base import (
-    Version,
-    interval,
-    load_version,
-    log,
-    spot_placement,
-)
-from skyform.serve.lb.config import (
-    LbConfig,
-    ReplicaEntry,
-    ReplicaSet,
-    free_lb_port,
-    write_json_atomic,
-)
+from skyform.serve.controller_base import Version, interval, log, spot_placement
+from skyform.serve.lb.config import ReplicaEntry, ReplicaSet, write_json_atomic
 from skyform.serve.lbstats import LbStats
 from skyform.serve.replica_io import LAUNCHES_AT_ONCE
 from skyform.serve.replicas import ReplicaStatus, Step, routed
 from skyform.serve.rollout import Rollouts
 from skyform.serve.updates import active_versions
+from skyform.state import fencing
+from skyform.state.db import StateDB
 
 T = TypeVar("T")
 LB_PUSH_TIMEOUT = 2.0  # seconds; the LB answers a PUT at once unless it is wedged
-LB_STOP_SECONDS = 10.0  # for the LB's in-flight requests to end at shutdown, then it is killed
+PRESENCE_CHECK_SECONDS = 5.0  # how often the controller checks its service is still there
 
 
 class ServiceController(Rollouts):
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, db: StateDB | None = None) -> None:
         self.name = name
+        self.db = db  # where this controller's lease is fenced (None: not checked)
         self.folder = state.service_dir(name)
         self.record = state.require(name)
-        secrets = json.loads(os.environ.pop("SKYFORM_SERVE_SECRETS", "{}") or "{}")
+        self.adopting = was_driven(self.record)
+        given = os.environ.pop("SKYFORM_SERVE_SECRETS", None)
         self.versions: dict[int, Version] = {}
-        first = versions.load(name, self.record.version)
-        if first is None:
-            raise SkyformError(f"service {name!r} has no saved version {self.record.version}")
-        self.versions[first.number] = load_version(name, first, secrets)
+        self.load_versions(json.loads(given or "{}") if given is not None else None)
         self.autoscaler = Autoscaler(self.latest.spec.replica_policy)
         self.replicas = {}
         self.next_id = 1
         self.revision = 0
         self.stopping = False
-        self.lb: subprocess.Popen[bytes] | None = None
+        self.pushed = False  # the replica set reached the load balancer once
         self.probe_every = interval("SKYFORM_SERVE_PROBE_INTERVAL", 10.0)
         self.autoscaler.interval = interval("SKYFORM_SERVE_DECISION_INTERVAL", 20.0)
         self.slots = asyncio.Semaphore(LAUNCHES_AT_ONCE)
@@ -79,6 +68,7 @@ class ServiceController(Rollouts):
         self.ready_versions: set[int] = set()
         self.rollout = None
         self.halted = False
+        self.leaving = False
         self.http: Any = None
 
     # -- main loop ------------------------------------------------------------------------
@@ -87,11 +77,15 @@ class ServiceController(Rollouts):
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self._stop)
+        loop.add_signal_handler(LEAVE, self._leave)
         self.request_key = control.make_key(self.name)
+        state.claim(self.name)  # this home and machine run it now (logs, same-home keys)
+        if self.adopting:
+            self.rebuild()
         self._start_lb()
         import aiohttp
 
-        next_probe = next_decision = next_request = next_heartbeat = 0.0
+        next_probe = next_decision = next_request = next_presence = 0.0
         async with aiohttp.ClientSession() as http:
             self.http = http
             self.stats = LbStats(self.name)
@@ -100,9 +94,9 @@ class ServiceController(Rollouts):
                 if now >= next_request:  # serve update / down from any home (control.py)
                     next_request = now + control.REQUEST_POLL_SECONDS
                     self._in_store(self.answer_requests)
-                if now >= next_heartbeat:
-                    next_heartbeat = now + state.HEARTBEAT_SECONDS
-                    if self._in_store(lambda: state.heartbeat(self.name)) is False:
+                if now >= next_presence:  # `serve down --purge` from another home
+                    next_presence = now + PRESENCE_CHECK_SECONDS
+                    if self._in_store(lambda: state.store().exists(self.name)) is False:
                         log.error("the service is gone from the state store: shutting down")
                         self.stopping = True
                 await self.stats.maybe_record(http, self.record.control_port, now)
@@ -119,11 +113,12 @@ class ServiceController(Rollouts):
                 self._replace_failed()
                 await self._publish()
                 await asyncio.sleep(0.2)
-            await self._shutdown()
+            if not self.leaving:
+                await self._shutdown()
 
     def _in_store(self, work: Callable[[], T]) -> T | None:
         """The store's work of one loop; a store away (beyond its reconnect window) costs
-        that loop's requests or heartbeat, never the replicas being served."""
+        that loop's requests or presence check, never the replicas being served."""
         try:
             return work()
         except SkyformError as exc:
@@ -133,6 +128,12 @@ class ServiceController(Rollouts):
     def _stop(self) -> None:
         self.stopping = True
 
+    def _leave(self) -> None:
+        """The controller service that started this one is gone or stopping: stop driving
+        the service, tearing nothing down (another controller adopts it)."""
+        log.info("leaving service %s to the next controller", self.name)
+        self.leaving = self.stopping = True
+
     def _task_relative(self, path: str) -> str:
         """TLS files as the task file names them: `~` expanded, relative paths from where
         `serve up` / `serve update` ran, like the replicas' workdir and mounts."""
@@ -141,57 +142,16 @@ class ServiceController(Rollouts):
         return str(self.latest.inputs.paths_start() / Path(path).expanduser())
 
     def _start_lb(self) -> None:
-        from skyform.config import load_config
-
         spec = self.latest.spec
-        port = free_lb_port()
-        clients = load_config().serve
-        config = LbConfig(
-            service=self.name,
-            host="0.0.0.0",
-            port=port,
-            policy=spec.load_balancing_policy,
-            target_qps=spec.replica_policy.target_qps_per_replica,
-            tls_keyfile=self._task_relative(spec.tls.keyfile) if spec.tls else None,
-            tls_certfile=self._task_relative(spec.tls.certfile) if spec.tls else None,
-            replicas_file=str(self.folder / "replicas.json"),
-            request_log=str(self.folder / "requests.log"),
-            ports_file=str(self.folder / "lb.ports.json"),
-            parent_pid=os.getpid(),
-            header_timeout_seconds=clients.client_header_timeout,
-            keepalive_timeout_seconds=clients.client_keepalive_timeout,
-            body_timeout_seconds=clients.client_body_timeout,
-        )
-        write_json_atomic(self.folder / "replicas.json", ReplicaSet())
-        write_json_atomic(self.folder / "lb.json", config)
-        out = open(self.folder / "lb.log", "ab")  # noqa: SIM115 - handed to the child
-        try:
-            self.lb = subprocess.Popen(
-                [sys.executable, "-m", "skyform.serve.lb", str(self.folder / "lb.json")],
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        finally:
-            out.close()
-        deadline = time.monotonic() + 30
-        ports = self.folder / "lb.ports.json"
-        while not ports.exists():
-            if self.lb.poll() is not None or time.monotonic() > deadline:
-                raise SkyformError("the load balancer did not start; see its log")
-            time.sleep(0.05)
-        bound = json.loads(ports.read_text())
-        self.record = self.record.model_copy(
-            update={
-                "lb_port": bound["port"],
-                "control_port": bound["control_port"],
-                "endpoint": f"{spec.scheme}://127.0.0.1:{bound['port']}",
-                "controller_pid": os.getpid(),
-                "status": state.REPLICA_INIT,
-            }
-        )
-        state.write_record(self.record)
-        log.info("load balancer on port %d", bound["port"])
+        tls = None
+        if spec.tls:
+            tls = (self._task_relative(spec.tls.keyfile), self._task_relative(spec.tls.certfile))
+        self.take_lb(self.lb_config(self.folder, tls))
+        update: dict[str, Any] = {"controller_pid": os.getpid()}
+        if not self.adopting:
+            update["status"] = state.REPLICA_INIT
+        self.record = self.record.model_copy(update=update)
+        self._save()
 
     # -- decisions ------------------------------------------------------------------------
 
@@ -301,8 +261,10 @@ class ServiceController(Rollouts):
             log.error("cannot write the replica set (%s): shutting down", exc)
             self.stopping = True
             changed = False
-        if changed:
-            await self._hand_to_lb(data)
+        if changed or not self.pushed:
+            self.pushed = await self._hand_to_lb(data) or self.pushed
+            if self.pushed and self.adopting:
+                self._took_over()
         records = [
             state.ReplicaRecord(
                 replica_id=rid,
@@ -332,7 +294,7 @@ class ServiceController(Rollouts):
         )
         self._save()
 
-    async def _hand_to_lb(self, data: str) -> None:
+    async def _hand_to_lb(self, data: str) -> bool:
         """PUT the replica set on the LB's control port. The file stays the source the LB
         reads on (re)start and watches, so a PUT that fails only costs the watch's lag."""
         import aiohttp
@@ -342,12 +304,27 @@ class ServiceController(Rollouts):
             async with self.http.put(self.lb_replicas_url, data=data, timeout=timeout) as resp:
                 if resp.status != 200:
                     log.warning("the load balancer refused the replica set: %s", await resp.text())
+                return resp.status == 200
         except Exception as exc:  # aiohttp's and asyncio's errors: the watch will catch up
             log.info("the load balancer did not take the replica set (%r)", exc)
+            return False
+
+    def _took_over(self) -> None:
+        """Adopted: the load balancer routes by this controller's replica set now."""
+        self.adopting = False
+        if self.db is not None:
+            self.db.add_event(
+                "serve.took_over",
+                f"controller pid {os.getpid()} drives service {self.name}",
+                data={"service": self.name, "pid": os.getpid()},
+            )
 
     def _save(self) -> None:
-        """Write the record (when it changed); a service removed from the store (`serve down
-        --purge` from another home) is taken down."""
+        """Write the record (when it changed), if this controller still holds the service's
+        lease: every write of this process is fenced (state/fencing.py), so a controller
+        whose lease was taken anew gets errors.Fenced and stops; a service removed from the
+        store (`serve down --purge` from another home) is taken down."""
+        fencing.raise_if_lost()  # its renewer saw the lease go, even with nothing to write
         try:
             kept = state.write_record(self.record)
         except SkyformError as exc:  # the store refused or is away: tried again next loop
@@ -382,13 +359,8 @@ class ServiceController(Rollouts):
             self.teardown_replica(rid, scale_down=True)
         while any(r.busy or r.probing for r in self.replicas.values()):
             await asyncio.sleep(0.2)  # probes out end too: the HTTP session closes next
-        if self.lb is not None:
-            self.lb.terminate()
-            try:
-                self.lb.wait(LB_STOP_SECONDS)
-            except subprocess.TimeoutExpired:  # a request still waits on a replica that
-                self.lb.kill()  # is gone (its node went silent): none can answer it now
-                self.lb.wait()
+        if self.record.lb_pid is not None:  # a request may still wait on a replica that is
+            await asyncio.to_thread(lb_process.stop, self.record.lb_pid)  # gone: killed then
         failed = [r.cluster for r in self.replicas.values() if r.facts.down is Step.FAILED]
         if failed:
             self.record = self.record.model_copy(
@@ -396,20 +368,25 @@ class ServiceController(Rollouts):
             )
             self._save()
             return
+        if self.db is not None:
+            sealed.forget(self.db, self.name)
         state.remove(self.name)
 
 
 def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     name = argv[0]
-    with open(state.lock_path(name), "a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    if not die_with_service(LEAVE):
+        log.info("the service that started the controller of %s is gone; exiting", name)
+        return 0
+    with holding(service_lease(name)) as db:
+        if db is None:
             log.error("another controller runs service %s", name)
             return 1
         try:
-            asyncio.run(ServiceController(name).run())
+            asyncio.run(ServiceController(name, db).run())
+        except Fenced as stop:  # another controller drives the service now: nothing more
+            log.info("service %s: %s", name, stop.message)  # from here
         except SkyformError as exc:
             log.error("%s", exc.message)
             record = state.read_record(name)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import subprocess
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -127,7 +126,6 @@ class ControllerBase:
     ready_versions: set[int]  # versions that had a READY replica
     rollout: Rollout | None
     stopping: bool
-    lb: subprocess.Popen[bytes] | None
     tasks: set[asyncio.Task[None]]
     http: Any  # aiohttp.ClientSession while running
     revision: int

@@ -12,10 +12,10 @@ from dataclasses import replace
 
 from skyform.errors import SkyformError
 from skyform.serve import control, state, versions
+from skyform.serve.adoption import Adoption
 from skyform.serve.autoscaler import window_qps
 from skyform.serve.controller_base import ControllerBase, interval, load_version, log
 from skyform.serve.lb.requestlog import read_counts
-from skyform.serve.replica_io import ReplicaIO
 from skyform.serve.replicas import FAILED_STATUSES, ReplicaStatus, Step
 from skyform.serve.updates import Rollout, outdated_to_terminate, rollback_reason
 
@@ -28,7 +28,7 @@ def service_qps(name: str) -> float:
     return window_qps(read_counts(state.service_dir(name) / "requests.log"), time.time())
 
 
-class Rollouts(ReplicaIO, ControllerBase):
+class Rollouts(Adoption, ControllerBase):
     request_key: str = ""  # control.make_key's, made when the controller starts
 
     def answer_requests(self) -> None:
@@ -82,6 +82,7 @@ class Rollouts(ReplicaIO, ControllerBase):
         if new.spec.load_balancing_policy != old.spec.load_balancing_policy:
             notes.append("load_balancing_policy changes are ignored (the LB keeps its policy)")
         self.versions[number] = new
+        self.seal_secrets()
         relabelled = []
         if new.digest == old.digest and new.reuse_blocker is None:
             for rid, replica in sorted(self.replicas.items()):

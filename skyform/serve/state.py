@@ -16,14 +16,12 @@ import os
 import shutil
 import socket
 import threading
-import time
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from skyform.config import ensure_dir, home
 from skyform.errors import SkyformError
-from skyform.state.lock import flock_held
 from skyform.state.services import ServiceRow, Services
 
 CONTROLLER_INIT = "CONTROLLER_INIT"
@@ -63,6 +61,9 @@ class ServiceRecord(_Lenient):
     version: int = 1
     status: str = CONTROLLER_INIT
     controller_pid: int | None = None
+    # the load balancer's endpoint: it outlives its controller (lb_process.py)
+    lb_host: str | None = None
+    lb_pid: int | None = None
     lb_port: int | None = None
     control_port: int | None = None
     endpoint: str | None = None
@@ -77,22 +78,12 @@ class ServiceRecord(_Lenient):
     rolled_back: list[int] = []  # versions that never became READY and were undone
 
 
-# the controller refreshes `seen_at` this often; a controller of another home not seen for
-# HEARTBEAT_STALE_SECONDS is taken as gone
-HEARTBEAT_SECONDS = 5.0
-HEARTBEAT_STALE_SECONDS = 30.0
-
-
 def root() -> Path:
     return home() / "serve"
 
 
 def service_dir(name: str) -> Path:
     return root() / name
-
-
-def lock_path(name: str) -> Path:
-    return service_dir(name) / "controller.lock"
 
 
 def make_dir(name: str) -> Path:
@@ -216,9 +207,10 @@ def _store_key() -> str:
     return state_url()
 
 
-def heartbeat(name: str) -> bool:
-    """The controller says it is alive; False when the service is gone from the store."""
-    return store().heartbeat(name)
+def claim(name: str) -> None:
+    """The controller starting (or adopting the service) records that it runs from this
+    home on this machine: where its logs are, whose key seals a same-home update."""
+    store().claim(name, host=this_host(), home=this_home())
 
 
 def list_services() -> list[str]:
@@ -226,23 +218,19 @@ def list_services() -> list[str]:
 
 
 def controller_alive(name: str) -> bool:
-    """A live controller holds its flock; if we can take it, nobody runs the service."""
-    return flock_held(lock_path(name))
+    """A live controller holds the service's lease `service/<name>` in the state store
+    (controllers/lease.py), so this answers from any home sharing the store: a holder on
+    this machine counts until its pid is gone, one elsewhere until the lease expires."""
+    from skyform.controllers.lease import service_lease
+
+    if _nothing_yet():
+        return False
+    return store().db.get_lease(service_lease(name)) is not None
 
 
 def runs_here(row: ServiceRow) -> bool:
     """The service's controller runs from this SKYFORM_HOME on this machine."""
     return row.host == this_host() and row.home == this_home()
-
-
-def controller_running(name: str) -> bool:
-    """Its controller is alive: its lock here, or its heartbeat for another home's."""
-    row = row_of(name)
-    if row is None:
-        return False
-    if runs_here(row):
-        return controller_alive(name)
-    return row.seen_at is not None and time.time() - row.seen_at < HEARTBEAT_STALE_SECONDS
 
 
 def remove(name: str) -> None:

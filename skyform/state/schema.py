@@ -192,8 +192,9 @@ MIGRATIONS: dict[int, list[str]] = {
         # Services (state/services.py): one row each. `name` is the key, so two homes
         # creating one service cannot both win; `owner` (user@host) made it, `home` is the
         # SKYFORM_HOME (on `host`) whose controller runs it and keeps its logs and the load
-        # balancer's files; `record` is the serve ServiceRecord as JSON without its replicas;
-        # `endpoint` the load balancer's address; `seen_at` the controller's last heartbeat.
+        # balancer's files (the controller claims it when it starts or adopts the service);
+        # `record` is the serve ServiceRecord as JSON without its replicas; `endpoint` the
+        # load balancer's address. Whether a controller runs is its lease `service/<name>`.
         """CREATE TABLE services (
             name TEXT PRIMARY KEY,
             owner TEXT NOT NULL,
@@ -203,8 +204,7 @@ MIGRATIONS: dict[int, list[str]] = {
             endpoint TEXT,
             record TEXT NOT NULL,
             created_at REAL NOT NULL,
-            updated_at REAL NOT NULL,
-            seen_at REAL
+            updated_at REAL NOT NULL
         )""",
         # its replicas: `record` a ReplicaRecord as JSON
         """CREATE TABLE service_replicas (

@@ -29,7 +29,6 @@ class ServiceRow:
     record: str  # JSON, without the replicas
     replicas: tuple[str, ...]  # each replica's JSON, by id
     created_at: float
-    seen_at: float | None  # the controller's last heartbeat
 
 
 @dataclass(frozen=True)
@@ -73,15 +72,15 @@ class Services:
         with self.db.transaction() as conn:
             made = conn.execute(
                 "INSERT INTO services (name, owner, host, home, status, endpoint, record, "
-                "created_at, updated_at, seen_at) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?) "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?) "
                 "ON CONFLICT(name) DO NOTHING RETURNING name",
-                (name, owner, host, home, status, record, now, now, now),
+                (name, owner, host, home, status, record, now, now),
             ).fetchone()
         return None if made is not None else self.get(name)
 
     def get(self, name: str) -> ServiceRow | None:
         row = self.db.execute(
-            "SELECT name, owner, host, home, status, endpoint, record, created_at, seen_at "
+            "SELECT name, owner, host, home, status, endpoint, record, created_at "
             "FROM services WHERE name=?",
             (name,),
         ).fetchone()
@@ -100,7 +99,6 @@ class Services:
             record=row["record"],
             replicas=tuple(r["record"] for r in replicas),
             created_at=row["created_at"],
-            seen_at=row["seen_at"],
         )
 
     def names(self) -> list[str]:
@@ -121,9 +119,9 @@ class Services:
         now = time.time()
         with self.db.transaction() as conn:
             updated = conn.execute(
-                "UPDATE services SET status=?, endpoint=?, record=?, updated_at=?, seen_at=? "
+                "UPDATE services SET status=?, endpoint=?, record=?, updated_at=? "
                 "WHERE name=? RETURNING name",
-                (status, endpoint, record, now, now, name),
+                (status, endpoint, record, now, name),
             ).fetchone()
             if updated is None:
                 return False
@@ -136,13 +134,15 @@ class Services:
                 )
         return True
 
-    def heartbeat(self, name: str) -> bool:
-        """The controller is alive (`seen_at`); False when the service is gone."""
+    def exists(self, name: str) -> bool:
+        return (
+            self.db.execute("SELECT 1 FROM services WHERE name=?", (name,)).fetchone() is not None
+        )
+
+    def claim(self, name: str, *, host: str, home: str) -> None:
+        """Record where the service's controller runs now (it started, or adopted it)."""
         with self.db.transaction() as conn:
-            row = conn.execute(
-                "UPDATE services SET seen_at=? WHERE name=? RETURNING name", (time.time(), name)
-            ).fetchone()
-        return row is not None
+            conn.execute("UPDATE services SET host=?, home=? WHERE name=?", (host, home, name))
 
     def delete(self, name: str) -> None:
         """Forget the service and everything of it in the store."""

@@ -11,7 +11,10 @@ import time
 import pytest
 from e2ekit import task_file, wait_for_job
 
-from skyform.ops.managed import jobdir, service
+from skyform.controllers import loop
+from skyform.controllers.jobs import ManagedJobsKind
+from skyform.controllers.lease import job_lease
+from skyform.ops.managed import jobdir
 from skyform.state.db import open_state
 from skyform.state.managed import ManagedJobRecord, ManagedJobs
 
@@ -47,7 +50,7 @@ def test_a_service_leaves_a_job_whose_files_are_on_another_machine(
 ):
     monkeypatch.setenv("SKYFORM_STATE_URL", pg_url)
     spawned: list[int] = []
-    monkeypatch.setattr(service, "_spawn", lambda job_id: spawned.append(job_id))
+    monkeypatch.setattr(loop, "_spawn", lambda work, lease: spawned.append(work.lease))
     with open_state() as db:
         jobs = ManagedJobs(db)
         elsewhere = {  # launched on a laptop: its workdir is there, not on this machine
@@ -58,8 +61,8 @@ def test_a_service_leaves_a_job_whose_files_are_on_another_machine(
         record = jobs.create(ManagedJobRecord.model_validate(elsewhere))
         jobdir.save_task(record.id, b"name: wd\nworkdir: ./src\nrun: ls\n")  # runnable else
         said: list[str] = []
-        service._adopt(db, {}, set(), "controller/ci@runner:7", 5.0, said.append)
-        assert spawned == [] and db.get_lease(service.job_lease(record.id)) is None
+        loop.adopt(db, ManagedJobsKind(), {}, "controller/ci@runner:7", 5.0, said.append)
+        assert spawned == [] and db.get_lease(job_lease(record.id)) is None
         assert said == [
             f"managed job {record.id}: it syncs /home/alice/proj/src from the machine that "
             "launched it, which this one does not have: left to a controller there"

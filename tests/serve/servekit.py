@@ -67,7 +67,29 @@ def get(url: str) -> tuple[int, str]:
         return resp.status, resp.headers["X-Replica"]
 
 
-class ClientLoop:
+class Clients:
+    """`n` client threads running `_run` until the `with` block ends."""
+
+    def __init__(self, n: int) -> None:
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._run) for _ in range(n)]
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+
+
+class ClientLoop(Clients):
     """`clients` threads calling `url` back to back until stopped; every outcome counted
     (HTTP status, or the exception's name), with the app versions that answered."""
 
@@ -75,9 +97,7 @@ class ClientLoop:
         self.url = url
         self.outcomes: Counter = Counter()
         self.versions: Counter = Counter()
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._threads = [threading.Thread(target=self._run) for _ in range(clients)]
+        super().__init__(clients)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -93,16 +113,6 @@ class ClientLoop:
                 self.outcomes[outcome] += 1
                 if version:
                     self.versions[version] += 1
-
-    def __enter__(self) -> ClientLoop:
-        for thread in self._threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        for thread in self._threads:
-            thread.join()
 
     @property
     def failed(self) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import threading
 import time
 import urllib.request
 
-from skyform.serve import controller, state
+from skyform.serve import lb_process, state
 from skyform.serve.controller import ServiceController
 from skyform.serve.lb.config import LbConfig, ReplicaEntry, ReplicaSet, write_json_atomic
 
@@ -49,7 +48,6 @@ def _start_lb(folder, replica: str) -> tuple[subprocess.Popen[bytes], int]:
         port=0,
         replicas_file=str(folder / "replicas.json"),
         ports_file=str(folder / "lb.ports.json"),
-        parent_pid=os.getpid(),
     )
     write_json_atomic(folder / "lb.json", config)
     lb = subprocess.Popen([sys.executable, "-m", "skyform.serve.lb", str(folder / "lb.json")])
@@ -61,7 +59,7 @@ def _start_lb(folder, replica: str) -> tuple[subprocess.Popen[bytes], int]:
 
 
 def test_shutdown_kills_a_load_balancer_whose_request_never_ends(monkeypatch):
-    monkeypatch.setattr(controller, "LB_STOP_SECONDS", GRACE)
+    monkeypatch.setattr(lb_process, "LB_STOP_SECONDS", GRACE)
     folder = state.service_dir("svc")
     folder.mkdir(parents=True)
     server, held = _silent_replica()
@@ -80,12 +78,13 @@ def test_shutdown_kills_a_load_balancer_whose_request_never_ends(monkeypatch):
             time.sleep(0.05)
 
         ctl = ServiceController.__new__(ServiceController)  # what its shutdown works on
-        ctl.name, ctl.folder, ctl.replicas, ctl.lb = "svc", folder, {}, lb
-        ctl.record, ctl.stopping = state.ServiceRecord(name="svc", task_path="svc.yaml"), True
+        ctl.name, ctl.folder, ctl.replicas, ctl.db = "svc", folder, {}, None
+        ctl.record = state.ServiceRecord(name="svc", task_path="svc.yaml", lb_pid=lb.pid)
+        ctl.stopping = True
         began = time.monotonic()
         asyncio.run(ctl._shutdown())
         assert GRACE <= time.monotonic() - began < GRACE + 5
-        assert lb.returncode is not None  # killed after its grace
+        assert lb.poll() is not None  # killed after its grace
         assert state.read_record("svc") is None and not folder.exists()  # the service is gone
     finally:
         if lb.poll() is None:

@@ -171,7 +171,10 @@ def test_the_lb_counters_become_one_row_per_window_with_percentiles():
     assert (empty.requests, empty.p50_ms, empty.p95_ms) == (0, None, None)
 
 
-def test_another_homes_controller_counts_as_running_while_its_heartbeat_is_fresh(backend: str):
+def test_another_machines_controller_counts_as_running_while_it_holds_the_lease(backend: str):
+    """The service's lease `service/<name>` says whether a controller runs it, from any home:
+    one held on another machine (its pid cannot be checked from here) counts until it
+    expires; then the service shows CONTROLLER_FAILED."""
     from skyform.ops.serve.service import statuses
 
     record = _record().model_copy(update={"status": state.READY})
@@ -180,10 +183,15 @@ def test_another_homes_controller_counts_as_running_while_its_heartbeat_is_fresh
     services.create(
         "web", owner="bob@elsewhere", host="there", home="/home/bob", status="READY", record=text
     )
-    assert state.controller_running("web")
+    assert not state.controller_alive("web")  # no lease yet
+    with open_state() as db:
+        lease = db.try_lease("service/web", purpose="a controller elsewhere", ttl=60)
+        assert lease is not None
+        with db.transaction() as conn:  # as another machine's controller would hold it
+            conn.execute("UPDATE leases SET host='there', pid=1 WHERE name='service/web'")
+    assert state.controller_alive("web")
     assert [r.status for r in statuses(["web"])] == ["READY"]
-    stale = time.time() - state.HEARTBEAT_STALE_SECONDS - 1
     with open_state() as db, db.transaction() as conn:
-        conn.execute("UPDATE services SET seen_at=? WHERE name='web'", (stale,))
-    assert not state.controller_running("web")
+        conn.execute("UPDATE leases SET expires_at=? WHERE name='service/web'", (time.time() - 1,))
+    assert not state.controller_alive("web")
     assert [r.status for r in statuses(["web"])] == ["CONTROLLER_FAILED"]

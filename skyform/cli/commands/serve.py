@@ -82,7 +82,9 @@ def up(
     confirm_on_terminal(f"Bring up service {result.plan.service}?", yes=yes)
     envs, secrets = envs_and_secrets(env, env_file, secret)
     recorded = overrides.recorded(task_file.resolve().parent) if overrides else {}
-    record = service.up(result, task_file, envs, secrets, recorded)
+    record = service.up(
+        result, task_file, envs, secrets, recorded, emit=lambda line: typer.echo(line, err=True)
+    )
     render_up(record)
     return 0
 

@@ -13,7 +13,6 @@ was.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import logging
 import os
@@ -21,6 +20,7 @@ import sys
 import time
 import traceback
 
+from skyform.controllers.lease import die_with_service, holding, job_lease
 from skyform.errors import (
     WAITING_DOES_NOT_HELP,
     CapacityError,
@@ -34,7 +34,7 @@ from skyform.errors import (
 )
 from skyform.exec.run import ClusterSession
 from skyform.lifecycle.cluster_job import job_key
-from skyform.ops.managed import attempt, job_lease, jobdir, sealed
+from skyform.ops.managed import attempt, jobdir, sealed
 from skyform.ops.managed.branches import Cancelled, run_branches
 from skyform.ops.managed.job_controls import JobControls
 from skyform.ops.managed.logmirror import LogMirror, attempt_logs
@@ -361,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     job_id = int(args[0])
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stdout)
-    if not job_lease.die_with_service():
+    if not die_with_service():
         logging.info("the service that started the controller of job %s is gone; exiting", job_id)
         return 0
     lock = open(jobdir.controller_lock(job_id), "a")  # noqa: SIM115 - held for the lifetime
@@ -370,20 +370,15 @@ def main(argv: list[str] | None = None) -> int:
     except BlockingIOError:
         logging.info("another controller holds job %s; exiting", job_id)
         return 0
-    held = job_lease.drive(job_id)
-    if held is None:
-        logging.info("another controller drives job %s; exiting", job_id)
-        return 0
-    try:
-        status = Controller(job_id).run()
-    except Fenced as stop:  # another controller drives the job now: nothing more from here
-        logging.info("managed job %s: %s", job_id, stop.message)
-        return 0
-    finally:
-        held.stop()
-        with contextlib.suppress(Fenced, SkyformError):
-            held.store.release_lease(held.lease)
-        held.store.close()
+    with holding(job_lease(job_id)) as db:
+        if db is None:
+            logging.info("another controller drives job %s; exiting", job_id)
+            return 0
+        try:
+            status = Controller(job_id).run()
+        except Fenced as stop:  # another controller drives the job now: nothing more from here
+            logging.info("managed job %s: %s", job_id, stop.message)
+            return 0
     logging.info("managed job %s ended: %s", job_id, status.value)
     return 0
 

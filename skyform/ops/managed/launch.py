@@ -219,7 +219,7 @@ def start_controllers(db: StateDB, job_ids: list[int]) -> None:
     """Start the jobs' controllers and return once each drives its job (holds the job's
     lease) or has exited: what `jobs queue` shows next names them (CONTROLLER), never `-`
     for a controller still starting."""
-    from skyform.ops.managed.job_lease import job_lease
+    from skyform.controllers.lease import job_lease
 
     starting = {job_id: spawn_controller(job_id) for job_id in job_ids}
     deadline = time.monotonic() + DRIVEN_WITHIN

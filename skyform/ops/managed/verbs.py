@@ -98,7 +98,7 @@ class Queue:
 def queue() -> Queue:
     """Every managed job, which controller service drives each, and those whose dead
     controller was started again."""
-    from skyform.ops.managed.service import drivers
+    from skyform.controllers.jobs import drivers
 
     with _open() as (db, restarted):
         return Queue(ManagedJobs(db).list(), restarted, drivers(db))

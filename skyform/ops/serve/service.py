@@ -82,8 +82,12 @@ def up(
     envs: dict[str, str],
     secrets: dict[str, str],
     overrides: dict[str, str] | None = None,
+    *,
+    emit: Callable[[str], None] = lambda _line: None,
 ) -> state.ServiceRecord:
-    """Register the service and start its controller; returns once the endpoint is known."""
+    """Register the service and see that a controller drives it: a controller service
+    (`skyform controller run`) adopts it when one is registered, else a controller starts
+    here (`emit` says which); returns once the endpoint is known."""
     name = result.plan.service
     row = state.row_of(name)
     existing = state.read_record(name) if row is not None and state.runs_here(row) else None
@@ -107,7 +111,13 @@ def up(
     state.create_record(record)  # the store's key decides: a second home is refused here
     state.make_dir(name)
     versions.save(name, _version(1, task_file, envs, overrides or {}, "rolling"))
-    _spawn(name, secrets)
+    adopter = _adopter(name, secrets)
+    if adopter is not None:
+        emit(f"Submitted: controller {adopter} will adopt it")
+    else:
+        emit(
+            f"No controller service runs: started a local controller (pid {_spawn(name, secrets)})"
+        )
     deadline = time.monotonic() + REGISTER_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         current = state.read_record(name)
@@ -125,6 +135,22 @@ def up(
     )
 
 
+def _adopter(name: str, secrets: dict[str, str]) -> str | None:
+    """A registered controller service that will adopt the new service (user@host:pid), its
+    secrets sealed into the store for it; None: none runs, or the secrets cannot be sealed
+    (no SKYFORM_PASSPHRASE), so a controller here must hold them."""
+    from skyform.controllers.lease import SERVICES
+    from skyform.controllers.loop import registered
+    from skyform.serve import sealed
+    from skyform.state.db import open_state
+
+    with open_state() as db:
+        services = registered(db)
+        if not services or (secrets and not sealed.seal_versions(db, name, {1: secrets})):
+            return None
+        return services[0].name.removeprefix(SERVICES)
+
+
 def update_mode(mode: str) -> str:
     """`--mode` as the versions record it (`blue-green` and any case accepted)."""
     chosen = mode.lower().replace("-", "_")
@@ -135,7 +161,7 @@ def update_mode(mode: str) -> str:
 
 def running_for_update(name: str) -> state.ServiceRecord:
     record = state.require(name)
-    if not state.controller_running(name):
+    if not state.controller_alive(name):
         raise SkyformError(
             f"the controller of service {name!r} is not running ({record.status})",
             f"Bring it up again: skyform serve down {name} --purge, then skyform serve up",
@@ -223,7 +249,7 @@ def down_replica(name: str, replica_id: int, *, purge: bool) -> str:
     from skyform.serve import control
 
     record = state.require(name)
-    if not state.controller_running(name):
+    if not state.controller_alive(name):
         raise SkyformError(
             f"the controller of service {name!r} is not running ({record.status})",
             f"Tear down what is left with: skyform serve down {name} --purge",
@@ -262,7 +288,7 @@ def statuses(names: list[str]) -> list[state.ServiceRecord]:
     for name in chosen:
         record = state.require(name)
         settled = (state.CONTROLLER_INIT, state.FAILED_CLEANUP, state.CONTROLLER_FAILED)
-        if record.status not in settled and not state.controller_running(name):
+        if record.status not in settled and not state.controller_alive(name):
             record = record.model_copy(update={"status": state.CONTROLLER_FAILED})
         out.append(record)
     return out
@@ -284,14 +310,14 @@ def down(name: str, *, purge: bool, emit: Callable[[str], None]) -> None:
     from skyform.serve import control
 
     record = state.require(name)
-    if state.controller_running(name):
+    if state.controller_alive(name):
         answer = control.ask(name, "down", {}, UPDATE_TIMEOUT_SECONDS)
         deadline = time.monotonic() + DOWN_TIMEOUT_SECONDS
         while answer.get("ok") and time.monotonic() < deadline:
             current = state.read_record(name)
             if current is None:
                 return
-            if current.status == state.FAILED_CLEANUP and not state.controller_running(name):
+            if current.status == state.FAILED_CLEANUP and not state.controller_alive(name):
                 break
             time.sleep(0.2)
         current = state.read_record(name)
@@ -313,7 +339,11 @@ def down(name: str, *, purge: bool, emit: Callable[[str], None]) -> None:
 
 
 def _purge(name: str, emit: Callable[[str], None]) -> None:
+    from socket import gethostname
+
+    from skyform.serve import lb_process, sealed
     from skyform.serve.replica_launch import teardown
+    from skyform.state.db import open_state
 
     record = state.read_record(name)
     for replica in record.replicas if record is not None else []:
@@ -322,10 +352,14 @@ def _purge(name: str, emit: Callable[[str], None]) -> None:
         if replica.sandbox is not None:
             sandbox.destroy(sandbox.Sandbox(replica.sandbox))
     ports = state.service_dir(name) / "lb.ports.json"
-    if ports.exists():
+    if record is not None and record.lb_pid is not None and record.lb_host == gethostname():
+        lb_process.stop(record.lb_pid)  # it outlives its controller; its workers die with it
+    elif ports.exists():  # an LB recorded by an older skyform, without its pid
         for pid in _lb_pids(name):  # the LB and the worker processes it forked
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, 15)
+    with open_state() as db:
+        sealed.forget(db, name)
     state.remove(name)
 
 

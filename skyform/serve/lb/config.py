@@ -47,8 +47,6 @@ class LbConfig(_Strict):
     request_log: str | None = None
     # where the LB writes the ports it bound (port 0 = any free port), for whoever started it
     ports_file: str | None = None
-    # the process that started the LB (its controller): when it is gone, so is the LB
-    parent_pid: int | None = None
     # the longest wait for the next byte from a replica (headers or body): a token stream may
     # run for minutes, as long as it keeps sending
     read_timeout_seconds: float = Field(default=LB_STREAM_TIMEOUT_SECONDS, gt=0)

@@ -173,10 +173,6 @@ class LoadBalancer:
         while True:
             await asyncio.sleep(WATCH_INTERVAL_SECONDS)
             self._reload_replicas()
-            parent = self.config.parent_pid
-            if parent is not None and os.getppid() != parent and self.stop_event is not None:
-                log.warning("the controller (pid %d) is gone: stopping", parent)
-                self.stop_event.set()
 
     async def _flush_requests(self) -> None:
         while True:
