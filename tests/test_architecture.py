@@ -70,13 +70,15 @@ def test_no_print_below_cli(path: Path):
 # --- the house: import graph, layers, where use cases live (issue #12) ---------------------
 
 # DESIGN.md's layer order, top to bottom: a module imports its own layer or the ones below.
-# serve/ is the services subsystem (controller, replica manager, load balancer); its verbs'
-# use cases are in ops/serve/. It shares ops' layer: its controller plans and applies replicas
-# through ops (plan, apply, down), as the managed-job controller in ops/managed/ does.
+# serve/ is the services subsystem (controller, replica manager, load balancer), below the
+# verbs: its verbs' use cases are in ops/serve/, and its controller's cluster work (plan,
+# apply, down) is handed in by its entry point there (serve/clusters.py). controllers/ is
+# what the job and service controllers share (the adoption loop, the lease).
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"cli"}),
-    frozenset({"ops", "serve", "controllers"}),
-    frozenset({"lifecycle", "recovery"}),
+    frozenset({"ops"}),
+    frozenset({"serve"}),
+    frozenset({"lifecycle", "recovery", "controllers"}),
     frozenset({"stacks", "exec", "cost", "storage"}),
     frozenset({"state"}),
     frozenset({"plan"}),

@@ -38,7 +38,7 @@ ROOT_HELP = (
     "  jobs          Managed jobs: recover from lost capacity by re-planning.\n"
     "  known-hosts   skyform's record of node SSH host keys.\n"
     "  state         The state store: move it between SQLite and PostgreSQL...\n"
-    "  controller    The managed-job controller service: run it on a VM, a CI...\n"
+    "  controller    The controller service of managed jobs and services: run...\n"
     "  debug         Fault injection for rehearsing recovery.\n"
     "  catalog       Show the price catalog in use, or refresh it from...\n"
     "  cost          Cost of saved plans: `skyform cost PLAN.json` (estimate),...\n"

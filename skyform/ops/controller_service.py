@@ -1,5 +1,6 @@
 """The use case behind `skyform controller run`: the controller service that adopts managed
-jobs and services (skyform/controllers/)."""
+jobs and services. The adoption loop and the lease are skyform/controllers/; what each kind
+offers for adoption lives with its subsystem (ops/managed/adoptable.py, serve/adoptable.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from collections.abc import Callable
 
 
 def run(*, poll: float, emit: Callable[[str], None], stop: threading.Event) -> None:
-    from skyform.controllers import every_kind
     from skyform.controllers.loop import serve
+    from skyform.ops.managed.adoptable import ManagedJobsKind
+    from skyform.serve.adoptable import ServicesKind
 
-    serve(every_kind(), poll=poll, emit=emit, stop=stop)
+    serve([ManagedJobsKind(), ServicesKind()], poll=poll, emit=emit, stop=stop)

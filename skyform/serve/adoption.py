@@ -2,7 +2,7 @@
 replicas, taken over from the record when another controller drove the service before.
 
 A controller started by `serve up` has the secrets in memory and starts the load balancer.
-One that adopts the service (its controller was killed: controllers/services.py) reads the
+One that adopts the service (its controller was killed: serve/adoptable.py) reads the
 secrets sealed in the store (sealed.py), keeps the running load balancer when its control
 port answers (lb_process.find; else starts a new one and records its endpoint), and rebuilds
 the replicas from the record: READY, NOT_READY and STARTING replicas with their cluster,

@@ -1,5 +1,6 @@
-"""The service controller: one detached process per service, run as
-`python -m skyform.serve.controller NAME`, as managed jobs have theirs.
+"""The service controller: one detached process per service (its entry point is
+`python -m skyform.ops.serve.controller NAME`, which hands it skyform's verbs for the
+replicas' clusters), as managed jobs have theirs.
 
 It starts the load balancer, launches replicas through the plan/apply path (each in its own
 network namespace on `local`), probes them, keeps the LB's replica set to the READY replicas
@@ -16,19 +17,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import os
 import signal
-import sys
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from skyform.controllers.lease import LEAVE, die_with_service, holding, service_lease
-from skyform.errors import Fenced, SkyformError
+from skyform.controllers.lease import LEAVE
+from skyform.errors import SkyformError
 from skyform.serve import control, lb_process, revisions, sealed, state
 from skyform.serve.adoption import was_driven
 from skyform.serve.autoscaler import Autoscaler, Launch
+from skyform.serve.clusters import ReplicaClusters
 from skyform.serve.controller_base import Version, interval, log, spot_placement
 from skyform.serve.lb.config import ReplicaEntry, ReplicaSet, write_json_atomic
 from skyform.serve.lbstats import LbStats
@@ -45,8 +45,9 @@ PRESENCE_CHECK_SECONDS = 5.0  # how often the controller checks its service is s
 
 
 class ServiceController(Rollouts):
-    def __init__(self, name: str, db: StateDB | None = None) -> None:
+    def __init__(self, name: str, clusters: ReplicaClusters, db: StateDB | None = None) -> None:
         self.name = name
+        self.clusters = clusters
         self.db = db  # where this controller's lease is fenced (None: not checked)
         self.folder = state.service_dir(name)
         self.record = state.require(name)
@@ -371,31 +372,3 @@ class ServiceController(Rollouts):
         if self.db is not None:
             sealed.forget(self.db, self.name)
         state.remove(self.name)
-
-
-def main(argv: list[str]) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    name = argv[0]
-    if not die_with_service(LEAVE):
-        log.info("the service that started the controller of %s is gone; exiting", name)
-        return 0
-    with holding(service_lease(name)) as db:
-        if db is None:
-            log.error("another controller runs service %s", name)
-            return 1
-        try:
-            asyncio.run(ServiceController(name, db).run())
-        except Fenced as stop:  # another controller drives the service now: nothing more
-            log.info("service %s: %s", name, stop.message)  # from here
-        except SkyformError as exc:
-            log.error("%s", exc.message)
-            record = state.read_record(name)
-            if record is not None:
-                failed = {"status": state.CONTROLLER_FAILED, "reason": exc.message}
-                state.write_record(record.model_copy(update=failed))
-            return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -16,6 +16,7 @@ from skyform.errors import SkyformError
 from skyform.infra import CONTEXT_SCOPED
 from skyform.serve import revisions, state
 from skyform.serve.autoscaler import Autoscaler, ReplicaView
+from skyform.serve.clusters import ReplicaClusters
 from skyform.serve.placer import SpotLocation, SpotPlacer
 from skyform.serve.replica_launch import ReplicaInputs, replica_digest, reuse_blocker
 from skyform.serve.replicas import ReplicaFacts, ReplicaStatus
@@ -129,6 +130,7 @@ class ControllerBase:
     tasks: set[asyncio.Task[None]]
     http: Any  # aiohttp.ClientSession while running
     revision: int
+    clusters: ReplicaClusters  # plan, launch, tear down, read a replica's cluster (ops)
     decide_soon: bool = False  # run the next autoscaler decision now (a replica was taken)
 
     @property

@@ -16,12 +16,16 @@ from skyform.serve.replica_launch import (
     ReplicaInputs,
     cluster_lost,
     hands_out_hosts,
-    launch,
-    planned_infra,
-    teardown,
     write_replica_task,
 )
-from skyform.serve.replica_logs import drop_kept_log, job_end, keep_log, kept_log_path, last_lines
+from skyform.serve.replica_logs import (
+    KEPT_LOG_LINES,
+    drop_kept_log,
+    job_end,
+    keep_log,
+    kept_log_path,
+    last_lines,
+)
 from skyform.serve.replicas import (
     DRAIN_SECONDS,
     FAILED_STATUSES,
@@ -77,7 +81,7 @@ class ReplicaIO(ControllerBase):
                     write_replica_task, version.inputs, rid, None, placement
                 )
                 where = await asyncio.to_thread(
-                    planned_infra, version.inputs, task, replica.cluster
+                    self.clusters.planned_infra, version.inputs, task, replica.cluster
                 )
                 if where == "local":  # replicas on this machine: one network namespace each
                     replica.box = await asyncio.to_thread(sandbox.create)
@@ -118,7 +122,7 @@ class ReplicaIO(ControllerBase):
         while True:
             try:
                 return await asyncio.to_thread(
-                    launch, inputs, task, replica.cluster, log.info,
+                    self.clusters.launch, inputs, task, replica.cluster, log.info,
                     port=port, one_at_a_time=hands_out_hosts(where),
                 )  # fmt: skip
             except Exception as exc:
@@ -131,7 +135,7 @@ class ReplicaIO(ControllerBase):
                     "replica %d: launch try %d of %d failed (%s); trying again in %gs",
                     rid, failed, LAUNCH_TRIES, why, gap,
                 )  # fmt: skip
-            await asyncio.to_thread(teardown, replica.cluster, log.info)
+            await asyncio.to_thread(self.clusters.teardown, replica.cluster, log.info)
             deadline = time.monotonic() + gap
             while time.monotonic() < deadline:
                 if replica.facts.down is not None or self.stopping:
@@ -166,7 +170,7 @@ class ReplicaIO(ControllerBase):
         if keep and replica.cluster:
             await self._keep_log(rid, replica)
         if replica.cluster:
-            ok = await asyncio.to_thread(teardown, replica.cluster, log.info)
+            ok = await asyncio.to_thread(self.clusters.teardown, replica.cluster, log.info)
         if replica.box is not None:
             await asyncio.to_thread(sandbox.destroy, replica.box)
         replica.facts = replica.facts.torn_down(ok)
@@ -184,7 +188,8 @@ class ReplicaIO(ControllerBase):
         path = kept_log_path(self.folder, rid)
         try:
             secrets = self.versions[replica.facts.version].secret_values
-            kept = await asyncio.to_thread(keep_log, replica.cluster, path, secrets)
+            lines = await asyncio.to_thread(self.clusters.log_tail, replica.cluster, KEPT_LOG_LINES)
+            kept = await asyncio.to_thread(keep_log, lines, replica.cluster, path, secrets)
         except OSError as exc:  # the service folder is going: the teardown goes on
             log.warning("replica %d: its log could not be kept: %s", rid, exc)
             return
@@ -267,7 +272,7 @@ class ReplicaIO(ControllerBase):
     async def _exited(self, rid: int, replica: Replica) -> None:
         """A replica whose cluster is there but whose process has ended is FAILED now, not
         after its readiness probe's whole initial delay."""
-        ended = await asyncio.to_thread(job_end, replica.cluster)
+        ended = job_end(await asyncio.to_thread(self.clusters.last_job, replica.cluster))
         if ended is None or self.replicas.get(rid) is not replica:
             return
         if replica.facts.probed_now():

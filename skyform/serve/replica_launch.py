@@ -2,7 +2,8 @@
 
 A replica is the service's task without `service:`, named `<service>-<id>`, with
 SKYPILOT_SERVE_REPLICA_ID set as SkyPilot sets it, written next to the service's records;
-`plan_task` plans it and `apply_plan` provisions it and starts its job (detached). On
+`plan` places it and `apply` provisions it and starts its job (detached), through the
+ReplicaClusters the controller is given (serve/clusters.py, ops/serve/replica_clusters.py). On
 `local` each replica runs inside its own network namespace (skyform/serve/sandbox.py): its
 `run` is wrapped in `ip netns exec`, so it binds its port on its own address.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,22 +58,6 @@ class ReplicaInputs:
         from skyform.spec.inputs import TaskInputs
 
         return TaskInputs.given(secrets=self.secrets, base_dir=str(self.paths_start()))
-
-
-class _Quiet:
-    """apply's progress reporting, sent to the controller's log."""
-
-    def __init__(self, log: Any) -> None:
-        self._log = log
-
-    def stage(self, cluster: str, stage: str, detail: str = "") -> None:
-        self._log(f"{cluster}: {stage} {detail}".rstrip())
-
-    def event(self, cluster: str, stage: str, rank: int | None, message: str) -> None:
-        self._log(f"{cluster}: {stage}: {message}")
-
-    def log(self, cluster: str, line: Any) -> None:
-        pass
 
 
 def cluster_name(service: str, replica_id: int) -> str:
@@ -170,77 +154,6 @@ def write_replica_task(
     return path, cluster
 
 
-def planned_infra(inputs: ReplicaInputs, task: Path, cluster: str) -> str:
-    """Where the optimizer puts the replica (`local`, `ssh/lab/zone-a`, `aws/...`)."""
-    from skyform.ops.plan import plan_task
-
-    result = plan_task(task, cluster=cluster, inputs=inputs.task_inputs())
-    placement = result.plan.placement_for(cluster)
-    return placement.offer.infra if placement is not None else "local"
-
-
-# replicas on node pools launch one at a time: two plans made at once would pick the same
-# free host, and the second apply would find it taken
-_POOL_LAUNCHES = threading.Lock()
-
-
-def launch(
-    inputs: ReplicaInputs,
-    task: Path,
-    cluster: str,
-    log: Any,
-    *,
-    port: int,
-    one_at_a_time: bool = False,
-) -> tuple[str, str]:
-    """Plan and apply the replica's cluster (job detached); returns its infra and the
-    `host:port` its head node serves the service `port` at (a cloud VM's public address, a
-    Kubernetes pod's node and node port, a pool host)."""
-    if one_at_a_time:
-        with _POOL_LAUNCHES:
-            return launch(inputs, task, cluster, log, port=port)
-    from skyform.ops.applier import ApplyOptions
-    from skyform.ops.apply import apply_plan
-    from skyform.ops.plan import plan_task
-    from skyform.plan.planfile import write_plan
-
-    secrets = [f"{k}={v}" for k, v in inputs.secrets.items()]
-    plan_path = task.with_suffix(".plan.json")
-    result = plan_task(
-        task,
-        out=plan_path,
-        cluster=cluster,
-        inputs=inputs.task_inputs(),
-    )
-    write_plan(result.plan, plan_path)
-    outcomes = apply_plan(
-        result.plan,
-        plan_path,
-        progress=_Quiet(log),
-        options=ApplyOptions(detach=True, secret_overrides=secrets, take_over=True),
-    )
-    for outcome in outcomes:
-        if outcome.failed:
-            raise SkyformError(f"replica {cluster} failed to start: {outcome.message}")
-    placement = result.plan.placement_for(cluster)
-    infra = placement.offer.infra if placement is not None else "local"
-    return infra, _head_address(cluster, port)
-
-
-def _head_address(cluster: str, port: int) -> str:
-    """Where the replica's head node serves `port` (loopback for a local node)."""
-    from skyform.state.db import open_state
-
-    db = open_state()
-    try:
-        record = db.get_cluster(cluster)
-    finally:
-        db.close()
-    if record is None or record.handle is None or not record.handle.nodes:
-        raise SkyformError(f"replica {cluster} has no nodes after its launch")
-    return record.handle.endpoint(port)
-
-
 def cluster_lost(cluster: str) -> str | None:
     """Why the replica's cluster is gone (a preemption: its engine reports a node dead), or
     None while every node is alive or the cluster is not known (yet). The verdict is
@@ -262,24 +175,3 @@ def cluster_lost(cluster: str) -> str | None:
     finally:
         db.close()
     return ", ".join(dead) if dead else None
-
-
-def teardown(cluster: str, log: Any) -> bool:
-    """`skyform down` of the replica's cluster; False when it could not be torn down."""
-    from skyform.config import load_config
-    from skyform.ops.down import take_down
-    from skyform.state.db import open_state
-
-    try:
-        with open_state() as db:
-            if db.get_cluster(cluster) is None:
-                return True
-            # each line names the replica's cluster, as its launch's lines do: the
-            # controller's log interleaves it with the launch of its replacement
-            take_down(
-                db, load_config(), cluster, purge=False, emit=lambda x: log(f"{cluster}: {x}")
-            )
-            return True
-    except SkyformError as exc:
-        log(f"{cluster}: teardown failed: {exc.message}")
-        return False

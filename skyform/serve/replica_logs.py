@@ -11,18 +11,17 @@ replica's record.
 from __future__ import annotations
 
 import contextlib
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skyform.errors import SkyformError
 from skyform.paths import write_atomic
 from skyform.spec.models import REDACTED
 
 if TYPE_CHECKING:
     from skyform.exec.results import LogLine
+    from skyform.state.models import JobRecord
 
 KEPT_LOG_LINES = 5000
 KEPT_LOG_BYTES = 1 << 20
@@ -45,26 +44,12 @@ class JobEnd:
         return f"its process ended ({self.status}{code})"
 
 
-def job_end(cluster: str) -> JobEnd | None:
-    """How the replica's process ended when its cluster's job is over, read from the nodes;
-    None while it runs or cannot be read. A replica whose process exited is FAILED at once,
-    not after its readiness probe's initial delay."""
-    from skyform.ops.cluster_jobs import refresh_jobs
-    from skyform.state.db import open_state
-
-    db = open_state()
-    try:
-        record = db.get_cluster(cluster)
-        if record is None:
-            return None
-        jobs, _ = refresh_jobs(db, record)
-    except SkyformError:
+def job_end(job: JobRecord | None) -> JobEnd | None:
+    """How the replica's process ended, from its cluster's last job as read from the nodes
+    (ReplicaClusters.last_job); None while it runs or when there is none. A replica whose
+    process exited is FAILED at once, not after its readiness probe's initial delay."""
+    if job is None or not job.status.is_terminal:
         return None
-    finally:
-        db.close()
-    if not jobs or not jobs[-1].status.is_terminal:
-        return None
-    job = jobs[-1]
     codes = [c for c in job.exit_codes.values() if c is not None]
     failing = [c for c in codes if c != 0]
     code = max(failing) if failing else (codes[0] if codes else None)
@@ -75,33 +60,21 @@ def kept_log_path(folder: Path, replica_id: int) -> Path:
     return folder / f"replica-{replica_id}.log"
 
 
-def keep_log(cluster: str, dest: Path, secrets: Iterable[str] = ()) -> bool:
-    """Copy the log of the replica's latest job (as `skyform logs` prints it) to `dest`,
-    bounded, with the values of the service's `secrets` a program printed redacted (the copy
-    and its last lines reach the service's record and `serve status --json`); False when
-    there is nothing to read (no cluster, no job, nodes gone or silent)."""
-    from skyform.ops.cluster_jobs import stream_logs
-    from skyform.state.db import open_state
-
-    lines: deque[str] = deque(maxlen=KEPT_LOG_LINES)
-
-    def collect(line: LogLine) -> None:  # as `skyform logs` prefixes it
-        setup = ", setup" if line.setup else ""
-        lines.append(f"({cluster}, node={line.rank}{setup}) {line.text}")
-
-    db = open_state()
-    try:
-        record = db.get_cluster(cluster)
-        if record is None or record.handle is None:
-            return False
-        stream_logs(db, record, None, follow=False, node=None, on_log=collect, tail=KEPT_LOG_LINES)
-    except SkyformError:
-        return False
-    finally:
-        db.close()
+def keep_log(
+    lines: list[LogLine] | None, cluster: str, dest: Path, secrets: Iterable[str] = ()
+) -> bool:
+    """Write the log of the replica's latest job (`lines`, as ReplicaClusters.log_tail read
+    them; prefixed as `skyform logs` prints them) to `dest`, bounded, with the values of the
+    service's `secrets` a program printed redacted (the copy and its last lines reach the
+    service's record and `serve status --json`); False when there is nothing to keep (no
+    cluster, no job, nodes gone or silent)."""
     if not lines:
         return False
-    text = "".join(f"{line}\n" for line in lines)
+    shown = []
+    for line in lines[-KEPT_LOG_LINES:]:
+        setup = ", setup" if line.setup else ""
+        shown.append(f"({cluster}, node={line.rank}{setup}) {line.text}\n")
+    text = "".join(shown)
     for value in sorted((v for v in secrets if len(v) >= MIN_REDACTED_CHARS), key=len)[::-1]:
         text = text.replace(value, REDACTED)
     data = text.encode(errors="replace")

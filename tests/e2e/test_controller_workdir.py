@@ -12,9 +12,9 @@ import pytest
 from e2ekit import task_file, wait_for_job
 
 from skyform.controllers import loop
-from skyform.controllers.jobs import ManagedJobsKind
 from skyform.controllers.lease import job_lease
 from skyform.ops.managed import jobdir
+from skyform.ops.managed.adoptable import ManagedJobsKind
 from skyform.state.db import open_state
 from skyform.state.managed import ManagedJobRecord, ManagedJobs
 

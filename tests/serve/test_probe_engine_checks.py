@@ -100,13 +100,15 @@ def test_probes_judge_at_once_while_the_engine_is_asked(monkeypatch):
         return True
 
     monkeypatch.setattr(replica_io, "cluster_lost", cluster_lost)
-    monkeypatch.setattr(replica_io, "teardown", teardown)
 
     async def scenario() -> None:
         ports = _free_port(), _free_port()
         first = await _app(ports[0])
         async with aiohttp.ClientSession() as http:
             ctl = Probing(http)
+            # the clusters' teardown as the controller is handed it (serve/clusters.py); the
+            # replicas' jobs still run (no job has ended)
+            ctl.clusters = SimpleNamespace(teardown=teardown, last_job=lambda cluster: None)  # type: ignore[assignment]
             serving = ctl.add(1, ports[0], ready=True)
             starting = ctl.add(2, ports[1], ready=False)  # its app does not listen yet
 

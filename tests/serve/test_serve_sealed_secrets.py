@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from skyform.controllers.services import ServicesKind
 from skyform.serve import sealed, state, versions
+from skyform.serve.adoptable import ServicesKind
 from skyform.state.db import open_state
 
 TASK = "name: {name}\nservice:\n  replicas: 1\nresources: {{infra: local, ports: 8080}}\n"

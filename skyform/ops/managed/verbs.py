@@ -98,7 +98,7 @@ class Queue:
 def queue() -> Queue:
     """Every managed job, which controller service drives each, and those whose dead
     controller was started again."""
-    from skyform.controllers.jobs import drivers
+    from skyform.ops.managed.adoptable import drivers
 
     with _open() as (db, restarted):
         return Queue(ManagedJobs(db).list(), restarted, drivers(db))

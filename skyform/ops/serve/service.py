@@ -269,7 +269,7 @@ def _spawn(name: str, secrets: dict[str, str]) -> int:
         # secrets reach the controller in memory only, never in a file
         env["SKYFORM_SERVE_SECRETS"] = json.dumps(secrets)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "skyform.serve.controller", name],
+            [sys.executable, "-m", "skyform.ops.serve.controller", name],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -341,8 +341,8 @@ def down(name: str, *, purge: bool, emit: Callable[[str], None]) -> None:
 def _purge(name: str, emit: Callable[[str], None]) -> None:
     from socket import gethostname
 
+    from skyform.ops.serve.replica_clusters import teardown
     from skyform.serve import lb_process, sealed
-    from skyform.serve.replica_launch import teardown
     from skyform.state.db import open_state
 
     record = state.read_record(name)

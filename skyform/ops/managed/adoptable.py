@@ -1,4 +1,4 @@
-"""Managed jobs as the controller service adopts them (loop.py): every unfinished job no
+"""Managed jobs as the controller service adopts them (controllers/loop.py): every unfinished job no
 controller drives, that this machine can run.
 
 A job's task, inputs and plan revisions are in the store (ops/managed/sealed.py: with

@@ -1,7 +1,7 @@
-"""Services as the controller service adopts them (loop.py): every service whose controller
-is gone (its lease `service/<name>` free), unless it is going or gone down.
+"""Services as the controller service adopts them (controllers/loop.py): every service
+whose controller is gone (its lease `service/<name>` free), unless it is going or gone down.
 
-The adopted controller (`python -m skyform.serve.controller NAME`) rebuilds its view from
+The adopted controller (`python -m skyform.ops.serve.controller NAME`) rebuilds its view from
 the service's record, keeps the running load balancer and the healthy replicas
 (serve/adoption.py). A service with secrets is adopted only where they can be opened
 (serve/sealed.py: sealed into the store with SKYFORM_PASSPHRASE); otherwise it is left to
@@ -44,7 +44,7 @@ class ServicesKind:
             yield Work(
                 lease=service_lease(name),
                 what=f"service {name}",
-                argv=("skyform.serve.controller", name),
+                argv=("skyform.ops.serve.controller", name),
                 # made here when the service was put up from another home sharing the store
                 log=state.make_dir(name) / "controller.log",
                 event="serve.adopted",
