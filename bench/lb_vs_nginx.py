@@ -181,7 +181,9 @@ def tree_cpu_seconds(pid: int) -> float:
 
 def wrk(url: str, connections: int, seconds: float) -> dict[str, float]:
     threads = min(2, connections)
-    argv = ["wrk", "--latency", f"-t{threads}", f"-c{connections}", f"-d{seconds:g}s", url]
+    # wrk takes whole seconds only (`-d2.5s` is refused)
+    duration = f"-d{max(1, round(seconds))}s"
+    argv = ["wrk", "--latency", f"-t{threads}", f"-c{connections}", duration, url]
     out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     total = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
