@@ -21,7 +21,11 @@ from skyform.controllers.loop import Emit, Work
 from skyform.serve import sealed, state
 from skyform.state.db import StateDB
 
-LEFT_ALONE = (state.SHUTTING_DOWN, state.FAILED_CLEANUP, state.CONTROLLER_FAILED)
+LEFT_ALONE = (
+    state.ServiceStatus.SHUTTING_DOWN,
+    state.ServiceStatus.FAILED_CLEANUP,
+    state.ServiceStatus.CONTROLLER_FAILED,
+)
 
 
 class ServicesKind:

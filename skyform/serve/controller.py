@@ -150,7 +150,7 @@ class ServiceController(Rollouts):
         self.take_lb(self.lb_config(self.folder, tls))
         update: dict[str, Any] = {"controller_pid": os.getpid()}
         if not self.adopting:
-            update["status"] = state.REPLICA_INIT
+            update["status"] = state.ServiceStatus.REPLICA_INIT
         self.record = self.record.model_copy(update=update)
         self._save()
 
@@ -335,22 +335,22 @@ class ServiceController(Rollouts):
             log.error("the service is gone from the state store: shutting down")
             self.stopping = True
 
-    def _service_status(self) -> str:
+    def _service_status(self) -> state.ServiceStatus:
         if self.stopping:
-            return state.SHUTTING_DOWN
+            return state.ServiceStatus.SHUTTING_DOWN
         statuses = [r.facts.status() for r in self.replicas.values()]
         if ReplicaStatus.READY in statuses:
-            return state.READY
+            return state.ServiceStatus.READY
         if any(s in (ReplicaStatus.PENDING, ReplicaStatus.PROVISIONING, ReplicaStatus.STARTING)
                for s in statuses):  # fmt: skip
-            return state.REPLICA_INIT
+            return state.ServiceStatus.REPLICA_INIT
         if any(s.value.startswith("FAILED") for s in statuses):
-            return state.FAILED
-        return state.NO_REPLICA
+            return state.ServiceStatus.FAILED
+        return state.ServiceStatus.NO_REPLICA
 
     async def _shutdown(self) -> None:
         log.info("shutting down")
-        self.record = self.record.model_copy(update={"status": state.SHUTTING_DOWN})
+        self.record = self.record.model_copy(update={"status": state.ServiceStatus.SHUTTING_DOWN})
         self._save()
         with contextlib.suppress(OSError):
             write_json_atomic(self.folder / "replicas.json", ReplicaSet())
@@ -365,7 +365,10 @@ class ServiceController(Rollouts):
         failed = [r.cluster for r in self.replicas.values() if r.facts.down is Step.FAILED]
         if failed:
             self.record = self.record.model_copy(
-                update={"status": state.FAILED_CLEANUP, "reason": f"left: {', '.join(failed)}"}
+                update={
+                    "status": state.ServiceStatus.FAILED_CLEANUP,
+                    "reason": f"left: {', '.join(failed)}",
+                }
             )
             self._save()
             return

@@ -16,6 +16,7 @@ import os
 import shutil
 import socket
 import threading
+from enum import Enum
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -24,14 +25,22 @@ from skyform.config import ensure_dir, home
 from skyform.errors import SkyformError
 from skyform.state.services import ServiceRow, Services
 
-CONTROLLER_INIT = "CONTROLLER_INIT"
-REPLICA_INIT = "REPLICA_INIT"
-READY = "READY"
-NO_REPLICA = "NO_REPLICA"
-FAILED = "FAILED"
-SHUTTING_DOWN = "SHUTTING_DOWN"
-FAILED_CLEANUP = "FAILED_CLEANUP"
-CONTROLLER_FAILED = "CONTROLLER_FAILED"
+
+class ServiceStatus(str, Enum):
+    """A service's status, SkyPilot's (sky/serve/serve_state.py ServiceStatus); a replica's
+    is serve/replicas.py's ReplicaStatus, a managed job's state/managed.py's."""
+
+    def __str__(self) -> str:  # in messages as SkyPilot prints it: READY
+        return self.value
+
+    CONTROLLER_INIT = "CONTROLLER_INIT"  # registered, its controller not up yet
+    REPLICA_INIT = "REPLICA_INIT"  # replicas launching, none READY yet
+    READY = "READY"  # at least one replica READY
+    NO_REPLICA = "NO_REPLICA"  # none running (scaled to zero, or all gone)
+    FAILED = "FAILED"  # replicas failed and none is READY
+    SHUTTING_DOWN = "SHUTTING_DOWN"
+    FAILED_CLEANUP = "FAILED_CLEANUP"  # a replica could not be torn down
+    CONTROLLER_FAILED = "CONTROLLER_FAILED"  # its controller died or could not start
 
 
 class _Lenient(BaseModel):
@@ -59,7 +68,7 @@ class ServiceRecord(_Lenient):
     name: str
     task_path: str
     version: int = 1
-    status: str = CONTROLLER_INIT
+    status: ServiceStatus = ServiceStatus.CONTROLLER_INIT
     controller_pid: int | None = None
     # the load balancer's endpoint: it outlives its controller (lb_process.py)
     lb_host: str | None = None
@@ -172,7 +181,7 @@ def create_record(record: ServiceRecord) -> None:
         owner=whoami(),
         host=this_host(),
         home=this_home(),
-        status=record.status,
+        status=record.status.value,
         record=text,
     )
     if held is not None:
@@ -193,7 +202,7 @@ def write_record(record: ServiceRecord) -> bool:
     if _written.get(key) == written:
         return True
     ok = store().put(
-        record.name, status=record.status, endpoint=record.endpoint, record=text,
+        record.name, status=record.status.value, endpoint=record.endpoint, record=text,
         replicas=replicas,
     )  # fmt: skip
     if ok:

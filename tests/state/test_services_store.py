@@ -66,11 +66,11 @@ def test_the_record_is_written_only_when_it_changed(backend: str):
         assert state.write_record(record)  # unchanged: no write
         (again,) = db.execute_tuples("SELECT updated_at FROM services WHERE name='web'")
         assert again == first
-        changed = record.model_copy(update={"status": state.READY})
+        changed = record.model_copy(update={"status": state.ServiceStatus.READY})
         assert state.write_record(changed)
         (after,) = db.execute_tuples("SELECT status, updated_at FROM services WHERE name='web'")
     assert after[0] == "READY" and after[1] > first[0]
-    assert state.require("web").status == state.READY
+    assert state.require("web").status == state.ServiceStatus.READY
     state.remove("web")
     assert not state.write_record(changed)  # gone from the store: the controller stops
     assert state.list_services() == []
@@ -177,7 +177,7 @@ def test_another_machines_controller_counts_as_running_while_it_holds_the_lease(
     expires; then the service shows CONTROLLER_FAILED."""
     from skyform.ops.serve.service import statuses
 
-    record = _record().model_copy(update={"status": state.READY})
+    record = _record().model_copy(update={"status": state.ServiceStatus.READY})
     services = state.store()
     text = record.model_dump_json(exclude={"replicas"})
     services.create(

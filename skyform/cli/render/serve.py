@@ -140,7 +140,7 @@ def status_text(records: list[ServiceRecord], *, verbose: bool, now: float) -> s
             r.name,
             ",".join(map(str, versions)) or "-",
             _since(r.ready_since, now),
-            r.status,
+            r.status.value,
             f"{ready}/{counted}",
             r.endpoint or "-",
         ]

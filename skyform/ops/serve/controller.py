@@ -41,7 +41,7 @@ def main(argv: list[str]) -> int:
             log.error("%s", exc.message)
             record = state.read_record(name)
             if record is not None:
-                failed = {"status": state.CONTROLLER_FAILED, "reason": exc.message}
+                failed = {"status": state.ServiceStatus.CONTROLLER_FAILED, "reason": exc.message}
                 state.write_record(record.model_copy(update=failed))
             return 1
     return 0

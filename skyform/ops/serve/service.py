@@ -123,7 +123,7 @@ def up(
         current = state.read_record(name)
         if current is not None and current.endpoint:
             return current
-        if current is not None and current.status == state.CONTROLLER_FAILED:
+        if current is not None and current.status == state.ServiceStatus.CONTROLLER_FAILED:
             break
         time.sleep(0.1)
     current = state.read_record(name)
@@ -166,7 +166,10 @@ def running_for_update(name: str) -> state.ServiceRecord:
             f"the controller of service {name!r} is not running ({record.status})",
             f"Bring it up again: skyform serve down {name} --purge, then skyform serve up",
         )
-    if record.status in (state.CONTROLLER_INIT, state.SHUTTING_DOWN) or not record.endpoint:
+    if (
+        record.status in (state.ServiceStatus.CONTROLLER_INIT, state.ServiceStatus.SHUTTING_DOWN)
+        or not record.endpoint
+    ):
         raise SkyformError(f"service {name!r} is {record.status}: it cannot be updated now",
                            "Wait until skyform serve status shows it up, then retry.")  # fmt: skip
     return record
@@ -287,9 +290,13 @@ def statuses(names: list[str]) -> list[state.ServiceRecord]:
     out = []
     for name in chosen:
         record = state.require(name)
-        settled = (state.CONTROLLER_INIT, state.FAILED_CLEANUP, state.CONTROLLER_FAILED)
+        settled = (
+            state.ServiceStatus.CONTROLLER_INIT,
+            state.ServiceStatus.FAILED_CLEANUP,
+            state.ServiceStatus.CONTROLLER_FAILED,
+        )
         if record.status not in settled and not state.controller_alive(name):
-            record = record.model_copy(update={"status": state.CONTROLLER_FAILED})
+            record = record.model_copy(update={"status": state.ServiceStatus.CONTROLLER_FAILED})
         out.append(record)
     return out
 
@@ -317,7 +324,9 @@ def down(name: str, *, purge: bool, emit: Callable[[str], None]) -> None:
             current = state.read_record(name)
             if current is None:
                 return
-            if current.status == state.FAILED_CLEANUP and not state.controller_alive(name):
+            if current.status == state.ServiceStatus.FAILED_CLEANUP and not state.controller_alive(
+                name
+            ):
                 break
             time.sleep(0.2)
         current = state.read_record(name)
