@@ -172,3 +172,44 @@ def test_a_sigterm_lets_a_request_in_flight_finish_and_a_kill_leaves_no_worker(t
     code, answered_by, still_served = asyncio.run(scenario())
     assert code == 0 and answered_by == "1"  # every slow request got its answer
     assert not still_served  # no worker outlived the kill -9
+
+
+def test_a_load_balancer_whose_service_folder_is_gone_stops_with_its_workers(tmp_path: Path):
+    """It outlives its controller (for an adopter), not its service: the folder of its
+    replica set removed (the service taken down, or its SKYFORM_HOME deleted), it exits
+    and no worker keeps the port."""
+    folder = tmp_path / "svc"
+    folder.mkdir()
+
+    async def scenario() -> tuple[int | None, bool]:
+        async with replicas(1) as urls:
+            config = lb_files(folder, urls, workers=WORKERS)
+            # the config is read at start; a copy outside the folder, as an LB started
+            # from elsewhere would have it
+            kept = tmp_path / "lb.json"
+            kept.write_bytes(config.read_bytes())
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "skyform.serve.lb", str(kept)
+            )
+            try:
+                while not (folder / "ports.json").exists():
+                    await asyncio.sleep(0.05)
+                port = json.loads((folder / "ports.json").read_text())["port"]
+                await one_request(port)
+                for path in folder.iterdir():
+                    path.unlink()
+                folder.rmdir()
+                code = await asyncio.wait_for(proc.wait(), 15)
+            finally:
+                if proc.returncode is None:
+                    proc.kill()
+                    await proc.wait()
+            try:
+                await one_request(port)
+                served = True
+            except (aiohttp.ClientError, OSError):
+                served = False
+            return code, served
+
+    code, still_served = asyncio.run(scenario())
+    assert code == 0 and not still_served

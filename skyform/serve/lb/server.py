@@ -172,7 +172,20 @@ class LoadBalancer:
     async def _watch_replicas(self) -> None:
         while True:
             await asyncio.sleep(WATCH_INTERVAL_SECONDS)
+            if self._orphaned():
+                log.warning("the service's folder is gone (taken down, or its home removed): "
+                            "stopping")  # fmt: skip
+                if self.stop_event is not None:
+                    self.stop_event.set()
+                return
             self._reload_replicas()
+
+    def _orphaned(self) -> bool:
+        """The LB outlives its controller on purpose (a new one adopts it), but not its
+        service: once the folder of its replica set is gone nobody can adopt it, and it
+        would serve a stale set for ever."""
+        path = self.config.replicas_file
+        return path is not None and not os.path.isdir(os.path.dirname(path))
 
     async def _flush_requests(self) -> None:
         while True:
