@@ -14,12 +14,12 @@ another home without a passphrase such an update is refused, saying so.
 
 from __future__ import annotations
 
-import os
 import secrets as random_secrets
 import time
 from pathlib import Path
 
 from skyform.errors import SkyformError
+from skyform.paths import write_atomic
 from skyform.serve import state
 from skyform.state.teamkeys import PASSPHRASE_ENV, passphrase, seal, unseal
 
@@ -36,10 +36,7 @@ def key_path(name: str) -> Path:
 def make_key(name: str) -> str:
     """The controller's own sealing key, made at its start (a new one each start)."""
     key = random_secrets.token_urlsafe(32)
-    path = key_path(name)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(key)
+    write_atomic(key_path(name), key, mode=0o600)
     return key
 
 

@@ -20,7 +20,7 @@ import yaml
 
 from skyform.serve import state, versions
 from skyform.state.db import StateDB
-from skyform.state.teamkeys import PASSPHRASE_ENV, passphrase, seal, unseal
+from skyform.state.teamkeys import PASSPHRASE_ENV, passphrase, put_sealed, seal, unseal
 
 
 def _row(name: str) -> str:
@@ -69,12 +69,7 @@ def seal_versions(db: StateDB, name: str, by_version: dict[int, dict[str, str]])
         return False
     data = json.dumps({str(k): v for k, v in by_version.items()}, sort_keys=True).encode()
     with db.transaction() as conn:
-        conn.execute(
-            "INSERT INTO secrets (name, ciphertext, updated_at) VALUES (?, ?, ?) "
-            "ON CONFLICT(name) DO UPDATE SET ciphertext=excluded.ciphertext, "
-            "updated_at=excluded.updated_at",
-            (_row(name), seal(secret, data), time.time()),
-        )
+        put_sealed(conn, _row(name), seal(secret, data), time.time())
     return True
 
 

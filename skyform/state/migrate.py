@@ -9,6 +9,7 @@ holds anything already is refused: migrating never merges two states or overwrit
 from __future__ import annotations
 
 from skyform.errors import StateError
+from skyform.state.services import SERVICE_TABLES
 from skyform.state.sql import SqlStateStore
 
 # Schema 8's tables, in the order they were added; `meta` is handled on its own.
@@ -29,12 +30,7 @@ TABLES = (
     "managed_inputs",
     "managed_logs",
     "fences",  # tokens only go up: a store migrated to keeps refusing stale holders
-    "services",
-    "service_replicas",
-    "service_versions",
-    "service_revisions",
-    "service_requests",
-    "service_stats",
+    *SERVICE_TABLES,
 )
 
 

@@ -17,6 +17,16 @@ from dataclasses import dataclass
 
 from skyform.state.db import StateDB
 
+# every table of a service: `services` (keyed by name), then those keyed by `service`
+SERVICE_TABLES = (
+    "services",
+    "service_replicas",
+    "service_versions",
+    "service_revisions",
+    "service_requests",
+    "service_stats",
+)
+
 
 @dataclass(frozen=True)
 class ServiceRow:
@@ -147,8 +157,7 @@ class Services:
     def delete(self, name: str) -> None:
         """Forget the service and everything of it in the store."""
         with self.db.transaction() as conn:
-            for table in ("service_replicas", "service_versions", "service_revisions",
-                          "service_requests", "service_stats"):  # fmt: skip
+            for table in SERVICE_TABLES[1:]:  # keyed by `service`
                 conn.execute(f"DELETE FROM {table} WHERE service=?", (name,))
             conn.execute("DELETE FROM services WHERE name=?", (name,))
 

@@ -92,6 +92,16 @@ class Sealer:
             raise StateError(f"the stored {what} is damaged", damaged_hint) from None
 
 
+def put_sealed(conn: Conn, name: str, token: str, now: float) -> None:
+    """Store (or replace) the sealed value `name` in the `secrets` table."""
+    conn.execute(
+        "INSERT INTO secrets (name, ciphertext, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT(name) DO UPDATE SET ciphertext=excluded.ciphertext, "
+        "updated_at=excluded.updated_at",
+        (name, token, now),
+    )
+
+
 def _secret_name(cluster: str, path: str) -> str:
     return f"identity/{cluster}/{path}"
 
@@ -112,12 +122,7 @@ def share(conn: Conn, record: ClusterRecord, now: float) -> None:
         file = Path(path).expanduser()
         if secret is None or not file.is_file():
             continue
-        conn.execute(
-            "INSERT INTO secrets (name, ciphertext, updated_at) VALUES (?, ?, ?) "
-            "ON CONFLICT(name) DO UPDATE SET ciphertext=excluded.ciphertext, "
-            "updated_at=excluded.updated_at",
-            (_secret_name(record.name, path), seal(secret, file.read_bytes()), now),
-        )
+        put_sealed(conn, _secret_name(record.name, path), seal(secret, file.read_bytes()), now)
     wanted = {_host_pattern(n.host, n.port): n for n in nodes}
     for line in _lines(_known_hosts()):
         parts = line.split()

@@ -38,6 +38,20 @@ def page_of(number: int, total: int, size: int = PAGE_SIZE) -> Page:
     return Page(min(max(1, number), max(1, -(-total // size))), size, total)
 
 
+def _paged(
+    db: StateDB, number: int, table_and_where: str, columns: str, order: str, args: tuple = ()
+) -> tuple[list[tuple], Page]:
+    """One page of a table's rows: a COUNT for the page count, then one LIMIT/OFFSET query
+    (never a query per row). `table_and_where` and `order` are this module's constants."""
+    (total,) = db.execute_tuples(f"SELECT COUNT(*) FROM {table_and_where}", args)[0]
+    page = page_of(number, total)
+    rows = db.execute_tuples(
+        f"SELECT {columns} FROM {table_and_where} ORDER BY {order} LIMIT ? OFFSET ?",
+        (*args, page.size, page.offset),
+    )
+    return rows, page
+
+
 def _text(data: Any, key: str, default: str = "") -> str:
     value = data.get(key) if isinstance(data, dict) else None
     return value if isinstance(value, str) else default
@@ -142,12 +156,7 @@ def cluster_counts(db: StateDB) -> dict[str, int]:
 
 
 def clusters_page(db: StateDB, number: int) -> tuple[list[ClusterLine], Page]:
-    (total,) = db.execute_tuples("SELECT COUNT(*) FROM clusters")[0]
-    page = page_of(number, total)
-    rows = db.execute_tuples(
-        "SELECT name, record FROM clusters ORDER BY name LIMIT ? OFFSET ?",
-        (page.size, page.offset),
-    )
+    rows, page = _paged(db, number, "clusters", "name, record", "name")
     return [cluster_line(name, text) for name, text in rows], page
 
 
@@ -206,14 +215,8 @@ def job_line(cluster: str, job_id: int, text: str) -> JobLine:
 
 
 def jobs_page(db: StateDB, number: int, cluster: str | None = None) -> tuple[list[JobLine], Page]:
-    where, args = ("WHERE cluster=?", (cluster,)) if cluster is not None else ("", ())
-    (total,) = db.execute_tuples(f"SELECT COUNT(*) FROM jobs {where}", args)[0]
-    page = page_of(number, total)
-    rows = db.execute_tuples(
-        f"SELECT cluster, job_id, record FROM jobs {where} "
-        "ORDER BY cluster, job_id DESC LIMIT ? OFFSET ?",
-        (*args, page.size, page.offset),
-    )
+    where, args = ("jobs WHERE cluster=?", (cluster,)) if cluster is not None else ("jobs", ())
+    rows, page = _paged(db, number, where, "cluster, job_id, record", "cluster, job_id DESC", args)
     return [job_line(c, j, t) for c, j, t in rows], page
 
 
@@ -251,12 +254,7 @@ def managed_line(job_id: int, text: str) -> ManagedJobLine:
 
 
 def managed_page(db: StateDB, number: int) -> tuple[list[ManagedJobLine], Page]:
-    (total,) = db.execute_tuples("SELECT COUNT(*) FROM managed_jobs")[0]
-    page = page_of(number, total)
-    rows = db.execute_tuples(
-        "SELECT id, record FROM managed_jobs ORDER BY id DESC LIMIT ? OFFSET ?",
-        (page.size, page.offset),
-    )
+    rows, page = _paged(db, number, "managed_jobs", "id, record", "id DESC")
     return [managed_line(i, t) for i, t in rows], page
 
 

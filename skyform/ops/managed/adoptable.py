@@ -22,12 +22,6 @@ from skyform.state.db import StateDB
 from skyform.state.managed import ManagedJobs
 
 
-def driver_of(db: StateDB, job_id: int) -> str | None:
-    """Which service drives the job (its lease's purpose names it), if any."""
-    lease = db.get_lease(job_lease(job_id))
-    return lease.purpose if lease else None
-
-
 def drivers(db: StateDB) -> dict[int, str]:
     """Every job a live service drives, with the service's id (user@host:pid): one query."""
     found: dict[int, str] = {}

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from skyform.controllers.loop import registered
 from skyform.errors import SkyformError
 from skyform.ops.managed import jobdir, sealed
 from skyform.ops.managed.revisions import cluster_name, make_revision
@@ -126,7 +127,7 @@ def missing_here(record: ManagedJobRecord) -> list[str]:
 def needs_local_controller(db: StateDB, record: ManagedJobRecord) -> bool:
     """Start the job's controller on this machine: no controller service is registered, or
     the job syncs files that only this machine has (a service elsewhere cannot)."""
-    return not services_registered(db) or bool(record.local_paths)
+    return not registered(db) or bool(record.local_paths)
 
 
 def launch(
@@ -249,11 +250,6 @@ def spawn_controller(job_id: int) -> subprocess.Popen:
     return proc
 
 
-def services_registered(db: StateDB) -> bool:
-    """A `skyform controller run` service is alive: it adopts jobs, nothing is spawned here."""
-    return bool(db.list_leases("controller/"))
-
-
 def controller_alive(job_id: int) -> bool:
     """A live controller holds its flock; if we can take it, nobody runs the job."""
     from skyform.state.lock import flock_held
@@ -265,7 +261,7 @@ def ensure_controllers(db: StateDB) -> list[int]:
     """Start again the controller of every unfinished managed job whose controller died
     (e.g. `kill -9`, a reboot). Returns the job ids restarted."""
     restarted: list[int] = []
-    services = services_registered(db)
+    services = bool(registered(db))  # they adopt jobs: nothing is spawned here
     jobs = ManagedJobs(db)
     for record in jobs.list():
         if record.status.is_terminal or controller_alive(record.id):
