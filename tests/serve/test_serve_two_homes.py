@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from skyform.serve import sandbox
+from skyform.state.services import SERVICE_TABLES
 
 pytestmark = [
     pytest.mark.skipif(sandbox.available() is not None, reason=str(sandbox.available())),
@@ -44,14 +45,6 @@ run: exec {sys.executable} {APP} 8080
 """
 
 TEAM = "the-team-passphrase"
-SERVICE_TABLES = (
-    "services",
-    "service_replicas",
-    "service_versions",
-    "service_revisions",
-    "service_requests",
-    "service_stats",
-)
 
 
 class Homes:
