@@ -157,7 +157,9 @@ def write_replica_task(
 def cluster_lost(cluster: str) -> str | None:
     """Why the replica's cluster is gone (a preemption: its engine reports a node dead), or
     None while every node is alive or the cluster is not known (yet). The verdict is
-    recovery/detect's, the one managed jobs act on."""
+    recovery/detect's, the one managed jobs act on. An engine that cannot answer raises:
+    that is no verdict, and taken as "alive" it made a preempted replica whose process the
+    preemption ended FAILED."""
     from skyform.config import load_config
     from skyform.recovery.detect import lost_nodes
     from skyform.stacks.registry import engine_for
@@ -170,8 +172,6 @@ def cluster_lost(cluster: str) -> str | None:
             return None
         engine = engine_for(record.spec.offer.cloud, config=load_config(), state=db)
         dead = lost_nodes(engine, record.handle)
-    except SkyformError:
-        return None
     finally:
         db.close()
     return ", ".join(dead) if dead else None

@@ -79,9 +79,9 @@ class Forwarder:
             except OSError:
                 return
             relay = threading.Thread(target=self._relay, args=(client,), daemon=True)
-            with self._lock:
+            with self._lock:  # started before end_relays can see it (it joins what it sees)
                 self._relays[client] = relay
-            relay.start()
+                relay.start()
 
     def _relay(self, client: socket.socket) -> None:
         try:

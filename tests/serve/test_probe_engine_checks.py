@@ -148,3 +148,66 @@ def test_probes_judge_at_once_while_the_engine_is_asked(monkeypatch):
             await second.cleanup()
 
     asyncio.run(scenario())
+
+
+def _recorded_cluster(name: str) -> None:
+    """What a finished apply records for a replica's Kubernetes cluster."""
+    from skyform.plan.model import ClusterSpec, PlacedOffer
+    from skyform.state.db import open_state
+    from skyform.state.models import ClusterHandle, ClusterRecord, ClusterStatus, NodeHandle
+
+    offer = PlacedOffer(cloud="kubernetes", region="test", zone=None, instance_type="1CPU--2GB",
+                        spot=False, hourly_price=0.0, vcpus=1, memory_gib=2)  # fmt: skip
+    node = NodeHandle(rank=0, host="127.0.0.1", ip="10.244.1.2", node_id="ns/web-1-0")
+    handle = ClusterHandle(name=name, engine="pulumi", infra=offer.infra, offer=offer,
+                           nodes=[node], stack=f"skyform/{name}")  # fmt: skip
+    spec = ClusterSpec(name=name, offer=offer, num_nodes=1)
+    db = open_state()
+    try:
+        db.put_cluster(ClusterRecord(name=name, status=ClusterStatus.UP, spec=spec,
+                                     handle=handle, hourly_price=0.0, launched_at=1.0))  # fmt: skip
+    finally:
+        db.close()
+
+
+def test_an_engine_that_cannot_answer_is_no_verdict(monkeypatch):
+    """A preempted replica's process has ended (the preemption killed it). While its engine
+    fails to answer (a locked stack, an API server busy) that is no verdict: the replica is
+    not FAILED for its process's end, and it is a preemption once the engine answers."""
+    from skyform.errors import StackError
+    from skyform.recovery import detect
+    from skyform.state.models import JobRecord, JobStatus
+
+    _recorded_cluster("web-1")
+    refreshes: list[str] = []
+
+    def lost_nodes(engine, handle) -> list[str]:  # the engine's refresh of the stack
+        refreshes.append(handle.name)
+        if len(refreshes) == 1:
+            raise StackError("the stack skyform/web-1 is locked by another update")
+        return ["node 0 (the pod is gone)"]
+
+    monkeypatch.setattr(detect, "lost_nodes", lost_nodes)
+    ended = JobRecord(cluster="web-1", job_id=1, name="web", task_id="t", submitted_at=1.0,
+                      status=JobStatus.FAILED, exit_codes={0: 137})  # fmt: skip
+
+    async def scenario() -> None:
+        async with aiohttp.ClientSession() as http:
+            ctl = Probing(http)
+            ctl.clusters = SimpleNamespace(teardown=lambda cluster, log: True,  # type: ignore[assignment]
+                                           last_job=lambda cluster: ended)  # fmt: skip
+            replica = ctl.add(1, _free_port(), ready=True)  # nothing listens: probes fail
+            taken: list[int] = []
+            for _ in range(100):
+                taken.extend(ctl.take_lost())
+                ctl.probe_all(time.time())
+                await asyncio.sleep(TICK)
+                assert replica.facts.status() is not S.FAILED, replica.reason
+                if taken:
+                    break
+            assert taken == [1] and len(refreshes) >= 2
+            assert replica.facts.preempted
+            assert replica.reason == "preempted: node 0 (the pod is gone)"
+            await _until(lambda: not replica.probing, 5)
+
+    asyncio.run(scenario())
