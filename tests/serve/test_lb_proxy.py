@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import socket
+import struct
 import time
 
 import aiohttp
@@ -168,5 +170,32 @@ def test_a_client_that_hangs_up_mid_stream_frees_its_replica_slot():
             while lb.proxy.inflight and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
             assert lb.proxy.inflight == {}
+
+    run(scenario())
+
+
+def test_a_client_that_hangs_up_before_the_answer_is_counted_and_not_retried():
+    """nginx's 499: the request ends when its client leaves, its replica slot is freed at
+    once, and it is not sent to another replica (the first may be working on it)."""
+
+    async def scenario():
+        async with replicas(2) as urls, balancer(urls) as lb:
+            _, writer = await asyncio.open_connection("127.0.0.1", lb.port)
+            writer.write(b"GET /sleep?s=2 HTTP/1.1\r\nHost: x\r\n\r\n")
+            await writer.drain()
+            deadline = time.monotonic() + 5
+            while not lb.proxy.inflight and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert sum(lb.proxy.inflight.values()) == 1
+            # gone, not half-closed (a half-closed client still gets its answer): a reset
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.close()
+            left = time.monotonic()
+            while lb.proxy.inflight and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert lb.proxy.inflight == {} and time.monotonic() - left < 1
+            assert dict(lb.proxy.metrics.by_code) == {499: 1}
+            assert lb.proxy.metrics.retries == 0
 
     run(scenario())

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from skyform.serve.lb.upstream import ReplicaGone, UpstreamConnection, UpstreamPool
 
 
@@ -37,9 +35,12 @@ def test_a_write_to_a_handle_closed_underneath_is_a_replica_gone():
         pool = UpstreamPool(asyncio.get_running_loop(), connect_timeout=1)
         connection = UpstreamConnection(pool, "http://127.0.0.1:9")
         connection.connection_made(_ClosedHandle(closing=False))  # type: ignore[arg-type]
-        finished = connection.start(b"GET / HTTP/1.1\r\n\r\n", object(), False, 5)  # type: ignore[arg-type]
-        with pytest.raises(ReplicaGone, match="before the request was sent"):
-            await finished
+        ended: list[tuple[int | None, BaseException | None]] = []
+        request = b"GET / HTTP/1.1\r\n\r\n"
+        connection.start(request, object(), False, 5, lambda *end: ended.append(end))  # type: ignore[arg-type]
+        [(status, exc)] = ended
+        assert status is None and isinstance(exc, ReplicaGone)
+        assert "before the request was sent" in str(exc)
         assert connection.closed
 
     asyncio.run(scenario())

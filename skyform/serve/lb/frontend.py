@@ -1,6 +1,7 @@
 """The client side of the load balancer: one asyncio protocol per client connection that
-reads requests (keep-alive and pipelined, one at a time), hands each to the proxy, and
-writes the response the replica relay produces.
+reads requests (keep-alive and pipelined, one at a time), hands each to the proxy as its
+head is complete, from the data callback itself, and writes the response the replica relay
+produces.
 
 A request's head is read without a timer of its own (a client that sends nothing is closed
 by the idle sweep: serve/lb/idle.py); its body, if any, is read whole with
@@ -24,7 +25,6 @@ from skyform.serve.lb.http1 import (
     end_to_end,
     error_response,
     parse_request_head,
-    serialize,
 )
 from skyform.serve.lb.upstream import CHUNKED, UNTIL_CLOSE, UpstreamConnection
 
@@ -36,7 +36,7 @@ class Handler(Protocol):
     connections: set[ClientConnection]
     stopping: bool
 
-    async def handle(self, client: ClientConnection, head: Head) -> None: ...
+    def dispatch(self, client: ClientConnection, head: Head) -> None: ...
 
 
 def tls_context(config: LbConfig) -> ssl.SSLContext | None:
@@ -68,7 +68,8 @@ class ClientConnection(asyncio.Protocol):
         self._close_after = False
         self.writing_paused = False
         self._reading_paused = False
-        self._task: asyncio.Task[None] | None = None
+        self._busy = False  # a request is being handled: the next one waits for its answer
+        self._dispatching = False
 
     # -- asyncio callbacks ----------------------------------------------------------------
 
@@ -79,7 +80,6 @@ class ClientConnection(asyncio.Protocol):
         if transport.get_extra_info("sslcontext") is not None:
             self.scheme = b"https"
         self.proxy.connections.add(self)
-        self._task = asyncio.get_running_loop().create_task(self._serve())
 
     def data_received(self, data: bytes) -> None:
         self._buf += data
@@ -87,11 +87,17 @@ class ClientConnection(asyncio.Protocol):
             # a client that sends ahead (pipelined requests) waits until we ask for more
             self.transport.pause_reading()
             self._reading_paused = True
-        self._wake()
+        if self._busy:
+            self._wake()  # a body being read
+        else:
+            self._dispatch()
 
     def eof_received(self) -> bool:
         self._eof = True
-        self._wake()
+        if self._busy:
+            self._wake()
+        else:
+            self._dispatch()
         return True  # a client that half-closes after its request still gets the answer
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -114,14 +120,15 @@ class ClientConnection(asyncio.Protocol):
     # -- what the replica relay calls -----------------------------------------------------
 
     def response_head(self, head: Head, framing: int) -> bytes:
-        headers = end_to_end(head.headers)
+        added = b""
         if self.http10:
             self._close_after = True  # its end is the connection's end
         elif framing in (CHUNKED, UNTIL_CLOSE):
-            headers.append((b"Transfer-Encoding", b"chunked"))
+            added = b"\r\nTransfer-Encoding: chunked"
         if self._close_after:
-            headers.append((b"Connection", b"close"))
-        return serialize(b"HTTP/1.1 " + head.first + b" " + head.second, headers)
+            added += b"\r\nConnection: close"
+        status = b"HTTP/1.1 " + head.first + b" " + head.second
+        return status + end_to_end(head) + added + b"\r\n\r\n"
 
     def send(self, data: bytes) -> None:
         if data and self.transport is not None and not self._lost:
@@ -170,42 +177,54 @@ class ClientConnection(asyncio.Protocol):
             self._waiter = None
         return not self._lost and (bool(self._buf) or not self._eof)
 
-    async def _serve(self) -> None:
+    def request_done(self) -> None:
+        """The proxy's word that the request's answer is out: on to the next one."""
+        self._busy = False
+        if not self._dispatching:
+            self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Hand each complete request head in the buffer to the proxy, one at a time; close
+        the connection when it is over (Connection: close, EOF, a bad head)."""
+        if self._dispatching:
+            return
+        self._dispatching = True
         try:
-            while not self._lost and not self._close_after:
+            while not self._busy and not self._lost and not self._close_after:
                 end = self._buf.find(b"\r\n\r\n")
                 if end < 0:
                     if len(self._buf) > MAX_HEAD_BYTES:
                         self.send_error(431, "the request head is too large", close=True)
-                        break
-                    if not await self._more():
-                        break
-                    continue
+                    elif not self._eof:
+                        if self._reading_paused and self.transport is not None:
+                            self._reading_paused = False
+                            self.transport.resume_reading()
+                        return  # more bytes will come
+                    break
                 data = bytes(self._buf[:end])
                 del self._buf[: end + 4]
-                await self._one(data)
+                head = parse_request_head(data)
+                self.http10 = head.version == b"HTTP/1.0"
+                self._close_after = head.close or self.http10 or self.proxy.stopping
+                self._busy = True
+                self.proxy.dispatch(self, head)
         except BadMessage as exc:
+            self._busy = False
             self.send_error(exc.status, exc.message, close=True)
         except Exception:  # a defect must not leave the client waiting forever
+            self._busy = False
             log.exception("request failed")
             self.send_error(500, "the load balancer failed on this request", close=True)
         finally:
-            if self.transport is not None and not self._lost:
-                self.transport.close()
-
-    async def _one(self, data: bytes) -> None:
-        head = parse_request_head(data)
-        self.http10 = head.version == b"HTTP/1.0"
-        self._close_after = head.close or self.http10 or self.proxy.stopping
-        await self.proxy.handle(self, head)
+            self._dispatching = False
+        if not self._busy and self.transport is not None and not self._lost:
+            self.transport.close()
 
     async def read_body(self, head: Head) -> bytes | None:
         """The request's whole body (None when it has none); BadMessage 408/413 otherwise."""
         if head.length is None and not head.chunked:
             return None
-        expects = any(
-            n.lower() == b"expect" and v.lower() == b"100-continue" for n, v in head.headers
-        )
+        expects = any(n == b"expect" and v.lower() == b"100-continue" for n, v in head.noted)
         if expects and not self._buf:
             self.send(CONTINUE)
         limit = self.proxy.config.max_body_bytes

@@ -1,13 +1,15 @@
 """Just enough HTTP/1.1 for a reverse proxy: request and response heads, message framing
 (Content-Length, chunked, until close) and the headers that belong to one hop only.
 
-Heads are parsed once into (name, value) byte pairs; bodies are relayed as bytes, never
-decoded, except a chunked request body, which is read whole (to retry it on another
-replica) and sent on with a Content-Length.
+A head's lines are checked whole and relayed as they came, less the hop-by-hop ones; only
+the fields that frame the message or that the proxy changes are picked out. Bodies are
+relayed as bytes, never decoded, except a chunked request body, which is read whole (to
+retry it on another replica) and sent on with a Content-Length.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 MAX_HEAD_BYTES = 64 * 1024
@@ -50,83 +52,140 @@ class BadMessage(Exception):
 
 Headers = list[tuple[bytes, bytes]]
 
+_TOKEN = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+# a head's header lines, each led by its CRLF: NAME ":" VALUE, checked whole by `re` (in C)
+_FIELDS = re.compile(rb"(?:\r\n" + _TOKEN + rb":[^\r\n]*)*")
+# the fields the proxy acts on, found without splitting the others (most heads have 1-3)
+_NOTED = re.compile(
+    rb"\r\n(content-length|transfer-encoding|connection|host|expect|x-forwarded-(?:for|proto)"
+    rb"|keep-alive|proxy-(?:connection|authenticate|authorization)|te|trailers?|upgrade)"
+    rb":([^\r\n]*)",
+    re.IGNORECASE,
+)
 
-@dataclass
+
+@dataclass(slots=True)
 class Head:
-    """A request head (method, target) or a response head (status, reason)."""
+    """A request head (method, target) or a response head (status, reason).
+
+    Its header lines are kept as received (`fields`) and relayed as they are, less the
+    hop-by-hop ones: parsing each line into a pair and writing it back cost more than the
+    rest of a request's path through the balancer."""
 
     first: bytes  # the method, or the status code's digits
     second: bytes  # the target, or the reason phrase
     version: bytes
-    headers: Headers
+    fields: bytes  # the header lines, each led by CRLF (b"" when there are none)
+    noted: Headers  # (lowercased name, value) of the fields the proxy acts on, in order
     length: int | None  # Content-Length, if any
     chunked: bool
     close: bool  # the sender will not (or asks us not to) reuse the connection
+    hop: bool  # it has hop-by-hop fields, which are not relayed
+    spans: list[tuple[int, int]]  # where each of `noted` is in `fields`
 
     @property
     def status(self) -> int:
         return int(self.first)
 
+    @property
+    def headers(self) -> Headers:
+        """Every field as a (name, value) pair."""
+        out = []
+        for line in self.fields.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            out.append((name, value.strip()))
+        return out
+
+    def has(self, name: bytes) -> bool:
+        """Whether a field the proxy acts on (lowercase `name`, one of _NOTED's) is there."""
+        return any(n == name for n, _ in self.noted)
+
 
 def parse_request_head(data: bytes) -> Head:
-    lines = data.split(b"\r\n")
-    parts = lines[0].split(b" ")
+    end = data.find(b"\r\n")
+    line, fields = (data, b"") if end < 0 else (data[:end], data[end:])
+    parts = line.split(b" ")
     if len(parts) != 3 or not parts[0].isalpha() or not parts[2].startswith(b"HTTP/1."):
         raise BadMessage(400, "a request line must be METHOD TARGET HTTP/1.x")
-    head = _head(parts[0], parts[1], parts[2], lines[1:], default_close=parts[2] == b"HTTP/1.0")
-    return head
+    return _head(parts[0], parts[1], parts[2], fields, default_close=parts[2] == b"HTTP/1.0")
 
 
 def parse_response_head(data: bytes) -> Head:
-    lines = data.split(b"\r\n")
-    parts = lines[0].split(b" ", 2)
+    end = data.find(b"\r\n")
+    line, fields = (data, b"") if end < 0 else (data[:end], data[end:])
+    parts = line.split(b" ", 2)
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
         raise BadMessage(502, "the replica's status line is not HTTP/1.x")
     reason = parts[2] if len(parts) == 3 else b""
-    return _head(parts[1], reason, parts[0], lines[1:], default_close=parts[0] == b"HTTP/1.0")
+    return _head(parts[1], reason, parts[0], fields, default_close=parts[0] == b"HTTP/1.0")
 
 
 def _head(
-    first: bytes, second: bytes, version: bytes, lines: list[bytes], *, default_close: bool
+    first: bytes, second: bytes, version: bytes, fields: bytes, *, default_close: bool
 ) -> Head:
-    headers: Headers = []
+    if fields and _FIELDS.fullmatch(fields) is None:
+        raise BadMessage(400, "a header line must be NAME: VALUE")
+    noted: Headers = []
+    spans: list[tuple[int, int]] = []
     length: int | None = None
     chunked = False
     close = default_close
-    for line in lines:
-        name, sep, value = line.partition(b":")
-        if not sep or not name or name != name.strip() or name[:1] in b" \t":
-            raise BadMessage(400, "a header line must be NAME: VALUE")
-        value = value.strip()
-        lowered = name.lower()
-        if lowered == b"content-length":
+    hop = False
+    for match in _NOTED.finditer(fields):
+        name, value = match.group(1).lower(), match.group(2).strip()
+        noted.append((name, value))
+        spans.append(match.span())
+        if name == b"content-length":
             if not value.isdigit() or (length is not None and int(value) != length):
                 raise BadMessage(400, "invalid Content-Length")
             length = int(value)
-        elif lowered == b"transfer-encoding":
+        elif name == b"transfer-encoding":
             codings = [c.strip().lower() for c in value.split(b",")]
             if codings[-1:] != [b"chunked"] or len(codings) != 1:
                 raise BadMessage(501, "only chunked transfer coding is relayed")
             chunked = True
-        elif lowered == b"connection":
+        elif name == b"connection":
             tokens = {t.strip().lower() for t in value.split(b",")}
             if b"close" in tokens:
                 close = True
             elif b"keep-alive" in tokens:
                 close = False
-        headers.append((name, value))
+        hop = hop or name in HOP_BY_HOP
     if chunked and length is not None:
         raise BadMessage(400, "both Content-Length and Transfer-Encoding")
-    return Head(first, second, version, headers, length, chunked, close)
+    return Head(first, second, version, fields, noted, length, chunked, close, hop, spans)
 
 
-def end_to_end(headers: Headers) -> Headers:
-    """`headers` less the hop-by-hop ones and those the Connection header names."""
-    named = set(HOP_BY_HOP)
-    for name, value in headers:
-        if name.lower() == b"connection":
+def end_to_end(head: Head, drop: frozenset[bytes] = frozenset()) -> bytes:
+    """The head's header lines less the hop-by-hop ones, those its Connection field names,
+    and those named in `drop` (lowercase; each one of _NOTED's names)."""
+    if not head.hop and not any(n in drop for n, _ in head.noted):
+        return head.fields  # the usual head: relayed as it came
+    extra = connection_named(head) - HOP_BY_HOP - drop - {b"close"}
+    if not extra:  # cut out the noted fields to drop, keep the rest as it came
+        out, at = [], 0
+        for (name, _), (start, end) in zip(head.noted, head.spans, strict=True):
+            if name in HOP_BY_HOP or name in drop:
+                out.append(head.fields[at:start])
+                at = end
+        out.append(head.fields[at:])
+        return b"".join(out)
+    named = HOP_BY_HOP | drop | extra
+    kept = [
+        line
+        for line in head.fields.split(b"\r\n")[1:]
+        if line.partition(b":")[0].lower() not in named
+    ]
+    return b"".join(b"\r\n" + line for line in kept)
+
+
+def connection_named(head: Head) -> set[bytes]:
+    """The fields the head's Connection field names (lowercase): this hop's only."""
+    named: set[bytes] = set()
+    for name, value in head.noted:
+        if name == b"connection":
             named.update(t.strip().lower() for t in value.split(b","))
-    return [(n, v) for n, v in headers if n.lower() not in named]
+    return named
 
 
 def serialize(first_line: bytes, headers: Headers) -> bytes:

@@ -17,23 +17,45 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import Any
 
 from skyform.serve.lb.config import LbConfig, ReplicaSet
 from skyform.serve.lb.frontend import ClientConnection
-from skyform.serve.lb.http1 import BadMessage, Head, end_to_end, serialize
+from skyform.serve.lb.http1 import BadMessage, Head, connection_named, end_to_end
 from skyform.serve.lb.idle import IdleClients
 from skyform.serve.lb.metrics import Metrics
 from skyform.serve.lb.policies import Target, make_policy
 from skyform.serve.lb.requestlog import RequestLog
-from skyform.serve.lb.upstream import ReplicaGone, ReplicaQuiet, UpstreamPool
+from skyform.serve.lb.upstream import (
+    ClientHungUp,
+    ReplicaGone,
+    ReplicaQuiet,
+    UpstreamConnection,
+    UpstreamPool,
+)
 
 # the client's Expect was answered here, and its body is sent whole with a new length
 NOT_FORWARDED = frozenset({b"content-length", b"expect", b"x-forwarded-for"})
 # how long a stopping load balancer lets the requests in flight finish (aiohttp's default)
 SHUTDOWN_SECONDS = 60.0
+# the code counted for a request whose client hung up before its answer began (as nginx logs)
+CLIENT_CLOSED = 499
 log = logging.getLogger("skyform.serve.lb")
+
+
+@dataclass(eq=False)
+class Exchange:
+    """One client request on its way: the replicas tried, the request as forwarded."""
+
+    client: ClientConnection
+    head: Head
+    started: float
+    request: bytes = b""
+    hostless: bool = False
+    tried: list[str] = field(default_factory=list)
+    completed: bool = False
 
 
 class Proxy:
@@ -53,6 +75,7 @@ class Proxy:
         self.remote_inflight: Callable[[], dict[str, int]] = dict
         self.connections: set[ClientConnection] = set()
         self.stopping = False  # finishing what is in flight: each connection closes after it
+        self._tasks: set[asyncio.Task[None]] = set()  # the waiting parts of requests
 
     # -- the replica set ------------------------------------------------------------------
 
@@ -135,83 +158,150 @@ class Proxy:
 
     # -- one request ----------------------------------------------------------------------
 
-    async def handle(self, client: ClientConnection, head: Head) -> None:
-        started = time.perf_counter()
-        self.requests.record(time.time())
-        code, replica_id = 500, None
-        self.idle.begin(client)  # busy until the response is out: never closed as idle
-        try:
-            try:
-                body = await client.read_body(head)
-            except BadMessage as exc:
-                code = exc.status
-                client.send_error(exc.status, exc.message, close=True)
-                return
-            code, replica_id = await self._forward(client, head, body)
-        finally:
-            self.idle.end(client, asyncio.get_running_loop().time())
-            self.metrics.observe(code, time.perf_counter() - started, replica_id)
+    def dispatch(self, client: ClientConnection, head: Head) -> None:
+        """Handle one request; `client.request_done()` is called once its answer is out.
 
-    async def _forward(
-        self, client: ClientConnection, head: Head, body: bytes | None
-    ) -> tuple[int, int | None]:
-        assert self.pool is not None
-        request = forwarded_request(client, head, body)
+        A request without a body, to a replica with an idle pooled connection (the common
+        case), runs in callbacks only: no task, no future, no turn of the event loop between
+        the request's bytes arriving and its being written to the replica, nor between the
+        answer's bytes and the client's. A body to read, or a connection to open, takes a
+        task for that part."""
+        exchange = Exchange(client, head, time.perf_counter())
+        self.requests.record(time.time())
+        self.idle.begin(client)  # busy until the response is out: never closed as idle
+        if head.chunked or (head.length is not None and head.length > 0):
+            self._spawn(exchange, self._read_body_then_forward(exchange))
+            return
+        self._forward(exchange, b"" if head.length == 0 else None)
+
+    async def _read_body_then_forward(self, exchange: Exchange) -> None:
+        try:
+            body = await exchange.client.read_body(exchange.head)
+        except BadMessage as exc:
+            exchange.client.send_error(exc.status, exc.message, close=True)
+            self._complete(exchange, exc.status, None)
+            return
+        self._forward(exchange, body)
+
+    def _forward(self, exchange: Exchange, body: bytes | None) -> None:
+        client, head = exchange.client, exchange.head
+        exchange.request = forwarded_request(client, head, body)
         # HTTP/1.0 may leave out Host, which the replica's HTTP/1.1 needs: its own then
-        hostless = not any(n.lower() == b"host" for n, _ in head.headers)
-        no_body = head.first == b"HEAD"
-        tried: list[str] = []
-        for _attempt in range(self.config.max_attempts):
+        exchange.hostless = not head.has(b"host")
+        self._attempt(exchange)
+
+    def _attempt(self, exchange: Exchange) -> None:
+        """Send the request to the next replica the policy picks, or answer 503/502."""
+        assert self.pool is not None
+        tried = exchange.tried
+        target = None
+        if len(tried) < self.config.max_attempts:
             target = self.policy.select(self.targets, self.inflight, tried)
-            if target is None:
-                break
-            tried.append(target.url)
-            self.inflight[target.url] = self.inflight.get(target.url, 0) + 1
+        if target is None:
+            if not tried:
+                exchange.client.send_error(
+                    503,
+                    f"No ready replicas. Use `skyform serve status {self.config.service}` "
+                    "to see the replicas.",
+                )
+                self._complete(exchange, 503, None)
+            else:
+                exchange.client.send_error(502, f"no replica answered ({len(tried)} tried)")
+                self._complete(exchange, 502, None)
+            return
+        tried.append(target.url)
+        self.inflight[target.url] = self.inflight.get(target.url, 0) + 1
+        upstream = self.pool.take_idle(target.url)
+        if upstream is None:
+            self._spawn(exchange, self._connect_then_send(exchange, target))
+        else:
+            self._send(exchange, target, upstream)
+
+    async def _connect_then_send(self, exchange: Exchange, target: Target) -> None:
+        assert self.pool is not None
+        try:
+            upstream = await self.pool.connect(target.url)
+        except (OSError, asyncio.TimeoutError) as exc:
+            self._answered(exchange, target, None, ReplicaGone(f"connect: {exc!r}"))
+            return
+        self._send(exchange, target, upstream)
+
+    def _send(self, exchange: Exchange, target: Target, upstream: UpstreamConnection) -> None:
+        client = exchange.client
+        client.upstream = upstream
+        if client.writing_paused:  # the client has not read the last answer yet
+            upstream.pause()
+        sent = exchange.request
+        if exchange.hostless:
+            host = target.url.split("://", 1)[1].encode()
+            line_end = sent.index(b"\r\n") + 2
+            sent = sent[:line_end] + b"Host: " + host + b"\r\n" + sent[line_end:]
+        upstream.start(
+            sent,
+            client,
+            exchange.head.first == b"HEAD",
+            self.config.read_timeout_seconds,
+            lambda status, exc: self._answered(exchange, target, status, exc),
+        )
+
+    def _answered(
+        self,
+        exchange: Exchange,
+        target: Target,
+        status: int | None,
+        exc: BaseException | None,
+    ) -> None:
+        """One attempt is over (the replica's data callback, or a failed connect)."""
+        client = exchange.client
+        try:
+            client.upstream = None
+            self._done(target.url)
+            if status is not None:
+                self._complete(exchange, status, target.replica_id)
+            elif isinstance(exc, ReplicaGone):
+                self.metrics.retries += 1
+                log.info("replica %s failed before answering: %r", target.url, exc)
+                self._attempt(exchange)
+            elif isinstance(exc, ReplicaQuiet):
+                # the replica took the request and went quiet: it may be working on it, so it
+                # is not sent again
+                client.send_error(504, "the replica did not answer in time")
+                self._complete(exchange, 504, target.replica_id)
+            elif isinstance(exc, ClientHungUp):
+                self._complete(exchange, CLIENT_CLOSED, target.replica_id)
+            elif isinstance(exc, BadMessage):
+                client.send_error(502, exc.message, close=True)
+                self._complete(exchange, 502, target.replica_id)
+            else:
+                raise AssertionError(f"an exchange ended with {exc!r}")
+        except Exception:  # a defect must not leave the client waiting forever
+            self._failed(exchange)
+
+    def _complete(self, exchange: Exchange, code: int, replica_id: int | None) -> None:
+        if exchange.completed:
+            return
+        exchange.completed = True
+        self.idle.end(exchange.client, asyncio.get_running_loop().time())
+        self.metrics.observe(code, time.perf_counter() - exchange.started, replica_id)
+        exchange.client.request_done()
+
+    def _failed(self, exchange: Exchange) -> None:
+        log.exception("request failed")
+        exchange.client.send_error(500, "the load balancer failed on this request", close=True)
+        self._complete(exchange, 500, None)
+
+    def _spawn(self, exchange: Exchange, step: Coroutine[Any, Any, None]) -> None:
+        """Run `step` (a part of the request that waits) as a task, kept until it ends."""
+
+        async def guarded() -> None:
             try:
-                try:
-                    upstream = await self.pool.acquire(target.url)
-                except (OSError, asyncio.TimeoutError) as exc:
-                    self.metrics.retries += 1
-                    log.info("replica %s failed before answering: %r", target.url, exc)
-                    continue
-                client.upstream = upstream
-                if client.writing_paused:  # the client has not read the last answer yet
-                    upstream.pause()
-                sent = request
-                if hostless:
-                    host = target.url.split("://", 1)[1].encode()
-                    line_end = request.index(b"\r\n") + 2
-                    sent = request[:line_end] + b"Host: " + host + b"\r\n" + request[line_end:]
-                try:
-                    status = await upstream.start(
-                        sent, client, no_body, self.config.read_timeout_seconds
-                    )
-                except ReplicaGone as exc:
-                    self.metrics.retries += 1
-                    log.info("replica %s failed before answering: %r", target.url, exc)
-                    continue
-                except ReplicaQuiet:
-                    # the replica took the request and went quiet: it may be working on it,
-                    # so it is not sent again
-                    client.send_error(504, "the replica did not answer in time")
-                    return 504, target.replica_id
-                except BadMessage as exc:
-                    client.send_error(502, exc.message, close=True)
-                    return 502, target.replica_id
-                finally:
-                    client.upstream = None
-                return status, target.replica_id
-            finally:
-                self._done(target.url)
-        if not tried:
-            client.send_error(
-                503,
-                f"No ready replicas. Use `skyform serve status {self.config.service}` "
-                "to see the replicas.",
-            )
-            return 503, None
-        client.send_error(502, f"no replica answered ({len(tried)} tried)")
-        return 502, None
+                await step
+            except Exception:
+                self._failed(exchange)
+
+        task = asyncio.get_running_loop().create_task(guarded())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _done(self, url: str) -> None:
         left = self.inflight.get(url, 1) - 1
@@ -226,14 +316,15 @@ class Proxy:
 def forwarded_request(client: ClientConnection, head: Head, body: bytes | None) -> bytes:
     """The request line and headers for the replica (less the hop-by-hop ones, with
     X-Forwarded-For and -Proto), and the body."""
-    headers = end_to_end(head.headers)
-    prior = [v for n, v in headers if n.lower() == b"x-forwarded-for"]
-    headers = [(n, v) for n, v in headers if n.lower() not in NOT_FORWARDED]
+    fields = end_to_end(head, NOT_FORWARDED)
+    # fields the client's Connection named are its hop's only, these two as any other
+    named = connection_named(head) if head.hop else set()
+    prior = [v for n, v in head.noted if n == b"x-forwarded-for" and n not in named]
     peer = client.peer.encode()
-    headers.append((b"X-Forwarded-For", b", ".join([*prior, peer]) if prior else peer))
-    if not any(n.lower() == b"x-forwarded-proto" for n, _ in headers):
-        headers.append((b"X-Forwarded-Proto", client.scheme))
+    added = b"\r\nX-Forwarded-For: " + (b", ".join([*prior, peer]) if prior else peer)
+    if not head.has(b"x-forwarded-proto") or b"x-forwarded-proto" in named:
+        added += b"\r\nX-Forwarded-Proto: " + client.scheme
     if body is not None:
-        headers.append((b"Content-Length", b"%d" % len(body)))
+        added += b"\r\nContent-Length: %d" % len(body)
     line = head.first + b" " + head.second + b" HTTP/1.1"
-    return serialize(line, headers) + (body or b"")
+    return line + fields + added + b"\r\n\r\n" + (body or b"")
