@@ -1,6 +1,6 @@
 """What the service controller asks of a replica's cluster: plan where it goes, launch it
-through the same plan/apply path as every other cluster, tear it down, read its job's end
-and log. Those are skyform's use cases (`ops/`), so the caller that starts the controller
+the way a managed job's cluster is launched (lifecycle/driven.py), tear it down, read its
+job's end and log. Those are skyform's use cases (`ops/`), so the caller that starts the controller
 hands them in (ops/serve/replica_clusters.py) and `serve` never imports `ops`: the service
 subsystem sits below the verbs, as `lifecycle/` does.
 """
@@ -32,10 +32,13 @@ class ReplicaClusters(Protocol):
         log: Log,
         *,
         port: int,
+        reason: str,
         one_at_a_time: bool = False,
     ) -> tuple[str, str]:
-        """Plan and apply the replica's cluster (job detached); its infra and the
-        `host:port` its head node serves the service `port` at."""
+        """Plan the replica, bring its cluster up and start its job (detached) as managed
+        jobs' clusters are (lifecycle/driven.py), `reason` recorded as why (`service web
+        revision 3 (scale)`); its infra and the `host:port` its head node serves the
+        service `port` at."""
         ...
 
     def teardown(self, cluster: str, log: Log) -> bool:

@@ -2,8 +2,8 @@
 `python -m skyform.ops.serve.controller NAME`, which hands it skyform's verbs for the
 replicas' clusters), as managed jobs have theirs.
 
-It starts the load balancer, launches replicas through the plan/apply path (each in its own
-network namespace on `local`), probes them, keeps the LB's replica set to the READY replicas
+It starts the load balancer, launches replicas as managed jobs' clusters are launched (each in
+its own network namespace on `local`), probes them, keeps the LB's replica set to the READY replicas
 of the active versions, asks the autoscaler for the target, replaces replicas that failed or
 were preempted, runs updates (rollout.py), saves a plan revision per decision, and on
 SIGTERM (`serve down`) drains and tears everything down. Its decisions come from the pure

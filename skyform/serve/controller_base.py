@@ -52,6 +52,7 @@ class Replica:
     probing: bool = False  # a probe is out (replica_io.py: _probe)
     engine_check: asyncio.Task[str | None] | None = None  # its engine asked: cluster gone?
     location: str | None = None  # the spot placer's choice
+    launched_by: str = ""  # the plan revision that launched it: `revision 3 (scale)`
 
 
 def spot_placement(placer: SpotPlacer | None, in_use: list[str]) -> dict[str, str]:
@@ -193,6 +194,8 @@ class ControllerBase:
             launched=sorted(launched or []),
             terminated=sorted(gone),
         )
+        for rid in revision.launched:  # their launches say why (a cluster's usage reason)
+            self.replicas[rid].launched_by = f"revision {self.revision} ({kind})"
         try:
             revisions.save(self.name, revision)
         except SkyformError as exc:  # the store refused or is away

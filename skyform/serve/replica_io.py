@@ -1,6 +1,7 @@
-"""The controller's replica I/O: launch through plan/apply, probe, drain, tear down, and tell
-a preemption (the engine reports the replica's node dead) from a replica that stopped
-answering. Decisions come from the pure modules; this only carries them out."""
+"""The controller's replica I/O: launch (planned, then brought up as managed jobs' clusters
+are), probe, drain, tear down, and tell a preemption (the engine reports the replica's node
+dead) from a replica that stopped answering. Decisions come from the pure modules; this
+only carries them out."""
 
 from __future__ import annotations
 
@@ -123,7 +124,8 @@ class ReplicaIO(ControllerBase):
             try:
                 return await asyncio.to_thread(
                     self.clusters.launch, inputs, task, replica.cluster, log.info,
-                    port=port, one_at_a_time=hands_out_hosts(where),
+                    port=port, reason=f"service {self.name} {replica.launched_by}".rstrip(),
+                    one_at_a_time=hands_out_hosts(where),
                 )  # fmt: skip
             except Exception as exc:
                 failed += 1

@@ -1,11 +1,12 @@
-"""One replica's cluster, through the same plan/apply path as every other cluster.
+"""One replica's cluster: planned as every cluster is, brought up as managed jobs' are.
 
 A replica is the service's task without `service:`, named `<service>-<id>`, with
 SKYPILOT_SERVE_REPLICA_ID set as SkyPilot sets it, written next to the service's records;
-`plan` places it and `apply` provisions it and starts its job (detached), through the
-ReplicaClusters the controller is given (serve/clusters.py, ops/serve/replica_clusters.py). On
-`local` each replica runs inside its own network namespace (skyform/serve/sandbox.py): its
-`run` is wrapped in `ip netns exec`, so it binds its port on its own address.
+`plan` places it, and its cluster is brought up and its job started (detached) as a managed
+job's are (lifecycle/driven.py), through the ReplicaClusters the controller is given
+(serve/clusters.py, ops/serve/replica_clusters.py). On `local` each replica runs inside its
+own network namespace (skyform/serve/sandbox.py): its `run` is wrapped in `ip netns exec`,
+so it binds its port on its own address.
 """
 
 from __future__ import annotations

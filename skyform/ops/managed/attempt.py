@@ -18,14 +18,13 @@ from skyform.exec.node_jobs import NodeJobState
 from skyform.exec.run import ClusterSession, open_cluster
 from skyform.lifecycle import clusters
 from skyform.lifecycle.cluster_job import job_key
-from skyform.lifecycle.converge import converge_cluster, run_job
+from skyform.lifecycle.driven import Driver, bring_up, driving, start_detached
 from skyform.lifecycle.freshness import revision_stale_reasons
 from skyform.ops.managed import jobdir
 from skyform.ops.managed.sealed import revision_plan
 from skyform.plan.model import JobSpec, Plan, TaskPlacement
 from skyform.recovery.detect import Outcome
 from skyform.state.db import StateDB
-from skyform.state.lock import cluster_lock
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask, PlanRevision
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
 
@@ -71,53 +70,53 @@ def fresh_revision(db: StateDB, record: ManagedJobRecord, task: ManagedTask) -> 
     return plan
 
 
+def driver(record: ManagedJobRecord) -> Driver:
+    """The managed job's controller, as its clusters' launches are recorded."""
+    data = {"managed_job_id": record.id}
+    return Driver(acting_for(record.id), "managed", data, managed_job_id=record.id)
+
+
 def provision(
     db: StateDB, config: Config, record: ManagedJobRecord, task: ManagedTask, log: Log
 ) -> ClusterRecord:
     """A usable cluster for the task: the existing one, or a new one from a fresh plan."""
     plan = fresh_revision(db, record, task)
-    current = db.get_cluster(task.cluster)
-    if (
-        current is not None
-        and current.handle is not None
-        and current.status in (ClusterStatus.INIT, ClusterStatus.UP)
-    ):
-        return current
     change = plan.change_for(task.cluster)
     spec = change.after if change is not None and change.after is not None else None
     if spec is None:
         raise PlanError(f"plan revision has no cluster spec for {task.cluster!r}")
-    keep = None
-    if current is not None and clusters.can_salvage(current, spec):
-        log(f"keeping the surviving nodes of {task.cluster}; replacing the lost ones")
-        keep = clusters.salvage(db, current, emit=log)
-    elif current is not None:
-        log(f"tearing down {task.cluster} ({current.status.value}) before relaunching")
-        clusters.destroy(db, config, current, reason="replaced by the managed job", emit=log)
-    log(
-        f"provisioning {task.cluster} on {spec.offer.infra} ({spec.num_nodes}x "
-        f"{spec.offer.instance_type}{', spot' if spec.offer.spot else ''})"
-    )
-    why = "launch" if task.recovery_count == 0 else f"recovery {task.recovery_count}"
-    new = converge_cluster(
-        db,
-        config,
-        spec,
-        None,
-        source=record.task_file,
-        plan_digest=None,
-        emit=log,
-        managed_job_id=record.id,
-        reason=why,
-        keep=keep,
-    )
-    db.add_event(
-        "managed.provisioned",
-        f"{task.cluster} on {spec.offer.infra}",
-        cluster=task.cluster,
-        data={"managed_job_id": record.id},
-    )
-    return new
+    with driving(db, task.cluster, acting_for(record.id)):
+        current = db.get_cluster(task.cluster)
+        if (
+            current is not None
+            and current.handle is not None
+            and current.status in (ClusterStatus.INIT, ClusterStatus.UP)
+        ):
+            return current
+        keep = None
+        if current is not None and clusters.can_salvage(current, spec):
+            log(f"keeping the surviving nodes of {task.cluster}; replacing the lost ones")
+            keep = clusters.salvage(db, current, emit=log)
+        elif current is not None:
+            log(f"tearing down {task.cluster} ({current.status.value}) before relaunching")
+            clusters.destroy(db, config, current, reason="replaced by the managed job", emit=log)
+        log(
+            f"provisioning {task.cluster} on {spec.offer.infra} ({spec.num_nodes}x "
+            f"{spec.offer.instance_type}{', spot' if spec.offer.spot else ''})"
+        )
+        why = "launch" if task.recovery_count == 0 else f"recovery {task.recovery_count}"
+        return bring_up(
+            db,
+            config,
+            spec,
+            driver(record),
+            current=None,
+            reason=why,
+            source=record.task_file,
+            plan_digest=None,
+            log=log,
+            keep=keep,
+        )
 
 
 def adoptable_job(
@@ -159,21 +158,24 @@ def submit(
         on_event=lambda stage, rank, msg: log(f"{task.cluster} node {rank}: {stage}: {msg}"),
     )
     try:
-        job = adoptable_job(db, session, record, task)
-        if job is not None:
-            log(f"adopting job {job.job_id} already on {task.cluster} (status {job.status.value})")
-            return session, job
-        session, run = run_job(
-            db,
-            cluster,
-            with_group_env(db, record, task, placement),
-            task_dir=jobdir.paths_start(record),
-            secrets=secrets,
-            task_id=f"skyform-managed-{record.id}-{task.index}",
-            recovery_count=task.recovery_count,
-            managed_job_id=record.id,
-            session=session,
-        )
+        with driving(db, task.cluster, acting_for(record.id)):
+            job = adoptable_job(db, session, record, task)
+            if job is not None:
+                status = job.status.value
+                log(f"adopting job {job.job_id} already on {task.cluster} (status {status})")
+                return session, job
+            session, run = start_detached(
+                db,
+                cluster,
+                with_group_env(db, record, task, placement),
+                driver(record),
+                task_dir=jobdir.paths_start(record),
+                secrets=secrets,
+                log=log,
+                task_id=f"skyform-managed-{record.id}-{task.index}",
+                recovery_count=task.recovery_count,
+                session=session,
+            )
     except BaseException:
         session.close()
         raise
@@ -225,7 +227,7 @@ def taken_away(db: StateDB, cluster: ClusterRecord, *, by: str, wait: bool = Tru
     current = db.get_cluster(cluster.name)
     if wait and current is not None:
         try:
-            with cluster_lock(cluster.name, wait=60, purpose=by):
+            with driving(db, cluster.name, by):
                 current = db.get_cluster(cluster.name)
         except LockedError:
             pass
