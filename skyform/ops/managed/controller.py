@@ -26,6 +26,7 @@ from skyform.errors import (
     CapacityError,
     ExecError,
     Fenced,
+    LockedError,
     NodeUnreachable,
     NoOffersError,
     SkyformError,
@@ -54,6 +55,8 @@ from skyform.stacks.registry import engine_for
 from skyform.state.managed import ManagedJobStatus
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
 
+# a cluster another command holds for longer than the lock's wait is asked for again then
+LOCKED_RETRY_SECONDS = 5.0
 # a stale revision (its cluster changed by someone else since) is planned again, as a relaunch
 RELAUNCH_ERRORS = (
     NoOffersError,
@@ -144,6 +147,10 @@ class Controller(JobControls):
                 self.set_status(ManagedJobStatus.STARTING, f"starting task {task.name}")
             try:
                 cluster = attempt.provision(self.db, self.config, self.record, task, self.log)
+            except LockedError as err:  # a command holds the cluster past the lock's wait
+                self.log(f"{task.cluster}: {err.message}; trying again")
+                self.sleep(LOCKED_RETRY_SECONDS)
+                continue
             except RELAUNCH_ERRORS as err:
                 self.recover(index, f"could not launch: {error_text(err)}")
                 continue
