@@ -58,9 +58,10 @@ def make_schema_8_store(url: str | None = None) -> None:
             )
         )
         with db.transaction() as conn:
-            conn.execute("DROP TABLE revisions")
-            for statement in _old_tables():
-                conn.execute(db._ddl(statement))
+            if "plan_revisions" not in db._table_names():  # (a skyform of schema 8 has them)
+                conn.execute("DROP TABLE revisions")
+                for statement in _old_tables():
+                    conn.execute(db._ddl(statement))
             conn.executemany(
                 "INSERT INTO plan_revisions (job_id, revision, created_at, reason, path, "
                 "digest, plan) VALUES (?, ?, ?, ?, ?, ?, ?)",
