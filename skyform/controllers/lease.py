@@ -25,6 +25,7 @@ from skyform.state.db import StateDB, open_state
 from skyform.state.fencing import Fence, fence_process
 from skyform.state.leases import lease_ttl
 from skyform.state.lock import Renewer
+from skyform.state.revisions import job_owner, service_owner
 from skyform.state.sqlcore import whoami
 
 SERVICES = "controller/"
@@ -39,11 +40,11 @@ LEAVE = signal.SIGHUP
 
 
 def job_lease(job_id: int) -> str:
-    return f"managed/{job_id}"
+    return job_owner(job_id)  # its plan revisions' owner: one name for the work
 
 
 def service_lease(name: str) -> str:
-    return f"service/{name}"
+    return service_owner(name)
 
 
 def hold(name: str) -> Renewer | None:

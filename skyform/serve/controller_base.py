@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,7 +169,6 @@ class ControllerBase:
         terminated: list[int] | None = None,
     ) -> None:
         """A plan revision: the replicas wanted after this decision, and why."""
-        self.revision += 1
         gone = set(terminated or [])
         planned = [
             revisions.PlannedReplica(
@@ -183,24 +181,26 @@ class ControllerBase:
             for rid, r in sorted(self.replicas.items())
             if rid not in gone and r.facts.status() not in _GONE
         ]
-        revision = revisions.ServiceRevision(
-            revision=self.revision,
-            created_at=time.time(),
-            kind=kind,
-            reason=reason,
-            version=self.record.version,
-            target=self.autoscaler.final_target,
-            replicas=planned,
-            launched=sorted(launched or []),
-            terminated=sorted(gone),
-        )
-        for rid in revision.launched:  # their launches say why (a cluster's usage reason)
-            self.replicas[rid].launched_by = f"revision {self.revision} ({kind})"
+        launched_ids = sorted(launched or [])
         try:
-            revisions.save(self.name, revision)
+            saved = revisions.save(
+                self.name,
+                kind,
+                reason,
+                version=self.record.version,
+                target=self.autoscaler.final_target,
+                replicas=planned,
+                launched=launched_ids,
+                terminated=sorted(gone),
+            )
         except SkyformError as exc:  # the store refused or is away
-            log.warning("cannot save plan revision %d: %s", self.revision, exc.message)
-        log.info("plan revision %d (%s): %s", self.revision, kind, reason)
+            self.revision += 1  # decided all the same: the next decision is not the first
+            log.warning("cannot save plan revision (%s: %s): %s", kind, reason, exc.message)
+        else:
+            self.revision = saved.revision
+            log.info("plan revision %d (%s): %s", self.revision, kind, reason)
+        for rid in launched_ids:  # their launches say why (a cluster's usage reason)
+            self.replicas[rid].launched_by = f"revision {self.revision} ({kind})"
 
 
 _GONE = {ReplicaStatus.SHUTTING_DOWN, ReplicaStatus.PREEMPTED}

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from skyform.paths import add_notice
+from skyform.state.revisions import Revisions, service_owner
 from skyform.state.services import Services
 
 
@@ -79,9 +80,16 @@ def _import_one(services: Services, folder: Path, *, owner: str, host: str, home
     for path, version in versions:
         services.put_version(name, version["number"], json.dumps(version))
         path.unlink(missing_ok=True)
+    kept = Revisions(services.db)
     for path, plan in plans:
-        services.add_revision(
-            name, plan["revision"], float(plan["created_at"]), plan["kind"], json.dumps(plan)
+        reason = plan.get("reason")
+        kept.restore(
+            service_owner(name),
+            plan["revision"],
+            created_at=float(plan["created_at"]),
+            kind=plan["kind"],
+            reason=reason if isinstance(reason, str) else "",
+            body=json.dumps(plan).encode(),  # with its row's fields: readers take the row's
         )
         path.unlink(missing_ok=True)
     for sub in ("versions", "plans"):

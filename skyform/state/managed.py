@@ -1,5 +1,5 @@
-"""Managed jobs in state: the upper level of the two-level state machine, plan revisions,
-and hosts marked preempted.
+"""Managed jobs in state: the upper level of the two-level state machine (their plan
+revisions are state/revisions.py's).
 
 Two levels, as SkyPilot: a cluster job (JobStatus) runs one task on one cluster; a managed
 job (ManagedJobStatus) runs a pipeline across recoveries. A preemption flips the lower level
@@ -20,6 +20,7 @@ from skyform.spec.recovery import Strategy
 from skyform.state.db import StateDB
 from skyform.state.models import Event
 from skyform.state.records import dump_record, load_record
+from skyform.state.revisions import Revisions, job_owner
 
 
 class ManagedJobStatus(str, Enum):
@@ -109,15 +110,6 @@ class ManagedJobRecord(_Model):
         return self.model_copy(update={"tasks": tasks})
 
 
-class PlanRevision(_Model):
-    job_id: int
-    revision: int
-    created_at: float
-    reason: str
-    path: str
-    digest: str
-
-
 def _managed(text: str, job_id: int, where: str) -> ManagedJobRecord:
     return load_record(ManagedJobRecord, text, what=f"managed job {job_id}", where=where)
 
@@ -190,55 +182,12 @@ class ManagedJobs:
         """Forget a managed job and its plan revisions (one that never started)."""
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM managed_jobs WHERE id=?", (job_id,))
-            conn.execute("DELETE FROM plan_revisions WHERE job_id=?", (job_id,))
+            Revisions(self.db).delete(job_owner(job_id))
             conn.execute("DELETE FROM managed_inputs WHERE job_id=?", (job_id,))
             conn.execute("DELETE FROM managed_logs WHERE job_id=?", (job_id,))
 
     def refresh(self, record: ManagedJobRecord) -> ManagedJobRecord:
         return self.require(record.id)
-
-    # -- plan revisions ---------------------------------------------------------------------
-
-    def add_revision(
-        self,
-        job_id: int,
-        revision: int,
-        reason: str,
-        path: str,
-        digest: str,
-        plan: bytes | None = None,
-    ) -> PlanRevision:
-        """Record a revision; `plan` (its bytes) is kept in the store for other machines."""
-        created = time.time()
-        text = plan.decode() if plan is not None else None
-        with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO plan_revisions (job_id, revision, created_at, reason, path, digest, "
-                "plan) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (job_id, revision, created, reason, path, digest, text),
-            )
-        return PlanRevision(
-            job_id=job_id,
-            revision=revision,
-            created_at=created,
-            reason=reason,
-            path=path,
-            digest=digest,
-        )
-
-    def revisions(self, job_id: int) -> builtins.list[PlanRevision]:
-        rows = self.db.execute(
-            "SELECT * FROM plan_revisions WHERE job_id=? ORDER BY revision", (job_id,)
-        ).fetchall()
-        known = PlanRevision.model_fields
-        return [PlanRevision(**{k: v for k, v in dict(r).items() if k in known}) for r in rows]
-
-    def revision_bytes(self, job_id: int, revision: int) -> bytes | None:
-        """The plan bytes the store keeps for a revision (None: made by an older skyform)."""
-        row = self.db.execute(
-            "SELECT plan FROM plan_revisions WHERE job_id=? AND revision=?", (job_id, revision)
-        ).fetchone()
-        return row["plan"].encode() if row and row["plan"] is not None else None
 
     # -- sealed inputs (ops/managed/sealed.py seals and opens them) ------------------------
 

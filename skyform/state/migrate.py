@@ -12,7 +12,7 @@ from skyform.errors import StateError
 from skyform.state.services import SERVICE_TABLES
 from skyform.state.sql import SqlStateStore
 
-# Schema 8's tables, in the order they were added; `meta` is handled on its own.
+# Schema 9's tables, in the order they were added; `meta` is handled on its own.
 TABLES = (
     "clusters",
     "nodes",
@@ -21,7 +21,6 @@ TABLES = (
     "events",
     "usage",
     "managed_jobs",
-    "plan_revisions",
     "preempted_hosts",
     "cluster_versions",
     "buckets",
@@ -31,6 +30,7 @@ TABLES = (
     "managed_logs",
     "fences",  # tokens only go up: a store migrated to keeps refusing stale holders
     *SERVICE_TABLES,
+    "revisions",  # both kinds' plan revisions
 )
 
 

@@ -6,12 +6,48 @@ Written in SQLite's words; PostgreSQL runs the same statements through postgres.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
-SCHEMA_VERSION = 8
+from skyform.digests import sha256
 
-MIGRATIONS: dict[int, list[str]] = {
+SCHEMA_VERSION = 9
+
+# A step is a statement, or a function of the migrating transaction (rows a statement
+# cannot move the same way on both databases: JSON, digests).
+Step = str | Callable[[Any], None]
+
+
+def _one_revision_table(conn: Any) -> None:
+    """Schema 9: every plan revision of both kinds into `revisions`, numbers and times kept.
+    A managed job's: kind `launch` for its launch plan, `recovery` for each re-plan (the
+    reason says which), its plan bytes as the body (None: made before schema 6, in its file
+    only). A service's: its ServiceRevision JSON as the body, the reason read from it."""
+    rows = []
+    for r in conn.execute("SELECT * FROM plan_revisions").fetchall():
+        kind = "launch" if r["reason"] == "launch" else "recovery"
+        rows.append((f"managed/{r['job_id']}", r["revision"], r["created_at"], kind,
+                     r["reason"], r["digest"], r["path"], r["plan"]))  # fmt: skip
+    for r in conn.execute("SELECT * FROM service_revisions").fetchall():
+        try:
+            reason = json.loads(r["record"]).get("reason")
+        except (ValueError, AttributeError):
+            reason = None  # a torn record is kept as it is (its readers skip it)
+        rows.append((f"service/{r['service']}", r["revision"], r["created_at"], r["kind"],
+                     reason if isinstance(reason, str) else "", sha256(r["record"]), None,
+                     r["record"]))  # fmt: skip
+    if rows:
+        conn.executemany(
+            "INSERT INTO revisions (owner, revision, created_at, kind, reason, digest, path, "
+            "body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+
+
+MIGRATIONS: dict[int, list[Step]] = {
     1: [
         # One row per cluster; `record` is a ClusterRecord as JSON (spec, handle, prices).
         """CREATE TABLE clusters (
@@ -259,6 +295,28 @@ MIGRATIONS: dict[int, list[str]] = {
             PRIMARY KEY (service, window_start)
         )""",
     ],
+    9: [
+        # One table for the plan revisions of managed jobs and services (state/revisions.py):
+        # `owner` is the work's lease name (managed/<id>, service/<name>), `revision` its
+        # number 1, 2, ... per owner, `kind` what made it in its kind's words (launch,
+        # recovery; up, scale, preemption, ...), `body` what was decided (a plan's bytes, a
+        # replica set as JSON; NULL for a plan kept only in its file by an older skyform),
+        # `digest` the body's sha256, `path` the file a plan revision was saved to as well.
+        """CREATE TABLE revisions (
+            owner TEXT NOT NULL,
+            revision INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            kind TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            body TEXT,
+            path TEXT,
+            PRIMARY KEY (owner, revision)
+        )""",
+        _one_revision_table,
+        "DROP TABLE plan_revisions",
+        "DROP TABLE service_revisions",
+    ],
 }
 
 
@@ -268,6 +326,7 @@ NUMBER, TEXT = "number", "text"
 _TYPES = {"INTEGER": NUMBER, "REAL": NUMBER, "TEXT": TEXT}
 _CREATE = re.compile(r"CREATE TABLE (\w+)\s*\((.*)\)\s*$", re.S)
 _ALTER = re.compile(r"ALTER TABLE (\w+) ADD COLUMN (\w+) (\w+)")
+_DROP = re.compile(r"DROP TABLE (\w+)")
 
 
 @cache
@@ -277,12 +336,17 @@ def schema_tables() -> dict[str, dict[str, str]]:
     tables: dict[str, dict[str, str]] = {"meta": {"key": TEXT, "value": TEXT}}
     for version in range(1, SCHEMA_VERSION + 1):
         for statement in MIGRATIONS[version]:
+            if not isinstance(statement, str):
+                continue  # moves rows: no table or column of its own
             created = _CREATE.match(statement.strip())
             if created:
                 tables[created[1]] = _columns(created[2])
             altered = _ALTER.match(statement.strip())
             if altered:
                 tables[altered[1]][altered[2]] = _TYPES[altered[3]]
+            dropped = _DROP.match(statement.strip())
+            if dropped:
+                del tables[dropped[1]]
     return tables
 
 

@@ -1,11 +1,12 @@
 """Services in the state store, so every home sharing the store sees and manages them.
 
 One row per service in `services` (the name is the key: two homes creating one name cannot
-both win, and the loser is told who owns it), its replicas, versions and plan revisions,
-the requests other homes send its controller (`service_requests`: the controller polls them
-and writes the answer), and the load balancer's traffic as a time series (`service_stats`).
-Records are stored as the serve layer's JSON (serve/state.py, versions.py, revisions.py read
-them leniently); this module only keeps rows.
+both win, and the loser is told who owns it), its replicas and versions, the requests other
+homes send its controller (`service_requests`: the controller polls them and writes the
+answer), and the load balancer's traffic as a time series (`service_stats`); its plan
+revisions are rows of state/revisions.py's table, beside the managed jobs'. Records are
+stored as the serve layer's JSON (serve/state.py, versions.py read them leniently); this
+module only keeps rows.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import time
 from dataclasses import dataclass
 
 from skyform.state.db import StateDB
+from skyform.state.revisions import Revisions, service_owner
 
-# every table of a service: `services` (keyed by name), then those keyed by `service`
+# every table of a service: `services` (keyed by name), then those keyed by `service` (its
+# plan revisions are rows of state/revisions.py's table, with the managed jobs')
 SERVICE_TABLES = (
     "services",
     "service_replicas",
     "service_versions",
-    "service_revisions",
     "service_requests",
     "service_stats",
 )
@@ -160,8 +162,9 @@ class Services:
             for table in SERVICE_TABLES[1:]:  # keyed by `service`
                 conn.execute(f"DELETE FROM {table} WHERE service=?", (name,))
             conn.execute("DELETE FROM services WHERE name=?", (name,))
+            Revisions(self.db).delete(service_owner(name))
 
-    # -- versions and plan revisions ----------------------------------------------------------
+    # -- versions ------------------------------------------------------------------------------
 
     def put_version(self, name: str, number: int, record: str) -> None:
         with self.db.transaction() as conn:
@@ -189,23 +192,6 @@ class Services:
             conn.execute(
                 "DELETE FROM service_versions WHERE service=? AND number=?", (name, number)
             )
-
-    def add_revision(
-        self, name: str, revision: int, created_at: float, kind: str, record: str
-    ) -> None:
-        with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO service_revisions (service, revision, created_at, kind, record) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(service, revision) DO UPDATE SET "
-                "created_at=excluded.created_at, kind=excluded.kind, record=excluded.record",
-                (name, revision, created_at, kind, record),
-            )
-
-    def revisions(self, name: str) -> builtins.list[str]:
-        rows = self.db.execute(
-            "SELECT record FROM service_revisions WHERE service=? ORDER BY revision", (name,)
-        ).fetchall()
-        return [r["record"] for r in rows]
 
     # -- requests to the controller -------------------------------------------------------------
 

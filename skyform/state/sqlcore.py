@@ -192,8 +192,11 @@ class SqlCore:
             if current and not conn.execute("SELECT 1 FROM meta WHERE key='lineage'").fetchone():
                 raise self.damaged("its lineage (table meta) is missing")
             for version in range(current + 1, SCHEMA_VERSION + 1):
-                for statement in MIGRATIONS[version]:
-                    conn.execute(self._ddl(statement))
+                for step in MIGRATIONS[version]:
+                    if isinstance(step, str):
+                        conn.execute(self._ddl(step))
+                    else:
+                        step(conn)
             conn.executemany(
                 "INSERT INTO meta (key, value) VALUES (?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value=excluded.value",

@@ -7,6 +7,7 @@ from skyform.plan.model import ClusterSpec, PlacedOffer
 from skyform.state.db import open_state
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
+from skyform.state.revisions import Revisions, job_owner, service_owner
 
 OFFER = PlacedOffer(
     cloud="local", region="local", zone=None, instance_type="local", spot=False, hourly_price=0.0
@@ -34,7 +35,7 @@ def _fill() -> tuple[str, int]:
         )
         db.put_job(job)
         db.add_event("cluster.up", "up", cluster="a")
-        ManagedJobs(db).create(
+        made = ManagedJobs(db).create(
             ManagedJobRecord(
                 id=0,
                 name="m",
@@ -43,6 +44,9 @@ def _fill() -> tuple[str, int]:
                 submitted_at=2.0,
             )
         )
+        revisions = Revisions(db)  # plan revisions of both kinds, in the one table
+        revisions.add(job_owner(made.id), kind="launch", reason="launch", body=b"{}")
+        revisions.add(service_owner("web"), kind="up", reason="1 replica", body=b"[]")
         return db.lineage, db.serial
 
 
@@ -56,6 +60,7 @@ def _dump(url: str) -> dict:
             "events": db.events(),
             "usage": db.usage(),
             "managed": ManagedJobs(db).list(),
+            "revisions": [(r, Revisions(db).body(r)) for r in Revisions(db).recent(10)],
             "versions": {n: db.cluster_version(n) for n in ("a", "b")},
         }
 
@@ -77,6 +82,7 @@ def test_state_moves_to_postgresql_and_back_with_everything_in_it(cli, pg_url, t
     assert cli("state", "migrate", "--from", pg_url, "--to", back).exit_code == 0
     again = _dump(back)
     assert again["clusters"] == before["clusters"] and again["lineage"] == lineage
+    assert again["revisions"] == before["revisions"] and len(before["revisions"]) == 2
     assert _dump(source) == before  # the old store is left as it was
 
 

@@ -24,6 +24,7 @@ from skyform.state.models import (
     JobStatus,
     NodeHandle,
 )
+from skyform.state.revisions import Revisions, job_owner
 from skyform.state.sqlcore import whoami
 from skyform.state.store import StateStore
 
@@ -271,10 +272,11 @@ def test_managed_jobs_and_buckets_round_trip(db):
         )
     )
     assert made.id >= 1 and jobs.require(made.id) == made
-    jobs.add_revision(made.id, 1, "launch", "/p.json", "sha256:x")
-    assert [r.revision for r in jobs.revisions(made.id)] == [1]
+    revisions = Revisions(db)
+    revisions.add(job_owner(made.id), kind="launch", reason="launch", body=b"{}")
+    assert [r.revision for r in revisions.list(job_owner(made.id))] == [1]
     jobs.delete(made.id)
-    assert jobs.get(made.id) is None and jobs.revisions(made.id) == []
+    assert jobs.get(made.id) is None and revisions.list(job_owner(made.id)) == []
     bucket = BucketRecord(name="data", store="s3", used_by=["c1"], created_at=2.25)
     put_bucket(db, bucket)
     assert get_bucket(db, "s3://data") == bucket and list_buckets(db) == [bucket]

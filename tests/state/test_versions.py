@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from skyform import __version__
-from skyform.state.schema import SCHEMA_VERSION
+from skyform.state.schema import MIGRATIONS, SCHEMA_VERSION
 
 HELLO = "name: hello\nresources: {infra: local}\nrun: echo hello\n"
 
@@ -173,11 +173,12 @@ def test_a_schema_2_state_gains_cluster_versions_and_older_plans_for_its_cluster
         conn.execute(f"DROP TABLE {table}")
     conn.execute("DROP TABLE managed_inputs")  # schema 6
     conn.execute("DROP TABLE managed_logs")
-    conn.execute("ALTER TABLE plan_revisions DROP COLUMN plan")
     conn.execute("DROP TABLE fences")  # schema 7 (and the leases' fence column, gone above)
-    for table in ("services", "service_replicas", "service_versions", "service_revisions",
-                  "service_requests", "service_stats"):  # fmt: skip
-        conn.execute(f"DROP TABLE {table}")  # schema 8
+    for table in ("services", "service_replicas", "service_versions", "service_requests",
+                  "service_stats"):  # fmt: skip
+        conn.execute(f"DROP TABLE {table}")  # schema 8 (its service_revisions: gone in 9)
+    conn.execute("DROP TABLE revisions")  # schema 9: plan_revisions as schema 2 made it
+    conn.execute(next(s for s in MIGRATIONS[2] if "CREATE TABLE plan_revisions" in s))
     conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
     conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='serial'")
     conn.commit()

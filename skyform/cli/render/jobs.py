@@ -13,7 +13,8 @@ from skyform.cli.render.console import make_console
 from skyform.cli.render.output import print_json
 from skyform.cli.render.progress import print_log_line
 from skyform.cli.render.status_table import ago
-from skyform.state.managed import ManagedJobRecord, ManagedJobStatus, PlanRevision
+from skyform.state.managed import ManagedJobRecord, ManagedJobStatus
+from skyform.state.revisions import Revision
 
 STYLE = {
     ManagedJobStatus.SUCCEEDED: "green",
@@ -128,9 +129,10 @@ def render_jobs_queue(
         console.print(f"  job {r.id}: {escape(r.reason)}", soft_wrap=True)
 
 
-def render_revisions(job_id: int, revisions: list[PlanRevision], *, as_json: bool) -> None:
-    if as_json:
-        print_json([r.model_dump(mode="json") for r in revisions])
+def render_revisions(job_id: int, revisions: list[Revision], *, as_json: bool) -> None:
+    if as_json:  # the fields `jobs plans --json` always gave
+        shown = ("revision", "created_at", "reason", "path", "digest")
+        print_json([{"job_id": job_id, **{k: getattr(r, k) for k in shown}} for r in revisions])
         return
     console = make_console()
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
@@ -141,7 +143,7 @@ def render_revisions(job_id: int, revisions: list[PlanRevision], *, as_json: boo
             str(r.revision),
             time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created_at)),
             escape(r.reason),
-            escape(r.path),
+            escape(r.path or "-"),
         )
     console.print(table)
     if len(revisions) > 1:

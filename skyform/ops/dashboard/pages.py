@@ -181,7 +181,7 @@ async def managed_job(request: web.Request) -> web.Response:
 async def revision(request: web.Request) -> web.Response:
     from skyform.ops.dashboard.plan_view import plan_view
     from skyform.plan.planfile import parse_plan
-    from skyform.state.managed import ManagedJobs
+    from skyform.state.revisions import Revisions
 
     job_id = _managed_id(request)
     number = request.match_info["rev"]
@@ -189,10 +189,11 @@ async def revision(request: web.Request) -> web.Response:
         raise _not_found("such revision")
 
     def read(db) -> dict:
-        data = ManagedJobs(db).revision_bytes(job_id, int(number)) if db else None
+        revs = reads.managed_revisions(db, job_id) if db else []
+        found = [r for r in revs if r.revision == int(number)]
+        data = Revisions(db).body(found[0]) if found else None
         if data is None:
             raise _not_found("such revision")
-        found = [r for r in reads.managed_revisions(db, job_id) if r.revision == int(number)]
         plan = parse_plan(data, f"managed job {job_id} revision {number}")
         return {"job_id": job_id, "rev": found[0], "view": plan_view(plan)}
 
@@ -201,13 +202,10 @@ async def revision(request: web.Request) -> web.Response:
 
 async def plans(request: web.Request) -> web.Response:
     def read(db) -> dict:
-        managed_revs = reads.recent_revisions(db) if db else []
-        return {"managed": managed_revs}
+        # both kinds, one query: managed jobs' plans and services' replica sets
+        return {"revisions": reads.recent_revisions(db) if db else []}
 
-    context = await _in_thread(read)
-    records = await asyncio.to_thread(services_data.services)
-    service_revs = [(r.name, rev) for r in records for rev in services_data.revisions(r.name)[-10:]]
-    return render(request, "plans.html", services=service_revs, **context)
+    return render(request, "plans.html", **await _in_thread(read))
 
 
 async def services(request: web.Request) -> web.Response:

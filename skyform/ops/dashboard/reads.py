@@ -15,6 +15,7 @@ from typing import Any
 
 from skyform.infra import infra_path
 from skyform.state.db import StateDB
+from skyform.state.revisions import Revision, Revisions, job_owner
 
 PAGE_SIZE = 50
 
@@ -258,31 +259,13 @@ def managed_page(db: StateDB, number: int) -> tuple[list[ManagedJobLine], Page]:
     return [managed_line(i, t) for i, t in rows], page
 
 
-@dataclass(frozen=True)
-class RevisionLine:
-    job_id: int
-    revision: int
-    created_at: float
-    reason: str
-    digest: str
+def managed_revisions(db: StateDB, job_id: int) -> list[Revision]:
+    return Revisions(db).list(job_owner(job_id))
 
 
-def managed_revisions(db: StateDB, job_id: int) -> list[RevisionLine]:
-    rows = db.execute_tuples(
-        "SELECT job_id, revision, created_at, reason, digest FROM plan_revisions "
-        "WHERE job_id=? ORDER BY revision",
-        (job_id,),
-    )
-    return [RevisionLine(int(j), int(r), float(c), str(why), str(d)) for j, r, c, why, d in rows]
-
-
-def recent_revisions(db: StateDB, limit: int = PAGE_SIZE) -> list[RevisionLine]:
-    rows = db.execute_tuples(
-        "SELECT job_id, revision, created_at, reason, digest FROM plan_revisions "
-        "ORDER BY created_at DESC LIMIT ?",
-        (limit,),
-    )
-    return [RevisionLine(int(j), int(r), float(c), str(why), str(d)) for j, r, c, why, d in rows]
+def recent_revisions(db: StateDB, limit: int = PAGE_SIZE) -> list[Revision]:
+    """The newest plan revisions of managed jobs and services alike, in one query."""
+    return Revisions(db).recent(limit)
 
 
 def managed_owner(db: StateDB, cluster: str) -> ManagedJobLine | None:

@@ -25,8 +25,9 @@ from skyform.ops.managed.sealed import revision_plan
 from skyform.plan.model import JobSpec, Plan, TaskPlacement
 from skyform.recovery.detect import Outcome
 from skyform.state.db import StateDB
-from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask, PlanRevision
+from skyform.state.managed import ManagedJobRecord, ManagedTask
 from skyform.state.models import ClusterRecord, ClusterStatus, JobRecord, JobStatus
+from skyform.state.revisions import Revision, Revisions, job_owner
 
 Log = Callable[[str], None]
 
@@ -38,8 +39,8 @@ def acting_for(job_id: int) -> str:
 
 def _placing_revision(
     db: StateDB, record: ManagedJobRecord, task: ManagedTask
-) -> tuple[PlanRevision, Plan, TaskPlacement]:
-    revisions: list[PlanRevision] = ManagedJobs(db).revisions(record.id)
+) -> tuple[Revision, Plan, TaskPlacement]:
+    revisions = Revisions(db).list(job_owner(record.id))
     for rev in reversed(revisions):
         plan, _ = revision_plan(db, rev)
         placement = plan.placement_for(task.cluster)

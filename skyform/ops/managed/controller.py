@@ -328,6 +328,7 @@ class Controller(JobControls):
                             tasks=remaining,
                             blocked=step.blocked,
                             allowed=step.allowed,
+                            kind="recovery",
                             reason=f"recovery {task.recovery_count} of task {task.name}: "
                             f"{why}; {step.description}",
                         )

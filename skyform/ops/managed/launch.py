@@ -19,6 +19,7 @@ from skyform.spec.inputs import TaskInputs
 from skyform.spec.recovery import FLAG_NAMES, Strategy
 from skyform.state.db import StateDB
 from skyform.state.managed import ManagedJobRecord, ManagedJobs, ManagedTask
+from skyform.state.revisions import Revisions, job_owner
 
 MAX_CONTROLLER_STARTS = 10
 
@@ -88,8 +89,8 @@ def launch_plan(
         start=False,
         name=name,
     )
-    first = ManagedJobs(db).revisions(record.id)[0]
-    planned, _ = read_plan(Path(first.path))
+    first = Revisions(db).list(job_owner(record.id))[0]
+    planned, _ = sealed.revision_plan(db, first)
     want = {t.index: t.offer for t in reviewed.tasks}
     got = {t.index: t.offer for t in planned.tasks}
     if want != got:
@@ -190,7 +191,8 @@ def launch(
             base_dir=pinned.base_dir,
         )
         sealed.share(db, record.id)  # a controller on another machine runs it from the store
-        rev = make_revision(db, record, tasks=list(range(len(tasks))), reason="launch")
+        every = list(range(len(tasks)))
+        rev = make_revision(db, record, tasks=every, kind="launch", reason="launch")
         record = record.model_copy(update={"revision": rev.revision.revision})
         jobs.put(record)
     except BaseException:

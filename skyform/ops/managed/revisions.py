@@ -11,16 +11,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from skyform.digests import sha256
 from skyform.ops.managed import jobdir
+from skyform.paths import write_output
 from skyform.plan.model import BlockedPlacement, Plan
-from skyform.plan.planfile import plan_digest, write_plan
+from skyform.plan.planfile import plan_bytes
 from skyform.spec import Dag
 from skyform.stacks.registry import nodes_gone
 from skyform.state.db import StateDB
-from skyform.state.managed import ManagedJobRecord, ManagedJobs, PlanRevision
+from skyform.state.managed import ManagedJobRecord
+from skyform.state.revisions import Revision, Revisions, job_owner
 from skyform.state.snapshot import snapshot_of
+
+# what made a managed job's revision: its launch, or a recovery (a re-plan after a
+# preemption, a failure to place, a restart after a user failure)
+Kind = Literal["launch", "recovery"]
 
 
 def cluster_name(job_id: int, task_name: str) -> str:
@@ -69,7 +76,7 @@ def sub_dag(dag: Dag, keep: Sequence[int]) -> Dag:
 @dataclass(frozen=True)
 class NewRevision:
     plan: Plan
-    revision: PlanRevision
+    revision: Revision
     path: Path
 
 
@@ -78,6 +85,7 @@ def make_revision(
     record: ManagedJobRecord,
     *,
     tasks: Sequence[int],
+    kind: Kind,
     reason: str,
     blocked: Sequence[BlockedPlacement] = (),
     allowed: Sequence[BlockedPlacement] = (),
@@ -102,10 +110,14 @@ def make_revision(
         blocked=(*blocked, *unusable_here(dag, config)),
         allowed=tuple(allowed),
     )
-    number = record.revision + 1
-    path = jobdir.revision_path(record.id, number)
-    data = write_plan(plan, path)
-    revision = ManagedJobs(db).add_revision(
-        record.id, number, reason, str(path), plan_digest(data), plan=data
+    data = plan_bytes(plan)
+    revision = Revisions(db).add(
+        job_owner(record.id),
+        kind=kind,
+        reason=reason,
+        body=data,
+        path_of=lambda number: str(jobdir.revision_path(record.id, number)),
     )
+    path = jobdir.revision_path(record.id, revision.revision)
+    write_output(path, data, "the plan")  # `skyform show` and `cost diff` read it there
     return NewRevision(plan=plan, revision=revision, path=path)

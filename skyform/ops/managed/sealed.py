@@ -23,12 +23,13 @@ import json
 from pathlib import Path
 
 from skyform.digests import sha256
-from skyform.errors import PlanCorruptError, StateError
+from skyform.errors import StateError
 from skyform.ops.managed import jobdir
 from skyform.plan.model import Plan
-from skyform.plan.planfile import parse_plan, plan_digest, read_plan
+from skyform.plan.planfile import parse_plan, read_plan
 from skyform.state.db import StateDB
-from skyform.state.managed import ManagedJobs, PlanRevision
+from skyform.state.managed import ManagedJobs
+from skyform.state.revisions import Revision, Revisions, job_owner
 from skyform.state.teamkeys import PASSPHRASE_ENV, passphrase, seal, unseal
 
 
@@ -106,23 +107,19 @@ def forget_secrets(db: StateDB, job_id: int) -> None:
 
 def _launch_digest(db: StateDB, job_id: int) -> str | None:
     """The task digest the job's first plan revision recorded (None: no stored revision)."""
-    revisions = ManagedJobs(db).revisions(job_id)
+    revisions = Revisions(db).list(job_owner(job_id))
     if not revisions:
         return None
     plan, _ = revision_plan(db, revisions[0])
     return plan.task.file_digest
 
 
-def revision_plan(db: StateDB, rev: PlanRevision) -> tuple[Plan, bytes]:
-    """A revision's plan and bytes: from the store (checked against its digest), else from
-    its file (a revision made by an older skyform)."""
-    data = ManagedJobs(db).revision_bytes(rev.job_id, rev.revision)
-    if data is None:
-        return read_plan(Path(rev.path))
-    if plan_digest(data) != rev.digest:
-        raise PlanCorruptError(
-            f"plan revision {rev.revision} of managed job {rev.job_id} in the state store does "
-            f"not match its digest {rev.digest}",
-            "Cancel the job and launch it again.",
-        )
-    return parse_plan(data, rev.path), data
+def revision_plan(db: StateDB, rev: Revision) -> tuple[Plan, bytes]:
+    """A managed job's revision's plan and bytes: from the store (checked against its
+    digest), else from its file (a revision made by a skyform before schema 6)."""
+    data = Revisions(db).body(rev)
+    if data is not None:
+        return parse_plan(data, rev.path or f"revision {rev.revision} of {rev.owner}"), data
+    if rev.path is None:
+        raise StateError(f"plan revision {rev.revision} of {rev.owner} has no plan in the store")
+    return read_plan(Path(rev.path))

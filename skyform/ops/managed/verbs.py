@@ -14,7 +14,8 @@ from skyform.ops.managed.launch import ensure_controllers
 from skyform.plan.model import Plan
 from skyform.spec.inputs import TaskInputs
 from skyform.state.db import StateDB, open_state
-from skyform.state.managed import ManagedJobRecord, ManagedJobs, PlanRevision
+from skyform.state.managed import ManagedJobRecord, ManagedJobs
+from skyform.state.revisions import Revision, Revisions, job_owner
 
 
 @contextmanager
@@ -136,14 +137,14 @@ def cancel(job_ids: list[int] | None) -> list[ManagedJobRecord]:
         return cancel_jobs(db, job_ids)
 
 
-def revisions(job_id: int) -> list[PlanRevision]:
+def revisions(job_id: int) -> list[Revision]:
     """The job's plan revisions, one per (re-)plan."""
     with _open() as (db, _):
         ManagedJobs(db).require(job_id)
-        return ManagedJobs(db).revisions(job_id)
+        return Revisions(db).list(job_owner(job_id))
 
 
-def revision_plan(job_id: int, found: list[PlanRevision], number: int) -> Plan:
+def revision_plan(job_id: int, found: list[Revision], number: int) -> Plan:
     """Revision `number` as a plan (read back as untrusted, as any saved plan)."""
     from skyform.ops.managed.sealed import revision_plan as read_revision
 
