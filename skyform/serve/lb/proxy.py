@@ -45,7 +45,7 @@ CLIENT_CLOSED = 499
 log = logging.getLogger("skyform.serve.lb")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Exchange:
     """One client request on its way: the replicas tried, the request as forwarded."""
 
@@ -281,7 +281,8 @@ class Proxy:
         if exchange.completed:
             return
         exchange.completed = True
-        self.idle.end(exchange.client, asyncio.get_running_loop().time())
+        assert self.pool is not None
+        self.idle.end(exchange.client, self.pool.loop.time())
         self.metrics.observe(code, time.perf_counter() - exchange.started, replica_id)
         exchange.client.request_done()
 

@@ -150,7 +150,7 @@ class UpstreamConnection(asyncio.Protocol):
             self._finish(reusable=False)
 
     def _on_head_bytes(self, data: bytes) -> None:
-        buf = self._buf + data
+        buf = self._buf + data if self._buf else data
         while True:
             end = buf.find(b"\r\n\r\n")
             if end < 0:
@@ -164,12 +164,13 @@ class UpstreamConnection(asyncio.Protocol):
                 self._bad(exc.message)
                 return
             buf = buf[end + 4 :]
-            if 100 <= head.status < 200:
+            status = int(head.first)
+            if 100 <= status < 200:
                 continue  # 100 Continue and other interim answers are not relayed
             break
         self._buf = b""
         self._head = head
-        if self._no_body or head.status in NO_BODY_STATUSES:
+        if self._no_body or status in NO_BODY_STATUSES:
             self._framing = EMPTY
         elif head.chunked:
             self._framing = CHUNKED
