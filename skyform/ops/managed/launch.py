@@ -195,6 +195,20 @@ def launch(
         rev = make_revision(db, record, tasks=every, kind="launch", reason="launch")
         record = record.model_copy(update={"revision": rev.revision.revision})
         jobs.put(record)
+        if rev.plan.buckets:
+            # made and uploaded here, from the user's machine, as apply does before any
+            # cluster: the controller may run elsewhere, without the local sources
+            from skyform.storage.provision import ensure_buckets
+
+            config = load_config()
+            ensure_buckets(
+                rev.plan,
+                jobdir.paths_start(record),
+                db,
+                config.storage,
+                config=config,
+                plan_digest=rev.revision.digest,
+            )
     except BaseException:
         _forget(db, record.id)
         raise
