@@ -118,6 +118,7 @@ def make_revision(
         body=data,
         path_of=lambda number: str(jobdir.revision_path(record.id, number)),
     )
-    path = jobdir.revision_path(record.id, revision.revision)
+    assert revision.path is not None  # path_of named it
+    path = Path(revision.path)
     write_output(path, data, "the plan")  # `skyform show` and `cost diff` read it there
     return NewRevision(plan=plan, revision=revision, path=path)

@@ -87,17 +87,11 @@ class ClientConnection(asyncio.Protocol):
             # a client that sends ahead (pipelined requests) waits until we ask for more
             self.transport.pause_reading()
             self._reading_paused = True
-        if self._busy:
-            self._wake()  # a body being read
-        else:
-            self._dispatch()
+        self._arrived()
 
     def eof_received(self) -> bool:
         self._eof = True
-        if self._busy:
-            self._wake()
-        else:
-            self._dispatch()
+        self._arrived()
         return True  # a client that half-closes after its request still gets the answer
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -176,6 +170,13 @@ class ClientConnection(asyncio.Protocol):
         finally:
             self._waiter = None
         return not self._lost and (bool(self._buf) or not self._eof)
+
+    def _arrived(self) -> None:
+        """Bytes or the EOF came: to the body being read, else to the next request."""
+        if self._busy:
+            self._wake()
+        else:
+            self._dispatch()
 
     def request_done(self) -> None:
         """The proxy's word that the request's answer is out: on to the next one."""

@@ -87,15 +87,6 @@ class Head:
     def status(self) -> int:
         return int(self.first)
 
-    @property
-    def headers(self) -> Headers:
-        """Every field as a (name, value) pair."""
-        out = []
-        for line in self.fields.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            out.append((name, value.strip()))
-        return out
-
     def has(self, name: bytes) -> bool:
         """Whether a field the proxy acts on (lowercase `name`, one of _NOTED's) is there."""
         return any(n == name for n, _ in self.noted)

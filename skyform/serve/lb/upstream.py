@@ -233,11 +233,9 @@ class UpstreamConnection(asyncio.Protocol):
             assert self.client is not None
             self.client.cut()
             self._finish(reusable=False)
-        self._close()
 
     def _bad(self, message: str) -> None:
         self._fail(BadMessage(502, message))
-        self._close()
 
     def _fail(self, exc: Exception) -> None:
         done = self._end()
@@ -312,10 +310,6 @@ class UpstreamPool:
                 connection.resume()
                 return connection
         return None
-
-    async def acquire(self, url: str) -> UpstreamConnection:
-        """An idle connection to `url`, or a new one."""
-        return self.take_idle(url) or await self.connect(url)
 
     async def connect(self, url: str) -> UpstreamConnection:
         host, port, context = self._address(url)
