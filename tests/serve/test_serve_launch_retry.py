@@ -58,6 +58,10 @@ def _tries(stamps: Path) -> list[tuple[int, float]]:
     ]
 
 
+def _status_of(record: dict, replica_id: int) -> str | None:
+    return next((x["status"] for x in record["replicas"] if x["replica_id"] == replica_id), None)
+
+
 def test_a_launch_that_fails_twice_is_tried_again_after_60s_then_120s_scaled(tmp_path):
     stamps = _up(tmp_path, "flaky", succeed_at=3)
     try:
@@ -78,8 +82,15 @@ def test_a_launch_that_fails_twice_is_tried_again_after_60s_then_120s_scaled(tmp
 def test_after_three_failed_tries_the_replica_is_failed_provision_and_replaced(tmp_path):
     stamps = _up(tmp_path, "doomed", succeed_at=99)
     try:
+        # replica 2 may be launched while replica 1 is still torn down (SHUTTING_DOWN, as in
+        # SkyPilot); the record that stays afterwards is what tells the user why it went
         record = wait_until(
-            "doomed", lambda r: any(x["replica_id"] == 2 for x in r["replicas"]), timeout=120
+            "doomed",
+            lambda r: (
+                any(x["replica_id"] == 2 for x in r["replicas"])
+                and _status_of(r, 1) != "SHUTTING_DOWN"
+            ),
+            timeout=120,
         )
         first = next(x for x in record["replicas"] if x["replica_id"] == 1)
         assert first["status"] == "FAILED_PROVISION"
