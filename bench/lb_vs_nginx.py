@@ -6,7 +6,10 @@ Two loopback backends (a small nginx answering 200 "ok", or tests/serve/replica_
 nginx is missing), then for each balancer in turn (nginx as an upstream proxy with pooled
 keep-alive connections, and `python -m skyform.serve.lb` as the controller starts it):
   1. `wrk -c1` (one connection, one request at a time): p50 latency, minus the same measured
-     against a backend directly = the latency the balancer adds at low load;
+     against a backend directly = the latency the balancer adds at low load. wrk repeats one
+     request, whose head the balancer has parsed before on that connection (http1.LastHead);
+     the `varied` column asks for a new path each time (a wrk script), so no request head
+     repeats;
   2. `wrk -c CONNECTIONS`: requests per second, and the CPU the balancer's processes used
      per request (utime + stime of the process and its workers, from /proc).
 The load generator is Debian's `wrk` (apt-get install wrk); nginx is Debian's `nginx`. Without
@@ -179,11 +182,23 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
-def wrk(url: str, connections: int, seconds: float) -> dict[str, float]:
+# a new path for every request: no request head is the same as the one before
+NEW_PATH_EACH_TIME = """
+counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format(nil, "/" .. counter)
+end
+"""
+
+
+def wrk(url: str, connections: int, seconds: float, script: str | None = None) -> dict[str, float]:
     threads = min(2, connections)
     # wrk takes whole seconds only (`-d2.5s` is refused)
     duration = f"-d{max(1, round(seconds))}s"
     argv = ["wrk", "--latency", f"-t{threads}", f"-c{connections}", duration, url]
+    if script is not None:
+        argv[1:1] = ["-s", script]
     out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     total = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
@@ -204,10 +219,14 @@ def _ms(text: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
-def measure(port: int, pid: int | None, connections: int, seconds: float, base: float) -> dict:
+def measure(
+    port: int, pid: int | None, connections: int, seconds: float, base: float, varied: tuple
+) -> dict:
     url = f"http://127.0.0.1:{port}/"
     wrk(url, 8, 1)  # warm the pools
     low = wrk(url, 1, seconds / 2)
+    script, varied_base = varied
+    low_varied = wrk(url, 1, seconds / 2, script)
     before = tree_cpu_seconds(pid) if pid else 0.0
     high = wrk(url, connections, seconds)
     used = tree_cpu_seconds(pid) - before if pid else 0.0
@@ -216,6 +235,7 @@ def measure(port: int, pid: int | None, connections: int, seconds: float, base: 
         "cpu_us_per_req": round(used / high["requests"] * 1e6, 1) if pid else None,
         "p50_ms_c1": round(low["p50_ms"], 3),
         "added_ms_c1": round(low["p50_ms"] - base, 3),
+        "added_ms_c1_varied": round(low_varied["p50_ms"] - varied_base, 3),
         "failed": high["failed"],
         "socket_errors": high["socket_errors"],
     }
@@ -242,11 +262,15 @@ def main() -> int:
         balancers = [("skyform", start_skyform_lb(stack, work, backends))]
         if nginx is not None:
             balancers.append(("nginx", start_nginx_lb(stack, work, nginx, backends)))
+        script = work / "new-path-each-time.lua"
+        script.write_text(NEW_PATH_EACH_TIME)
         for round_ in range(1, args.rounds + 1):
             direct = wrk(backends[0] + "/", 1, args.seconds / 2)["p50_ms"]
+            direct_varied = wrk(backends[0] + "/", 1, args.seconds / 2, str(script))["p50_ms"]
             rows.append({"round": round_, "proxy": "direct", "p50_ms_c1": round(direct, 3)})
             for name, (port, pid) in balancers:
-                row = measure(port, pid, args.connections, args.seconds, direct)
+                varied = (str(script), direct_varied)
+                row = measure(port, pid, args.connections, args.seconds, direct, varied)
                 rows.append({"round": round_, "proxy": name, **row})
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -254,12 +278,13 @@ def main() -> int:
     print(f"wrk, {args.connections} connections, {args.seconds:g} s; {os.cpu_count()} cpus")
     print(
         f"{'round':>5} {'proxy':8} {'req/s':>8} {'cpu µs/req':>10} {'p50 c1 ms':>10} {'added':>9}"
+        f" {'varied':>9}"
     )
     for r in rows:
         print(
             f"{r['round']:>5} {r['proxy']:8} {r.get('rps', ''):>8} "
             f"{r.get('cpu_us_per_req') or '':>10} {r['p50_ms_c1']:>10} "
-            f"{r.get('added_ms_c1', ''):>9}"
+            f"{r.get('added_ms_c1', ''):>9} {r.get('added_ms_c1_varied', ''):>9}"
         )
     for round_ in range(1, args.rounds + 1):
         by = {r["proxy"]: r for r in rows if r["round"] == round_}

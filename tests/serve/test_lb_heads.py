@@ -8,6 +8,7 @@ import pytest
 
 from skyform.serve.lb.http1 import (
     BadMessage,
+    LastHead,
     end_to_end,
     parse_request_head,
     parse_response_head,
@@ -77,3 +78,30 @@ def test_two_different_lengths_or_length_and_chunked_are_refused():
     assert (
         parse_request_head(b"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3").length == 3
     )
+
+
+def test_a_lone_keep_alive_is_relayed_only_to_a_hop_kept_open():
+    head = parse_response_head(b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2")
+    assert not head.close and not head.hop
+    assert end_to_end(head, keep_alive=True) == head.fields  # as true of the next hop
+    assert end_to_end(head) == b"\r\nContent-Length: 2"  # a hop about to close: cut
+    old = parse_response_head(b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2")
+    assert not old.close  # an HTTP/1.0 answer that asks to stay open
+
+
+def test_a_repeated_head_is_parsed_once_and_a_changed_or_bad_one_anew():
+    parsed: list[bytes] = []
+
+    def parse(data: bytes):
+        parsed.append(data)
+        return parse_request_head(data)
+
+    last = LastHead(parse)
+    a, b = b"GET /a HTTP/1.1\r\nHost: h", b"GET /b HTTP/1.1\r\nHost: h"
+    assert last(a) is last(a) and parsed == [a]
+    assert last(b).second == b"/b" and last(a).second == b"/a"
+    bad = b"GET /a HTTP/1.1\r\nHost : h"
+    for _ in range(2):  # refused each time: a bad head is never remembered
+        with pytest.raises(BadMessage):
+            last(bad)
+    assert last(a).second == b"/a"

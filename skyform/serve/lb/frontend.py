@@ -22,6 +22,7 @@ from skyform.serve.lb.http1 import (
     BadMessage,
     ChunkedScanner,
     Head,
+    LastHead,
     end_to_end,
     error_response,
     parse_request_head,
@@ -70,6 +71,7 @@ class ClientConnection(asyncio.Protocol):
         self._reading_paused = False
         self._busy = False  # a request is being handled: the next one waits for its answer
         self._dispatching = False
+        self._parse_head = LastHead(parse_request_head)
 
     # -- asyncio callbacks ----------------------------------------------------------------
 
@@ -87,7 +89,10 @@ class ClientConnection(asyncio.Protocol):
             # a client that sends ahead (pipelined requests) waits until we ask for more
             self.transport.pause_reading()
             self._reading_paused = True
-        self._arrived()
+        if self._busy:  # to the body being read
+            self._wake()
+        else:
+            self._dispatch()
 
     def eof_received(self) -> bool:
         self._eof = True
@@ -122,7 +127,7 @@ class ClientConnection(asyncio.Protocol):
         if self._close_after:
             added += b"\r\nConnection: close"
         status = b"HTTP/1.1 " + head.first + b" " + head.second
-        return status + end_to_end(head) + added + b"\r\n\r\n"
+        return status + end_to_end(head, keep_alive=not self._close_after) + added + b"\r\n\r\n"
 
     def send(self, data: bytes) -> None:
         if data and self.transport is not None and not self._lost:
@@ -204,7 +209,7 @@ class ClientConnection(asyncio.Protocol):
                     break
                 data = bytes(self._buf[:end])
                 del self._buf[: end + 4]
-                head = parse_request_head(data)
+                head = self._parse_head(data)
                 self.http10 = head.version == b"HTTP/1.0"
                 self._close_after = head.close or self.http10 or self.proxy.stopping
                 self._busy = True
@@ -225,7 +230,7 @@ class ClientConnection(asyncio.Protocol):
         """The request's whole body (None when it has none); BadMessage 408/413 otherwise."""
         if head.length is None and not head.chunked:
             return None
-        expects = any(n == b"expect" and v.lower() == b"100-continue" for n, v in head.noted)
+        expects = any(n == b"expect" and v.strip() == b"100-continue" for n, v in head.noted)
         if expects and not self._buf:
             self.send(CONTINUE)
         limit = self.proxy.config.max_body_bytes

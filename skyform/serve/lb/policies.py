@@ -38,15 +38,15 @@ class Policy:
         inflight: Mapping[str, int],
         exclude: Collection[str] = (),
     ) -> Target | None:
-        candidates = [t for t in targets if t.url not in exclude]
+        candidates = [t for t in targets if t.url not in exclude] if exclude else targets
         if not candidates:
             return None
         return self._pick(candidates, inflight)
 
-    def _pick(self, candidates: list[Target], inflight: Mapping[str, int]) -> Target:
+    def _pick(self, candidates: Sequence[Target], inflight: Mapping[str, int]) -> Target:
         return self._next(candidates)
 
-    def _next(self, candidates: list[Target]) -> Target:
+    def _next(self, candidates: Sequence[Target]) -> Target:
         if len(candidates) == 1:
             # no choice: the turn stays, or a replica that fails first on every request
             # (its load stays 0) would hand every retry to the same one of the others
@@ -63,12 +63,14 @@ class RoundRobin(Policy):
 class LeastLoad(Policy):
     name = "least_load"
 
-    def _load(self, target: Target, inflight: Mapping[str, int]) -> float:
-        return float(inflight.get(target.url, 0))
+    def _loads(self, candidates: Sequence[Target], inflight: Mapping[str, int]) -> list[float]:
+        return [inflight.get(t.url, 0) for t in candidates]
 
-    def _pick(self, candidates: list[Target], inflight: Mapping[str, int]) -> Target:
-        loads = [self._load(t, inflight) for t in candidates]
+    def _pick(self, candidates: Sequence[Target], inflight: Mapping[str, int]) -> Target:
+        loads = self._loads(candidates, inflight)
         low = min(loads)
+        if loads.count(low) == len(loads):  # all alike (at low load, always): no list to make
+            return self._next(candidates)
         least = [t for t, load in zip(candidates, loads, strict=True) if load <= low + 1e-12]
         return self._next(least)
 
@@ -80,11 +82,13 @@ class InstanceAwareLeastLoad(LeastLoad):
         super().__init__()
         self.target_qps = target_qps
 
-    def _load(self, target: Target, inflight: Mapping[str, int]) -> float:
-        capacity = 1.0
-        if self.target_qps is not None:
-            capacity = capacity_for(self.target_qps, target.accelerator) or 1.0
-        return inflight.get(target.url, 0) / capacity
+    def _loads(self, candidates: Sequence[Target], inflight: Mapping[str, int]) -> list[float]:
+        return [inflight.get(t.url, 0) / self._capacity(t) for t in candidates]
+
+    def _capacity(self, target: Target) -> float:
+        if self.target_qps is None:
+            return 1.0
+        return capacity_for(self.target_qps, target.accelerator) or 1.0
 
 
 _POLICIES: dict[str, Callable[[float | dict[str, float] | None], Policy]] = {

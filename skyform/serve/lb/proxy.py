@@ -23,7 +23,13 @@ from typing import Any
 
 from skyform.serve.lb.config import LbConfig, ReplicaSet
 from skyform.serve.lb.frontend import ClientConnection
-from skyform.serve.lb.http1 import BadMessage, Head, connection_named, end_to_end
+from skyform.serve.lb.http1 import (
+    BadMessage,
+    Head,
+    connection_named,
+    end_to_end,
+    forwarded_for,
+)
 from skyform.serve.lb.idle import IdleClients
 from skyform.serve.lb.metrics import Metrics
 from skyform.serve.lb.policies import Target, make_policy
@@ -167,12 +173,15 @@ class Proxy:
         answer's bytes and the client's. A body to read, or a connection to open, takes a
         task for that part."""
         exchange = Exchange(client, head, time.perf_counter())
-        self.requests.record(time.time())
-        self.idle.begin(client)  # busy until the response is out: never closed as idle
         if head.chunked or (head.length is not None and head.length > 0):
             self._spawn(exchange, self._read_body_then_forward(exchange))
-            return
-        self._forward(exchange, b"" if head.length == 0 else None)
+        else:
+            self._forward(exchange, b"" if head.length == 0 else None)
+        # the counting comes after the request is on its way: work done before a write
+        # delayed the answer about twice its own time, work after it hardly at all
+        self.requests.record(time.time())
+        if not exchange.completed:  # (a 503 is answered at once)
+            self.idle.begin(client)  # busy until the response is out: never closed as idle
 
     async def _read_body_then_forward(self, exchange: Exchange) -> None:
         try:
@@ -187,7 +196,7 @@ class Proxy:
         client, head = exchange.client, exchange.head
         exchange.request = forwarded_request(client, head, body)
         # HTTP/1.0 may leave out Host, which the replica's HTTP/1.1 needs: its own then
-        exchange.hostless = not head.has(b"host")
+        exchange.hostless = b"host" not in head.names
         self._attempt(exchange)
 
     def _attempt(self, exchange: Exchange) -> None:
@@ -255,7 +264,12 @@ class Proxy:
         client = exchange.client
         try:
             client.upstream = None
-            self._done(target.url)
+            url = target.url
+            left = self.inflight.get(url, 1) - 1
+            if left > 0:
+                self.inflight[url] = left
+            else:
+                self._idle_replica(url)
             if status is not None:
                 self._complete(exchange, status, target.replica_id)
             elif isinstance(exc, ReplicaGone):
@@ -304,11 +318,8 @@ class Proxy:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _done(self, url: str) -> None:
-        left = self.inflight.get(url, 1) - 1
-        if left > 0:
-            self.inflight[url] = left
-            return
+    def _idle_replica(self, url: str) -> None:
+        """Nothing is in flight on `url` in this process any more."""
         self.inflight.pop(url, None)
         if url in self.draining:
             self.prune_draining()
@@ -317,10 +328,12 @@ class Proxy:
 def forwarded_request(client: ClientConnection, head: Head, body: bytes | None) -> bytes:
     """The request line and headers for the replica (less the hop-by-hop ones, with
     X-Forwarded-For and -Proto), and the body."""
-    fields = end_to_end(head, NOT_FORWARDED)
+    # the replica's connection is kept open: a lone `Connection: keep-alive` is true of it
+    fields = end_to_end(head, NOT_FORWARDED, keep_alive=True)
     # fields the client's Connection named are its hop's only, these two as any other
     named = connection_named(head) if head.hop else set()
-    prior = [v for n, v in head.noted if n == b"x-forwarded-for" and n not in named]
+    relayed = b"x-forwarded-for" in head.names and b"x-forwarded-for" not in named
+    prior = forwarded_for(head) if relayed else []
     peer = client.peer.encode()
     added = b"\r\nX-Forwarded-For: " + (b", ".join([*prior, peer]) if prior else peer)
     if not head.has(b"x-forwarded-proto") or b"x-forwarded-proto" in named:
