@@ -124,8 +124,9 @@ def _head(
     first: bytes, second: bytes, version: bytes, fields: bytes, *, default_close: bool
 ) -> Head:
     if not fields:
-        return Head(first, second, version, b"", [], frozenset(), None, False, default_close,
-                    False, False)  # fmt: skip
+        return Head(
+            first, second, version, b"", [], frozenset(), None, False, default_close, False, False
+        )
     if _FIELDS.fullmatch(fields) is None:
         raise BadMessage(400, "a header line must be NAME: VALUE")
     noted: Headers = _NOTED.findall(fields.lower())
@@ -158,8 +159,9 @@ def _head(
     # a head that asks for neither is closed when its version says so (HTTP/1.0)
     close = close or (default_close and not reopen)
     names = frozenset(dict(noted))  # the names, without a Python loop (a dict's keys)
-    return Head(first, second, version, fields, noted, names, length, chunked, close, hop,
-                keep_alive)  # fmt: skip
+    return Head(
+        first, second, version, fields, noted, names, length, chunked, close, hop, keep_alive
+    )
 
 
 class LastHead:
