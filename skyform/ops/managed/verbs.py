@@ -121,12 +121,27 @@ def require(job_id: int) -> ManagedJobRecord:
         return ManagedJobs(db).require(job_id)
 
 
-def controller_log(job_id: int) -> str:
-    """The text of the job's controller log."""
+CONTROLLER_LOG_POLL_SECONDS = 0.2
+
+
+def controller_log_chunks(job_id: int, *, follow: bool) -> Iterator[bytes]:
+    """The job's controller log; with `follow`, what the controller appends to it until the
+    job ends (as `sky jobs logs --controller` does)."""
+    import time
+
     from skyform.ops.managed import jobdir
 
-    require(job_id)
-    return jobdir.controller_log(job_id).read_text()
+    record = require(job_id)
+    with open(jobdir.controller_log(job_id), "rb") as fh:
+        yield fh.read()
+        while follow and not record.status.is_terminal:
+            with open_state() as db:  # the status first: what it wrote before ending is read
+                record = ManagedJobs(db).require(job_id)
+            chunk = fh.read()
+            if chunk:
+                yield chunk
+            elif not record.status.is_terminal:
+                time.sleep(CONTROLLER_LOG_POLL_SECONDS)
 
 
 def cancel(job_ids: list[int] | None) -> list[ManagedJobRecord]:
