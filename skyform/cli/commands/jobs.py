@@ -141,7 +141,11 @@ def logs(
 ) -> int:
     """A managed job's output (saved logs of earlier attempts, then the current one).
     Follows across recoveries until the job ends, as `sky jobs logs` does (Ctrl-C stops
-    following, not the job); --no-follow prints what there is now."""
+    following, not the job); --no-follow prints what there is now.
+
+    Following exits with the job's code: 0 it succeeded, 4 no resources were found, 1 any
+    other end (failed, cancelled); 130 on Ctrl-C. --no-follow and --controller exit 0.
+    """
     from skyform.cli.render.jobs import JobLogPrinter
     from skyform.ops.managed import verbs
 
