@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skyform.errors import SkyformError
-from skyform.ops.managed.launch import ensure_controllers
+from skyform.ops.managed.launch import controller_alive, ensure_controllers
 from skyform.plan.model import Plan
 from skyform.spec.inputs import TaskInputs
 from skyform.state.db import StateDB, open_state
@@ -131,16 +131,21 @@ def controller_log_chunks(job_id: int, *, follow: bool) -> Iterator[bytes]:
 
     from skyform.ops.managed import jobdir
 
-    record = require(job_id)
+    require(job_id)
     with open(jobdir.controller_log(job_id), "rb") as fh:
         yield fh.read()
-        while follow and not record.status.is_terminal:
-            with open_state() as db:  # the status first: what it wrote before ending is read
-                record = ManagedJobs(db).require(job_id)
+        while follow:
+            with open_state() as db:
+                status = ManagedJobs(db).require(job_id).status
+            # looked at before reading: what the controller wrote before it ended is read.
+            # It writes its last lines (the teardown) after the job's end: wait for it to exit.
+            ended = status.is_terminal and not controller_alive(job_id)
             chunk = fh.read()
             if chunk:
                 yield chunk
-            elif not record.status.is_terminal:
+            elif ended:
+                return
+            else:
                 time.sleep(CONTROLLER_LOG_POLL_SECONDS)
 
 
