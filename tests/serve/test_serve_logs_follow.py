@@ -49,7 +49,6 @@ def test_the_controller_log_is_followed_until_ctrl_c():
             follower.kill()
     assert "replica 1 READY" in out  # appended while it followed
     assert "Traceback" not in err, err
-    assert "Interrupted." in err  # as `skyform logs` says it: following stopped, not the service
     assert follower.returncode == 130
 
 
