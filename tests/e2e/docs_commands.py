@@ -286,10 +286,12 @@ MANAGED = [
         says=("(greeting)",),
     ),
     Step(
-        "skyform jobs queue | jobs logs ID [-f] | jobs cancel ID|--all | jobs plans ID [--show N]",
+        "skyform jobs queue | jobs logs ID [--no-follow] | jobs cancel ID|--all "
+        "| jobs plans ID [--show N]",
         run=(
             "skyform jobs queue | grep -F greeting",
-            "skyform jobs logs 1 | grep -F 'hello from'",
+            "skyform jobs logs 1 | grep -F 'hello from'",  # it has ended: following returns
+            "skyform jobs logs 1 --no-follow | grep -F 'hello from'",
             "skyform jobs logs 4 -f | grep -F 'hello from'",
             "skyform jobs cancel 1 | grep -F SUCCEEDED",
             "skyform jobs cancel --all -y",
@@ -446,11 +448,11 @@ SERVE_UP = [
         says=("127.0.0.1:300",),
     ),
     Step(
-        "skyform serve logs NAME --controller|--load-balancer|REPLICA_ID [-f] [--tail N]",
+        "skyform serve logs NAME --controller|--load-balancer|REPLICA_ID [--no-follow] [--tail N]",
         run=(
-            "skyform serve logs web --controller --tail 50",
-            "skyform serve logs web --load-balancer",
-            "skyform serve logs web 1",
+            "skyform serve logs web --controller --no-follow --tail 50",
+            "skyform serve logs web --load-balancer --no-follow",
+            "skyform serve logs web 1 --no-follow",
         ),
         says=("10.213.",),  # replica addresses: launched at, routed to, probed from
     ),

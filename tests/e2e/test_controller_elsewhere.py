@@ -151,8 +151,8 @@ def _assert_logs_from_the_store(laptop: Path, runner: Path, url: str, controller
     """The laptop has no copy of the output: `jobs logs` reads the runner's from the store,
     every attempt (the preempted one too), the final status last; the same as the runner's."""
     assert not list((laptop / "jobs" / "1" / "logs").glob("*.log"))
-    here = _run(laptop, url, "jobs", "logs", "1").stdout.splitlines()
-    there = _run(runner, url, "jobs", "logs", "1").stdout.splitlines()
+    here = _run(laptop, url, "jobs", "logs", "1", "--no-follow").stdout.splitlines()
+    there = _run(runner, url, "jobs", "logs", "1", "--no-follow").stdout.splitlines()
     assert here == there
     attempts = [i for i, line in enumerate(here) if "task ticks, attempt" in line]
     assert [here[i].split("(")[0] for i in attempts] == [
@@ -172,7 +172,7 @@ def _assert_logs_from_the_store(laptop: Path, runner: Path, url: str, controller
         rows = db.execute("SELECT sealed FROM managed_logs WHERE job_id=1").fetchall()
     assert rows and all(b"tick" not in base64.b64decode(r["sealed"].split(":")[-1]) for r in rows)
     env_without = {"SKYFORM_PASSPHRASE": ""}
-    blind = _run(laptop, url, "jobs", "logs", "1", extra=env_without).stdout
+    blind = _run(laptop, url, "jobs", "logs", "1", "--no-follow", extra=env_without).stdout
     assert "tick" not in blind
     assert f"was run by controller {controller}" in blind
     assert "Set SKYFORM_PASSPHRASE to the team's passphrase to read its output" in blind

@@ -74,14 +74,16 @@ def test_tasks_of_a_group_reach_each_other_by_name_and_the_group_ends_with_its_p
     write_pool(skyform_home, fresh_ssh_nodes, [0, 1, 2])
     sky("jobs", "launch", group_file, "-y", check=0, timeout=300)
     job = json.loads(sky("jobs", "queue", "--json", check=0).stdout)[0]
-    assert job["status"] == "SUCCEEDED", sky("jobs", "logs", "1", "--controller").stdout
+    assert job["status"] == "SUCCEEDED", sky(
+        "jobs", "logs", "1", "--no-follow", "--controller"
+    ).stdout
     tasks = {t["name"]: t for t in job["tasks"]}
     assert {n: t["status"] for n, t in tasks.items()} == {
         "data-server": "CANCELLED",
         "reward-server": "CANCELLED",
         "trainer": "SUCCEEDED",
     }
-    out = sky("jobs", "logs", "1", check=0).stdout
+    out = sky("jobs", "logs", "1", "--no-follow", check=0).stdout
     served = dict(re.findall(r"(data|reward)-server on (\S+)$", out, re.M))
     resolved = dict(re.findall(r"resolved (data|reward) (\S*)$", out, re.M))
     assert resolved == served, out  # resolved at once, to the node the server runs on
@@ -131,13 +133,15 @@ def test_a_preempted_task_of_a_group_is_recovered_and_its_new_address_reaches_th
     two_region_pool(skyform_home, nodes)
     sky("jobs", "launch", task_file(tmp_path, "grp.yaml", RECOVERED), "-d", check=0)
     deadline = time.monotonic() + 90
-    while "first answer from" not in (out := sky("jobs", "logs", "1", check=0).stdout):
+    while "first answer from" not in (
+        out := sky("jobs", "logs", "1", "--no-follow", check=0).stdout
+    ):
         assert time.monotonic() < deadline, out
         time.sleep(0.5)
     server_ip = re.search(r"first answer from (\S+)", out).group(1)
     nodes.kill_node(next(i for i in range(4) if nodes.handle(i).host == server_ip))
     job = wait_for_job(sky, job_ended, timeout=180)
-    out = sky("jobs", "logs", "1", check=0).stdout
+    out = sky("jobs", "logs", "1", "--no-follow", check=0).stdout
     assert job["status"] == "SUCCEEDED", out
     tasks = {t["name"]: t for t in job["tasks"]}
     assert (tasks["server"]["recoveries"], tasks["client"]["recoveries"]) == (1, 0)
@@ -173,6 +177,6 @@ run: echo hello
     job = wait_for_job(sky, job_ended, timeout=120)
     assert job["status"] == "FAILED_NO_RESOURCE"
     assert not started.exists()
-    log = sky("jobs", "logs", "1", "--controller", check=0).stdout
+    log = sky("jobs", "logs", "1", "--no-follow", "--controller", check=0).stdout
     assert "job group lonely: waiting for client to be provisioned" in log
     assert sky("status", "--json", check=0).stdout.strip() == "[]"

@@ -34,6 +34,6 @@ def test_a_managed_jobs_bucket_is_made_and_uploaded_at_launch(sky, s3, tmp_path)
             break
         assert time.monotonic() < deadline, job
         time.sleep(0.5)
-    logs = sky("jobs", "logs", str(job["id"]), check=0).stdout
+    logs = sky("jobs", "logs", str(job["id"]), "--no-follow", check=0).stdout
     assert job["status"] == "SUCCEEDED", logs
     assert "hello from the laptop" in logs

@@ -77,7 +77,7 @@ run: |
     wait_for_job(sky, lambda j: j["status"] == "RECOVERING", timeout=30)
     nodes.start_node(0)
     assert wait_for_job(sky, job_ended, timeout=120)["status"] == "SUCCEEDED"
-    lines = sky("jobs", "logs", "1", check=0).stdout.splitlines()
+    lines = sky("jobs", "logs", "1", "--no-follow", check=0).stdout.splitlines()
     last = {kind: [x for x in lines if f"{kind}:" in x][-1] for kind in ("workdir", "jobs")}
     assert last == {
         "workdir": "(clean, node=0) workdir: input.txt",
@@ -114,7 +114,7 @@ run: |
         time.sleep(0.2)
     nodes.kill_node(next(i for i in (0, 1) if nodes.user_pids(i)))
     assert wait_for_job(sky, job_ended, timeout=120)["status"] == "SUCCEEDED"
-    logs = sky("jobs", "logs", "1", check=0).stdout
+    logs = sky("jobs", "logs", "1", "--no-follow", check=0).stdout
     resumed = int(logs.rsplit("resumed at ", 1)[1].split()[0])
     assert resumed >= 3  # read what the other node's user wrote, not started from 0
     assert "(resume, node=0) modes: 700 600\n" in logs

@@ -52,7 +52,7 @@ def test_logs_of_a_cancelled_job_keep_what_it_printed(sky, tmp_path):
     _launch_running(sky, tmp_path)
     time.sleep(2)
     sky("jobs", "cancel", "1", check=0)
-    logs = sky("jobs", "logs", "1", check=0).stdout
+    logs = sky("jobs", "logs", "1", "--no-follow", check=0).stdout
     assert _ticks_printed(logs)[:3] == [f"(ticks, node=0) tick {i}" for i in (1, 2, 3)]
     assert logs.strip().splitlines()[-1] == "── managed job 1: CANCELLED (cancelled by the user)"
 
@@ -60,7 +60,11 @@ def test_logs_of_a_cancelled_job_keep_what_it_printed(sky, tmp_path):
 def test_final_status_is_the_last_line_of_launch_and_of_logs(sky, tmp_path):
     launched = sky("jobs", "launch", _ticks(tmp_path, 5), check=0)  # follows to the end
     expected = [f"(ticks, node=0) tick {i}" for i in range(1, 6)]
-    for result in (launched, sky("jobs", "logs", "1"), sky("jobs", "logs", "1", "--follow")):
+    for result in (
+        launched,
+        sky("jobs", "logs", "1", "--no-follow"),
+        sky("jobs", "logs", "1", "--follow"),
+    ):
         lines = result.stdout.strip().splitlines()
         assert (result.exit_code, lines[-1]) == (0, SUCCEEDED)
         assert _ticks_printed(result.stdout) == expected
@@ -71,7 +75,7 @@ def test_local_preemption_keeps_the_output_from_before_it(sky, tmp_path):
     time.sleep(1.5)
     sky("debug", "preempt", "j1-ticks", check=0)
     assert wait_for_job(sky, job_ended)["status"] == "SUCCEEDED"
-    logs = sky("jobs", "logs", "1", check=0).stdout
+    logs = sky("jobs", "logs", "1", "--no-follow", check=0).stdout
     attempts = [line for line in logs.splitlines() if "attempt " in line and "node=0" in line]
     assert attempts == ["(ticks, node=0) attempt 0", "(ticks, node=0) attempt 1"]
     before, after = logs.split("(ticks, node=0) attempt 1")
@@ -95,7 +99,7 @@ def test_ctrl_c_while_following_leaves_the_job_running(sky, skyform_home, tmp_pa
     out, err = follower.communicate(timeout=30)
     assert follower.returncode == 130
     assert "Stopped following managed job 1; the job keeps running" in err
-    assert "re-attach: skyform jobs logs 1 --follow" in err
+    assert "re-attach: skyform jobs logs 1 · cancel it" in err
     assert "tick 1" in out
     assert managed_job(sky)["status"] == "RUNNING"
     sky("jobs", "cancel", "1", check=0)
@@ -134,7 +138,7 @@ def test_cluster_torn_down_behind_the_jobs_back_is_recovered(sky, tmp_path):
     assert (job["status"], job.get("recoveries")) == ("SUCCEEDED", 1)
     assert (
         "torn down outside the managed job"
-        in sky("jobs", "logs", "1", "--controller", check=0).stdout
+        in sky("jobs", "logs", "1", "--no-follow", "--controller", check=0).stdout
     )
 
 

@@ -44,7 +44,7 @@ def test_a_launch_refused_for_want_of_a_project_fails_at_once_with_the_reason(sk
     assert "no GCP project is configured on this machine" in job["reason"]
     queue = sky("jobs", "queue", check=0).stdout
     assert "FAILED_PRECHECKS" in queue
-    logs = sky("jobs", "logs", "1").stdout
+    logs = sky("jobs", "logs", "1", "--no-follow").stdout
     assert "no GCP project is configured" in logs
     assert logs.strip().splitlines()[-1].startswith("── managed job 1: FAILED_PRECHECKS (")
     revisions = json.loads(sky("jobs", "plans", "1", "--json", check=0).stdout)

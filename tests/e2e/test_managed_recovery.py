@@ -76,7 +76,9 @@ def test_preempted_job_recovers_and_resumes_from_checkpoint(
         lambda j: j["status"] in ("SUCCEEDED", "FAILED", "FAILED_NO_RESOURCE", "FAILED_CONTROLLER"),
         timeout=120,
     )
-    assert job["status"] == "SUCCEEDED", sky("jobs", "logs", "1", "--controller", check=0).stdout
+    assert job["status"] == "SUCCEEDED", sky(
+        "jobs", "logs", "1", "--no-follow", "--controller", check=0
+    ).stdout
     assert job["tasks"][0]["recovery_count"] == 1
     second = _revision(sky, 2)
     offer = second["tasks"][0]["offer"]
@@ -89,7 +91,7 @@ def test_preempted_job_recovers_and_resumes_from_checkpoint(
         assert second["allowed"][0]["region"] == "east"
     (change,) = second["changes"]
     assert change["action"] == "replace" and "nodes were lost" in change["reason"]
-    logs = sky("jobs", "logs", "1", check=0).stdout
+    logs = sky("jobs", "logs", "1", "--no-follow", check=0).stdout
     assert "recovery=1 start=" in logs
     resumed = int(logs.split("recovery=1 start=")[1].split()[0])
     assert resumed >= 3  # resumed from the checkpoint, not from 0
@@ -237,13 +239,15 @@ run: echo "rank $SKYFORM_NODE_RANK recovery $SKYFORM_RECOVERY_COUNT"; sleep 8
     job = wait_for_job(
         sky, lambda j: j["status"] in ("SUCCEEDED", "FAILED", "FAILED_NO_RESOURCE"), timeout=120
     )
-    assert job["status"] == "SUCCEEDED", sky("jobs", "logs", "1", "--controller", check=0).stdout
+    assert job["status"] == "SUCCEEDED", sky(
+        "jobs", "logs", "1", "--no-follow", "--controller", check=0
+    ).stdout
     spare = ({0, 1, 2} - set(used)).pop()
     runs = {
         i: (nodes.nodes[i].home / "setup-runs").read_text().count("done") for i in (survivor, spare)
     }
     assert runs == {survivor: 1, spare: 1}  # setup ran once on each node that ran the job
-    logs = sky("jobs", "logs", "1", check=0).stdout
+    logs = sky("jobs", "logs", "1", "--no-follow", check=0).stdout
     assert "rank 0 recovery 1" in logs and "rank 1 recovery 1" in logs
     events = [
         m

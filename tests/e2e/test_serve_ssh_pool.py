@@ -57,7 +57,7 @@ def test_serve_on_an_ssh_pool_replicas_preemption_and_down(
         deadline = time.monotonic() + timeout
         while not check(current := record()):
             if time.monotonic() > deadline:
-                log = sky("serve", "logs", "pooled", "--controller", check=0).stdout
+                log = sky("serve", "logs", "pooled", "--no-follow", "--controller", check=0).stdout
                 raise AssertionError(f"{current}\n{log[-3000:]}")
             time.sleep(0.5)
         return current

@@ -74,11 +74,11 @@ def test_a_reclaimed_spot_instance_is_recovered_and_the_job_resumes(
 
     test_cloud.terminate("aws:ec2/instance:Instance", "node-0")  # the spot reclaim
     job = _wait(lambda: (j := _job(sky))["status"] in FINAL and j, 240, "the job's end")
-    controller = sky("jobs", "logs", "1", "--controller").stdout
+    controller = sky("jobs", "logs", "1", "--no-follow", "--controller").stdout
     assert job["status"] == "SUCCEEDED", controller
     assert job["tasks"][0]["recovery_count"] == 1
     assert "node 0 stopped answering" in controller
-    logs = sky("jobs", "logs", "1").stdout
+    logs = sky("jobs", "logs", "1", "--no-follow").stdout
     (resumed,) = re.findall(r"recovery=1 start=(\d+) on ip-", logs)
     assert int(resumed) >= 3  # from the checkpoint, not from the start
     # The broken stack was destroyed and a new instance made by the real engine.

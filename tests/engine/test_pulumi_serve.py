@@ -49,7 +49,7 @@ def _wait(sky, check, timeout: float = 150) -> dict:
     deadline = time.monotonic() + timeout
     while not check(current := _record(sky)):
         if time.monotonic() > deadline:
-            log = sky("serve", "logs", "web", "--controller", check=None).stdout
+            log = sky("serve", "logs", "web", "--no-follow", "--controller", check=None).stdout
             raise AssertionError(f"{current}\n{log[-4000:]}")
         time.sleep(0.5)
     return current
@@ -77,7 +77,7 @@ def test_replicas_on_aws_are_stacks_reached_at_their_address_and_a_reclaim_is_re
     try:
         current = _wait(sky, lambda r: _ready(r) == [1, 2])
         # both launched at once, each at the first try (no SDK half loaded by the other)
-        assert "launch try" not in sky("serve", "logs", "web", "--controller").stdout
+        assert "launch try" not in sky("serve", "logs", "web", "--no-follow", "--controller").stdout
         by_id = {r["replica_id"]: r for r in current["replicas"]}
         assert by_id[1]["endpoint"] == f"http://{_address(cloud, 'web-1')}:8080"
         assert by_id[2]["endpoint"] == f"http://{_address(cloud, 'web-2')}:8080"
@@ -99,7 +99,7 @@ def test_replicas_on_aws_are_stacks_reached_at_their_address_and_a_reclaim_is_re
         plans = json.loads(sky("serve", "plans", "web", "--json").stdout)
         assert [p["kind"] for p in plans] == ["up", "preemption"]
         assert plans[1]["terminated"] == [2] and plans[1]["launched"] == [3]
-        log = sky("serve", "logs", "web", "--controller").stdout
+        log = sky("serve", "logs", "web", "--no-follow", "--controller").stdout
         assert "replica 2 (aws/us-east-1" in log and "is preempted" in log
     finally:
         sky("serve", "down", "web", "-y", check=None)

@@ -83,7 +83,7 @@ def test_a_deleted_pod_is_recovered_and_the_job_resumes_from_its_bucket(
     deleted_at = time.time()
     user.cluster.rest.delete(f"/api/v1/namespaces/default/pods/{pod['metadata']['name']}")
     job = _wait(user, lambda j: j["status"] in FINAL, 240, "the job's end")
-    controller = user.sky("jobs", "logs", "1", "--controller").stdout
+    controller = user.sky("jobs", "logs", "1", "--no-follow", "--controller").stdout
     assert job["status"] == "SUCCEEDED", controller
     assert job["tasks"][0]["recovery_count"] == 1
 
@@ -103,7 +103,7 @@ def test_a_deleted_pod_is_recovered_and_the_job_resumes_from_its_bucket(
     assert [r["revision"] for r in revisions] == [1, 2], revisions
 
     # It resumed from its checkpoint in the bucket, not from zero, and ran to the end once.
-    logs = user.sky("jobs", "logs", "1").stdout
+    logs = user.sky("jobs", "logs", "1", "--no-follow").stdout
     (resumed,) = re.findall(r"recovery=1 start=(\d+) on ", logs)
     assert int(resumed) >= reached >= 3, logs
     assert logs.count(f"step {STEPS} at ") == 1, logs
@@ -173,6 +173,6 @@ def _wait(user, predicate, timeout: float, what: str) -> dict:
         if predicate(job):
             return job
         time.sleep(0.2)
-    controller = user.sky("jobs", "logs", "1", "--controller", check=None).output
-    output = user.sky("jobs", "logs", "1", check=None).output
+    controller = user.sky("jobs", "logs", "1", "--no-follow", "--controller", check=None).output
+    output = user.sky("jobs", "logs", "1", "--no-follow", check=None).output
     raise AssertionError(f"{what} not reached in {timeout:g} s: {job}\n{controller}\n{output}")

@@ -71,7 +71,7 @@ def test_replicas_on_kubernetes_answer_through_the_lb_and_a_deleted_pod_is_repla
         return user.sky(*args, env=env, check=check)
 
     def controller_log() -> str:
-        return sky("serve", "logs", "web", "--controller").stdout
+        return sky("serve", "logs", "web", "--no-follow", "--controller").stdout
 
     def record() -> dict:
         return json.loads(sky("serve", "status", "web", "--json").stdout)[0]
@@ -80,7 +80,7 @@ def test_replicas_on_kubernetes_answer_through_the_lb_and_a_deleted_pod_is_repla
         deadline = time.monotonic() + timeout
         while not check(current := record()):
             if time.monotonic() > deadline:
-                log = sky("serve", "logs", "web", "--controller", check=None).stdout
+                log = sky("serve", "logs", "web", "--no-follow", "--controller", check=None).stdout
                 raise AssertionError(f"{current}\n{log[-4000:]}")
             time.sleep(0.3)
         return current
@@ -124,7 +124,7 @@ def test_replicas_on_kubernetes_answer_through_the_lb_and_a_deleted_pod_is_repla
             f"pod deleted -> replacement READY: {replaced_in:.1f} s; requests meanwhile: "
             f"{sent} sent, {loop.failed} failed"
         )
-        lb_log = sky("serve", "logs", "web", "--load-balancer", check=None).stdout
+        lb_log = sky("serve", "logs", "web", "--no-follow", "--load-balancer", check=None).stdout
         assert loop.failed == 0, (loop.outcomes, lb_log[-6000:])
         assert sent > 50
         assert _reached_at(user, 3) == next(
@@ -151,7 +151,7 @@ def test_replicas_on_kubernetes_answer_through_the_lb_and_a_deleted_pod_is_repla
         assert Counter(code for code, _ in results) == {200: 100}
         assert set(Counter(rid for _, rid in results)) == {"1", "3"}
     except BaseException:
-        print(sky("serve", "logs", "web", "--controller", check=None).stdout[-8000:])
+        print(sky("serve", "logs", "web", "--no-follow", "--controller", check=None).stdout[-8000:])
         raise
     finally:
         sky("serve", "down", "web", "-y", check=None)

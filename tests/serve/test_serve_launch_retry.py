@@ -73,7 +73,7 @@ def test_a_launch_that_fails_twice_is_tried_again_after_60s_then_120s_scaled(tmp
         assert [rid for rid, _ in tries] == [1, 1, 1]
         (_, a), (_, b), (_, c) = tries
         assert b - a >= GAP and c - b >= 2 * GAP  # backoff doubles
-        log = skyform("serve", "logs", "flaky", "--controller").stdout
+        log = skyform("serve", "logs", "flaky", "--no-follow", "--controller").stdout
         assert "launch try 1 of 3 failed" in log and "launch try 2 of 3 failed" in log
     finally:
         skyform("serve", "down", "flaky", "-y")

@@ -86,7 +86,7 @@ def test_serve_up_two_replicas_1000_requests_then_down(tmp_path: Path, skyform_h
         table = skyform("serve", "status").stdout
         assert "web   1        " in table and "READY   2/2" in table
         assert "Service Replicas" in table and "10.213." in table
-        assert "READY" in skyform("serve", "logs", "web", "--controller").stdout
+        assert "READY" in skyform("serve", "logs", "web", "--no-follow", "--controller").stdout
         twice = skyform("serve", "up", str(task), "-y", "--secret", "TOKEN=x", check=False)
         assert twice.returncode == 1 and "service 'web' is already running" in twice.stderr
         for path in (skyform_home / "serve").rglob("*"):
@@ -111,7 +111,10 @@ def test_a_version_that_never_becomes_ready_is_failed_and_not_relaunched(tmp_pat
         time.sleep(2)
         again = json.loads(skyform("serve", "status", "broken", "--json").stdout)[0]
         assert [r["replica_id"] for r in again["replicas"]] == [1]  # halted: no relaunch loop
-        assert "never became READY" in skyform("serve", "logs", "broken", "--controller").stdout
+        assert (
+            "never became READY"
+            in skyform("serve", "logs", "broken", "--no-follow", "--controller").stdout
+        )
     finally:
         skyform("serve", "down", "broken", "-y")
 

@@ -63,7 +63,7 @@ def test_one_of_two_replicas_preempted_is_replaced_and_no_request_fails(tmp_path
         assert preemption[0]["terminated"] == [2] and preemption[0]["launched"] == [3]
         assert [p["kind"] for p in plans] == ["up", "preemption"]
         assert {r["replica_id"] for r in preemption[0]["replicas"]} == {1, 3}
-        log = skyform("serve", "logs", "spotty", "--controller").stdout
+        log = skyform("serve", "logs", "spotty", "--no-follow", "--controller").stdout
         assert "replica 2 (local) is preempted: node 0 (node was preempted)" in log
     finally:
         skyform("serve", "down", "spotty", "-y")

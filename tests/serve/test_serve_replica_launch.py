@@ -49,7 +49,7 @@ def test_a_replica_records_the_service_revision_that_launched_it(
         assert [iv["reason"] for iv in row["intervals"]] == ["service why revision 1 (up)"]
         csv = skyform("cost-report", "--csv").stdout
         assert ",service why revision 1 (up)," in csv
-        log = skyform("serve", "logs", "why", "--controller").stdout
+        log = skyform("serve", "logs", "why", "--no-follow", "--controller").stdout
         assert "s3cret-value" not in log
     finally:
         skyform("serve", "down", "why", "-y")

@@ -154,7 +154,7 @@ def test_managed_job_records_are_read_leniently(cli, tmp_path, monkeypatch, skyf
     _edit(skyform_home, "managed_jobs", future)
     queue = cli("jobs", "queue", "--json")
     assert queue.exit_code == 0 and json.loads(queue.stdout)[0]["status"] == "SUCCEEDED"
-    logs = cli("jobs", "logs", "1")
+    logs = cli("jobs", "logs", "1", "--no-follow")
     assert logs.exit_code == 0 and "hello" in logs.stdout
     assert cli("cost-report").exit_code == 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from enum import Enum
 from pathlib import Path
 
@@ -127,15 +128,31 @@ def queue(json_out: bool = options.JSON) -> None:
 @jobs_app.command("logs")
 def logs(
     job_id: int = typer.Argument(..., help="Managed job id."),
-    follow: bool = typer.Option(False, "--follow", "-f", help="Follow across recoveries."),
-    controller: bool = typer.Option(False, "--controller", help="The controller's own log."),
+    follow: bool = typer.Option(
+        True,
+        "--follow/--no-follow",
+        "-f",
+        help="Stream across recoveries until the job ends (the default, as in SkyPilot); "
+        "--no-follow prints what there is and exits.",
+    ),
+    controller: bool = typer.Option(
+        False, "--controller", help="The controller's own log (followed until the job ends)."
+    ),
 ) -> int:
-    """A managed job's output (saved logs of earlier attempts, then the current one)."""
+    """A managed job's output (saved logs of earlier attempts, then the current one).
+    Follows across recoveries until the job ends, as `sky jobs logs` does (Ctrl-C stops
+    following, not the job); --no-follow prints what there is now.
+
+    Following exits with the job's code: 0 it succeeded, 4 no resources were found, 1 any
+    other end (failed, cancelled); 130 on Ctrl-C. --no-follow and --controller exit 0.
+    """
     from skyform.cli.render.jobs import JobLogPrinter
     from skyform.ops.managed import verbs
 
     if controller:
-        typer.echo(verbs.controller_log(job_id), nl=False)
+        for chunk in verbs.controller_log_chunks(job_id, follow=follow):
+            sys.stdout.buffer.write(chunk)
+            sys.stdout.flush()
         return 0
     verbs.require(job_id)
     if follow:

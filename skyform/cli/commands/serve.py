@@ -236,10 +236,19 @@ def logs(
     replica_id: int | None = typer.Argument(None, help="A replica's id."),
     controller: bool = typer.Option(False, "--controller", help="The controller's log."),
     load_balancer: bool = typer.Option(False, "--load-balancer", help="The load balancer's log."),
-    follow: bool = typer.Option(False, "--follow", "-f", help="Keep streaming."),
+    follow: bool = typer.Option(
+        True,
+        "--follow/--no-follow",
+        "-f",
+        help="Keep streaming (the default, as in SkyPilot): a controller or load-balancer "
+        "log until Ctrl-C, a replica's until its job ends; --no-follow prints what there is "
+        "and exits.",
+    ),
     tail: int | None = typer.Option(None, "--tail", min=0, help="Only the last N lines."),
 ) -> int:
-    """One log of a service: its controller, its load balancer, or one replica's job."""
+    """One log of a service: its controller, its load balancer, or one replica's job.
+    Follows by default, as `sky serve logs` does: the controller or load-balancer log until
+    Ctrl-C (which stops following, not the service), a replica's until its job ends."""
     from skyform.errors import SkyformError
     from skyform.ops.serve import records
 

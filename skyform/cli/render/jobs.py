@@ -40,7 +40,7 @@ def render_launched(record: ManagedJobRecord) -> None:
         f"max_restarts_on_errors {record.max_restarts_on_errors}."
     )
     console.print(
-        f"  follow: skyform jobs logs {record.id} --follow · "
+        f"  follow: skyform jobs logs {record.id} · "
         f"plans: skyform jobs plans {record.id} · cancel: skyform jobs cancel "
         f"{record.id}"
     )
@@ -55,8 +55,7 @@ def render_detached(job_id: int) -> None:
         soft_wrap=True,
     )
     console.print(
-        f"  re-attach: skyform jobs logs {job_id} --follow · cancel it: "
-        f"skyform jobs cancel {job_id}",
+        f"  re-attach: skyform jobs logs {job_id} · cancel it: skyform jobs cancel {job_id}",
         soft_wrap=True,
     )
 

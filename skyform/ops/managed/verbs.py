@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skyform.errors import SkyformError
-from skyform.ops.managed.launch import ensure_controllers
+from skyform.ops.managed.launch import controller_alive, ensure_controllers
 from skyform.plan.model import Plan
 from skyform.spec.inputs import TaskInputs
 from skyform.state.db import StateDB, open_state
@@ -121,12 +121,32 @@ def require(job_id: int) -> ManagedJobRecord:
         return ManagedJobs(db).require(job_id)
 
 
-def controller_log(job_id: int) -> str:
-    """The text of the job's controller log."""
+CONTROLLER_LOG_POLL_SECONDS = 0.2
+
+
+def controller_log_chunks(job_id: int, *, follow: bool) -> Iterator[bytes]:
+    """The job's controller log; with `follow`, what the controller appends to it until the
+    job ends (as `sky jobs logs --controller` does)."""
+    import time
+
     from skyform.ops.managed import jobdir
 
     require(job_id)
-    return jobdir.controller_log(job_id).read_text()
+    with open(jobdir.controller_log(job_id), "rb") as fh:
+        yield fh.read()
+        while follow:
+            with open_state() as db:
+                status = ManagedJobs(db).require(job_id).status
+            # looked at before reading: what the controller wrote before it ended is read.
+            # It writes its last lines (the teardown) after the job's end: wait for it to exit.
+            ended = status.is_terminal and not controller_alive(job_id)
+            chunk = fh.read()
+            if chunk:
+                yield chunk
+            elif ended:
+                return
+            else:
+                time.sleep(CONTROLLER_LOG_POLL_SECONDS)
 
 
 def cancel(job_ids: list[int] | None) -> list[ManagedJobRecord]:
