@@ -4,11 +4,8 @@ local sources before the controller takes the job), so its nodes read the data."
 
 from __future__ import annotations
 
-import json
-import time
-
 import pytest
-from e2ekit import task_file
+from e2ekit import job_ended, task_file, wait_for_job
 
 pytestmark = pytest.mark.e2e
 
@@ -27,13 +24,7 @@ def test_a_managed_jobs_bucket_is_made_and_uploaded_at_launch(sky, s3, tmp_path)
     assert s3.get_object(Bucket="managed-input", Key="input.txt")["Body"].read() == (
         b"hello from the laptop\n"
     )
-    deadline = time.monotonic() + 180
-    while True:
-        (job,) = json.loads(sky("jobs", "queue", "--json", check=0).stdout)
-        if job["status"] in ("SUCCEEDED", "FAILED", "FAILED_SETUP", "FAILED_CONTROLLER"):
-            break
-        assert time.monotonic() < deadline, job
-        time.sleep(0.5)
+    job = wait_for_job(sky, job_ended, timeout=180)
     logs = sky("jobs", "logs", str(job["id"]), "--no-follow", check=0).stdout
     assert job["status"] == "SUCCEEDED", logs
     assert "hello from the laptop" in logs

@@ -121,32 +121,25 @@ def require(job_id: int) -> ManagedJobRecord:
         return ManagedJobs(db).require(job_id)
 
 
-CONTROLLER_LOG_POLL_SECONDS = 0.2
-
-
 def controller_log_chunks(job_id: int, *, follow: bool) -> Iterator[bytes]:
     """The job's controller log; with `follow`, what the controller appends to it until the
     job ends (as `sky jobs logs --controller` does)."""
-    import time
-
+    from skyform.ops.logfiles import appended
     from skyform.ops.managed import jobdir
 
     require(job_id)
     with open(jobdir.controller_log(job_id), "rb") as fh:
         yield fh.read()
-        while follow:
-            with open_state() as db:
-                status = ManagedJobs(db).require(job_id).status
-            # looked at before reading: what the controller wrote before it ended is read.
-            # It writes its last lines (the teardown) after the job's end: wait for it to exit.
-            ended = status.is_terminal and not controller_alive(job_id)
-            chunk = fh.read()
-            if chunk:
-                yield chunk
-            elif ended:
-                return
-            else:
-                time.sleep(CONTROLLER_LOG_POLL_SECONDS)
+        if follow:
+            yield from appended(fh, over=lambda: _controller_done(job_id))
+
+
+def _controller_done(job_id: int) -> bool:
+    """The job has ended and its controller has exited: it writes its last lines (the
+    teardown) after the job's end."""
+    with open_state() as db:
+        status = ManagedJobs(db).require(job_id).status
+    return status.is_terminal and not controller_alive(job_id)
 
 
 def cancel(job_ids: list[int] | None) -> list[ManagedJobRecord]:

@@ -3,14 +3,12 @@ load balancer's logs, and which cluster runs a replica."""
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Iterator
 
 from skyform.errors import SkyformError
+from skyform.ops.logfiles import appended
 from skyform.serve import revisions, state
-
-FOLLOW_POLL_SECONDS = 0.2
 
 
 def require(name: str) -> state.ServiceRecord:
@@ -75,9 +73,5 @@ def log_chunks(name: str, which: str, *, follow: bool, tail: int | None) -> Iter
     with open(path, "rb") as fh:
         lines = fh.readlines()
         yield b"".join(lines if tail is None else list(deque(lines, maxlen=tail)))
-        while follow and state.read_record(name) is not None:
-            chunk = fh.read()
-            if chunk:
-                yield chunk
-            else:
-                time.sleep(FOLLOW_POLL_SECONDS)
+        if follow:
+            yield from appended(fh, over=lambda: state.read_record(name) is None)

@@ -89,10 +89,7 @@ class ClientConnection(asyncio.Protocol):
             # a client that sends ahead (pipelined requests) waits until we ask for more
             self.transport.pause_reading()
             self._reading_paused = True
-        if self._busy:  # to the body being read
-            self._wake()
-        else:
-            self._dispatch()
+        self._arrived()
 
     def eof_received(self) -> bool:
         self._eof = True

@@ -196,7 +196,7 @@ class Proxy:
         client, head = exchange.client, exchange.head
         exchange.request = forwarded_request(client, head, body)
         # HTTP/1.0 may leave out Host, which the replica's HTTP/1.1 needs: its own then
-        exchange.hostless = b"host" not in head.names
+        exchange.hostless = not head.has(b"host")
         self._attempt(exchange)
 
     def _attempt(self, exchange: Exchange) -> None:

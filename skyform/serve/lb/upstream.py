@@ -288,17 +288,17 @@ class UpstreamPool:
         # a timer per request, started and cancelled, cost more than the rest of its path
         self._busy: set[UpstreamConnection] = set()
         self._sweep: asyncio.TimerHandle | None = None
-        self._sweep_every = SWEEP_SECONDS
-        self._shortest_timeout = float("inf")
+        self._shortest_timeout = float("inf")  # of the exchanges watched so far
 
     def watch(self, connection: UpstreamConnection, read_timeout: float) -> None:
         self._busy.add(connection)
-        if read_timeout < self._shortest_timeout:
-            self._shortest_timeout = read_timeout
-            # a quarter of the timeout late at most (the test's 0.3 s timeout: 0.075 s)
-            self._sweep_every = min(SWEEP_SECONDS, max(MIN_SWEEP_SECONDS, read_timeout / 4))
+        self._shortest_timeout = min(self._shortest_timeout, read_timeout)
         if self._sweep is None:
-            self._sweep = self.loop.call_later(self._sweep_every, self._look_for_quiet)
+            self._sweep = self.loop.call_later(self._sweep_interval(), self._look_for_quiet)
+
+    def _sweep_interval(self) -> float:
+        # a quarter of the timeout late at most (the test's 0.3 s timeout: 0.075 s)
+        return min(SWEEP_SECONDS, max(MIN_SWEEP_SECONDS, self._shortest_timeout / 4))
 
     def unwatch(self, connection: UpstreamConnection) -> None:
         self._busy.discard(connection)
@@ -309,7 +309,7 @@ class UpstreamPool:
         for connection in [c for c in self._busy if c.quiet_since(now)]:
             connection.end_quiet()
         if self._busy:
-            self._sweep = self.loop.call_later(self._sweep_every, self._look_for_quiet)
+            self._sweep = self.loop.call_later(self._sweep_interval(), self._look_for_quiet)
 
     def take_idle(self, url: str) -> UpstreamConnection | None:
         """An open idle connection to `url`, if the pool has one."""
@@ -318,8 +318,7 @@ class UpstreamPool:
             connection = idle.pop()
             transport = connection.transport
             if not connection.closed and transport is not None and not transport.is_closing():
-                if connection.paused:
-                    connection.resume()
+                connection.resume()  # if the last client's backpressure paused it
                 return connection
         return None
 
